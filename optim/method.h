@@ -1,0 +1,66 @@
+#pragma once
+// A method is a pair of rules over flat float buffers (see ../shared/METHODS.md):
+//  - WorkerRule: gradient -> push message; server reply -> local model.
+//  - ServerRule: push from worker k -> global model update; -> reply for worker k.
+// Messages are lists of SegmentData (one per segment that travels). The runtime in core/
+// owns transport, modes (async, sync, bounded staleness), the learning-rate schedule and
+// checkpoints; a rule only does its method's math, so rules are testable without a network.
+// Rules never see two threads at once: the runtime serializes every call on a rule.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "compressors/segment_data.h"
+#include "compressors/segment_spec.h"
+#include "optim/method_options.h"
+
+namespace sparseps {
+
+using Message = std::vector<SegmentData>;
+
+// Per-step facts a worker rule may need besides the gradient.
+struct StepContext {
+  float lr = 0.1f;      // the current learning rate, as carried by the last reply
+  int epoch = 0;        // for warm-up schedules (DGC)
+  uint64_t step = 0;    // this worker's step counter
+};
+
+class WorkerRule {
+ public:
+  virtual ~WorkerRule() = default;
+  // grad and w are the worker's flat gradient and model (every segment of the specs).
+  virtual void makePush(absl::Span<const float> grad, absl::Span<const float> w,
+                        const StepContext& ctx, Message* push) = 0;
+  // Applies the server's reply to the local model w.
+  virtual void applyReply(const Message& reply, absl::Span<float> w) = 0;
+};
+
+class ServerRule {
+ public:
+  virtual ~ServerRule() = default;
+  // W = W - (what the push carries), scaled by `scale` (1 in async mode, 1/N in sync mode).
+  virtual void applyPush(int worker, const Message& push, float scale, absl::Span<float> W) = 0;
+  // The reply for `worker` after its push was applied (dense W or a sparse update).
+  virtual void makeReply(int worker, absl::Span<const float> W, Message* reply) = 0;
+  // Checkpoint support: all state besides W (per-worker residuals, W_sync, counters).
+  virtual std::string saveState() const = 0;
+  virtual absl::Status loadState(const std::string& bytes) = 0;
+};
+
+class Method {
+ public:
+  virtual ~Method() = default;
+  virtual std::string name() const = 0;
+  virtual std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
+                                                 const MethodOptions& options) const = 0;
+  // specs are the segments this server shard holds, offsets relative to its buffer.
+  virtual std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs, int num_workers,
+                                                 const MethodOptions& options) const = 0;
+};
+
+}  // namespace sparseps

@@ -1,0 +1,50 @@
+#pragma once
+// Every hyperparameter a method reads, with the defaults of ../shared/METHODS.md.
+// Chained setters keep call sites readable; validate() names the bad field.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace sparseps {
+
+enum class Downlink { kDense, kSparse };          // dense W, or the dual-way sparse reply
+enum class Selection { kExact, kSampled };        // exact top-k, or DGC's sampled threshold
+
+struct MethodOptions {
+  double lr0 = 0.1;              // initial learning rate (DGS scales density by lr / lr0)
+  double momentum = 0.9;
+  double weight_decay = 5e-4;    // folded into g = grad + wd * w by the worker
+  double density = 0.01;         // r: worker-side top-k density
+  double server_density = 0.01;  // r_server: DGS / sparse-downlink reply density
+  Downlink downlink = Downlink::kDense;
+  Selection selection = Selection::kExact;
+  int resync_every = 150;        // DGS: W_sync = W every R server versions
+  bool nesterov = false;         // DGC's Nesterov variant
+  double clip_norm = 0.0;        // DGC local clipping threshold (0 = off); scaled by N^-1/2
+  int num_workers = 1;
+  // DGC warm-up: density per epoch for the first epochs, then `density`.
+  std::vector<double> warmup_densities = {0.25, 0.0625, 0.015625, 0.004, 0.001};
+  bool warmup = false;
+  uint64_t seed = 0;
+
+  MethodOptions& setLr0(double v) { lr0 = v; return *this; }
+  MethodOptions& setMomentum(double v) { momentum = v; return *this; }
+  MethodOptions& setWeightDecay(double v) { weight_decay = v; return *this; }
+  MethodOptions& setDensity(double v) { density = v; return *this; }
+  MethodOptions& setServerDensity(double v) { server_density = v; return *this; }
+  MethodOptions& setDownlink(Downlink v) { downlink = v; return *this; }
+  MethodOptions& setSelection(Selection v) { selection = v; return *this; }
+  MethodOptions& setResyncEvery(int v) { resync_every = v; return *this; }
+  MethodOptions& setNesterov(bool v) { nesterov = v; return *this; }
+  MethodOptions& setClipNorm(double v) { clip_norm = v; return *this; }
+  MethodOptions& setNumWorkers(int v) { num_workers = v; return *this; }
+  MethodOptions& setWarmup(bool v) { warmup = v; return *this; }
+  MethodOptions& setSeed(uint64_t v) { seed = v; return *this; }
+
+  absl::Status validate() const;
+};
+
+}  // namespace sparseps
