@@ -1,0 +1,153 @@
+#include "core/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "absl/strings/str_cat.h"
+
+namespace sparseps {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'P', 'S', 'C', 'K', 'P', 'T', '1'};
+
+class Writer {
+ public:
+  void bytes(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    out_.insert(out_.end(), b, b + n);
+  }
+  void u64(uint64_t v) { bytes(&v, sizeof v); }
+  template <typename T>
+  void vec(const std::vector<T>& v) {
+    u64(v.size());
+    bytes(v.data(), v.size() * sizeof(T));
+  }
+  std::vector<uint8_t>& out() { return out_; }
+
+ private:
+  std::vector<uint8_t> out_;
+};
+
+class Reader {
+ public:
+  Reader(const uint8_t* p, size_t n) : p_(p), left_(n) {}
+  bool bytes(void* dst, size_t n) {
+    if (n > left_) return false;
+    std::memcpy(dst, p_, n);
+    p_ += n;
+    left_ -= n;
+    return true;
+  }
+  bool u64(uint64_t* v) { return bytes(v, sizeof *v); }
+  template <typename T>
+  bool vec(std::vector<T>* v) {
+    uint64_t n;
+    if (!u64(&n) || n > left_ / sizeof(T)) return false;  // bound before allocating
+    v->resize(n);
+    return bytes(v->data(), n * sizeof(T));
+  }
+  size_t left() const { return left_; }
+
+ private:
+  const uint8_t* p_;
+  size_t left_;
+};
+
+absl::Status errnoError(const std::string& what, const std::string& path) {
+  return absl::InternalError(absl::StrCat("checkpoint: ", what, " ", path, ": ",
+                                          std::strerror(errno)));
+}
+
+absl::Status writeAllAndSync(const std::string& path, const std::vector<uint8_t>& data) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errnoError("cannot create", path);
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return errnoError("cannot write", path);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    return errnoError("cannot fsync", path);
+  }
+  if (::close(fd) != 0) return errnoError("cannot close", path);
+  return absl::OkStatus();
+}
+
+std::string parentDir(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+}  // namespace
+
+absl::Status saveCheckpoint(const std::string& path, const ServerCheckpoint& c) {
+  Writer w;
+  w.bytes(kMagic, sizeof kMagic);
+  w.u64(c.layout_fingerprint);
+  w.u64(c.version);
+  w.u64(c.pushes);
+  w.vec(c.model);
+  w.vec(c.buffers);
+  w.vec(c.worker_steps);
+  w.u64(c.method_state.size());
+  w.bytes(c.method_state.data(), c.method_state.size());
+  uint32_t crc = crc32(0L, w.out().data(), static_cast<uInt>(w.out().size()));
+  w.bytes(&crc, sizeof crc);
+
+  const std::string tmp = path + ".tmp";
+  if (auto s = writeAllAndSync(tmp, w.out()); !s.ok()) return s;
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return errnoError("cannot rename into", path);
+  // The rename itself is durable only once the directory entry is synced.
+  const std::string dir = parentDir(path);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return errnoError("cannot open directory", dir);
+  int rc = ::fsync(dfd);
+  ::close(dfd);
+  if (rc != 0) return errnoError("cannot fsync directory", dir);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ServerCheckpoint> loadCheckpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("checkpoint: cannot open ", path,
+                                            " (no checkpoint to resume from; run without --resume)"));
+  }
+  std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto corrupt = [&](const char* why) {
+    return absl::DataLossError(absl::StrCat("checkpoint ", path, " is corrupt: ", why,
+                                            "; delete it to start afresh"));
+  };
+  if (data.size() < sizeof kMagic + sizeof(uint32_t)) return corrupt("too short");
+  uint32_t stored_crc;
+  std::memcpy(&stored_crc, data.data() + data.size() - sizeof stored_crc, sizeof stored_crc);
+  size_t body = data.size() - sizeof stored_crc;
+  if (crc32(0L, data.data(), static_cast<uInt>(body)) != stored_crc) return corrupt("checksum mismatch");
+  if (std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) return corrupt("not a sparseps checkpoint");
+
+  Reader r(data.data() + sizeof kMagic, body - sizeof kMagic);
+  ServerCheckpoint c;
+  uint64_t state_bytes = 0;
+  if (!r.u64(&c.layout_fingerprint) || !r.u64(&c.version) || !r.u64(&c.pushes) ||
+      !r.vec(&c.model) || !r.vec(&c.buffers) || !r.vec(&c.worker_steps) ||
+      !r.u64(&state_bytes) || state_bytes != r.left()) {
+    return corrupt("truncated fields");
+  }
+  c.method_state.resize(state_bytes);
+  r.bytes(c.method_state.data(), state_bytes);
+  return c;
+}
+
+}  // namespace sparseps

@@ -1,0 +1,30 @@
+#pragma once
+// Server checkpoints: everything a server shard needs to resume — the model W, the
+// averaged BN buffers, the version, the pushes applied (which fix the epoch and so the
+// learning rate), the per-worker step counters and the method's own state (residuals,
+// W_sync). Written atomically: a temporary file is written and fsync'ed, then renamed
+// over the old checkpoint, so a crash at any moment leaves either the old or the new one.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace sparseps {
+
+struct ServerCheckpoint {
+  uint64_t layout_fingerprint = 0;  // refuses to resume a different model
+  uint64_t version = 0;
+  uint64_t pushes = 0;
+  std::vector<float> model;
+  std::vector<float> buffers;
+  std::vector<uint64_t> worker_steps;
+  std::string method_state;
+};
+
+absl::Status saveCheckpoint(const std::string& path, const ServerCheckpoint& checkpoint);
+absl::StatusOr<ServerCheckpoint> loadCheckpoint(const std::string& path);
+
+}  // namespace sparseps

@@ -1,0 +1,176 @@
+#include "core/server_core.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace sparseps {
+namespace {
+
+// W = W - scale * p over dense segments; replies with the dense W. Counts pushes as state.
+class PlainRule : public ServerRule {
+ public:
+  void applyPush(int, const Message& push, float scale, absl::Span<float> W) override {
+    for (const auto& s : push) {
+      for (size_t i = 0; i < s.values.size(); ++i) W[i] -= scale * s.values[i];
+    }
+    ++applied_;
+  }
+  void makeReply(int, absl::Span<const float> W, Message* reply) override {
+    SegmentData s;
+    s.numel = static_cast<uint32_t>(W.size());
+    s.dense = true;
+    s.values.assign(W.begin(), W.end());
+    reply->assign(1, s);
+  }
+  std::string saveState() const override { return std::to_string(applied_); }
+  absl::Status loadState(const std::string& bytes) override {
+    applied_ = std::stoi(bytes);
+    return absl::OkStatus();
+  }
+  int applied_ = 0;
+};
+
+Message densePush(std::vector<float> v) {
+  SegmentData s;
+  s.numel = static_cast<uint32_t>(v.size());
+  s.dense = true;
+  s.values = std::move(v);
+  return {s};
+}
+
+ServerOptions optionsFor(ConsistencyMode mode, int staleness = 0) {
+  ServerOptions o;
+  o.mode = mode;
+  o.staleness = staleness;
+  o.lr = LrSchedule{0.1, {1.0}, 0.1, 0};
+  o.pushes_per_epoch = 4;
+  return o;
+}
+
+ServerCore makeCore(ConsistencyMode mode, int workers, int staleness = 0) {
+  return ServerCore(std::make_unique<PlainRule>(), {10.0f, 20.0f}, 0, workers,
+                    optionsFor(mode, staleness));
+}
+
+TEST(ServerCoreTest, AsyncAppliesAndAnswersEachPushAlone) {
+  auto core = makeCore(ConsistencyMode::kAsync, 2);
+  std::vector<Reply> out;
+  core.onPush(1, densePush({1, 2}), &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].worker, 1);
+  EXPECT_EQ(out[0].version, 1u);
+  EXPECT_EQ(out[0].segments[0].values, (std::vector<float>{9, 18}));
+  core.onPush(0, densePush({1, 1}), &out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].worker, 0);
+  EXPECT_EQ(out[1].segments[0].values, (std::vector<float>{8, 17}));
+}
+
+TEST(ServerCoreTest, LearningRateFollowsTheEpochOfPushesApplied) {
+  auto core = makeCore(ConsistencyMode::kAsync, 1);
+  std::vector<Reply> out;
+  for (int i = 0; i < 4; ++i) core.onPush(0, densePush({0, 0}), &out);
+  EXPECT_FLOAT_EQ(out[2].lr, 0.1f);   // after 3 pushes: epoch 0.75
+  EXPECT_NEAR(out[3].lr, 0.01f, 1e-7);  // after 4 pushes: epoch 1, past the milestone
+}
+
+TEST(ServerCoreTest, SyncAveragesAFullRoundThenAnswersAll) {
+  auto core = makeCore(ConsistencyMode::kSync, 3);
+  std::vector<Reply> out;
+  core.onPush(0, densePush({3, 0}), &out);
+  core.onPush(2, densePush({0, 3}), &out);
+  EXPECT_TRUE(out.empty());
+  core.onPush(1, densePush({3, 3}), &out);
+  ASSERT_EQ(out.size(), 3u);
+  for (const auto& r : out) {
+    EXPECT_EQ(r.version, 1u);
+    EXPECT_EQ(r.segments[0].values, (std::vector<float>{8, 18}));
+  }
+}
+
+TEST(ServerCoreTest, SyncGoesOnWithSurvivorsWhenAWorkerIsLost) {
+  std::string logged;
+  auto options = optionsFor(ConsistencyMode::kSync);
+  options.log = [&](const std::string& line) { logged += line; };
+  ServerCore core(std::make_unique<PlainRule>(), {10.0f, 20.0f}, 0, 3, options);
+  std::vector<Reply> out;
+  core.onPush(0, densePush({2, 2}), &out);
+  core.onPush(1, densePush({4, 4}), &out);
+  core.onWorkerLost(2, &out);
+  ASSERT_EQ(out.size(), 2u);  // the round completes with the two survivors
+  EXPECT_EQ(out[0].segments[0].values, (std::vector<float>{7, 17}));
+  EXPECT_NE(logged.find("worker 2"), std::string::npos);
+  EXPECT_EQ(core.liveWorkers(), 2);
+}
+
+TEST(ServerCoreTest, StalenessHoldsAWorkerTooFarAhead) {
+  auto core = makeCore(ConsistencyMode::kStaleness, 3, /*staleness=*/1);
+  std::vector<Reply> out;
+  core.onPush(0, densePush({1, 0}), &out);  // steps 1,0,0: within the bound
+  ASSERT_EQ(out.size(), 1u);
+  core.onPush(0, densePush({1, 0}), &out);  // steps 2,0,0: held
+  EXPECT_EQ(out.size(), 1u);
+  core.onPush(1, densePush({0, 1}), &out);  // steps 2,1,0: worker 1 answered, 0 still held
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].worker, 1);
+  core.onPush(2, densePush({0, 1}), &out);  // steps 2,1,1: 0 released first (held longest), then 2
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[2].worker, 0);
+  EXPECT_EQ(out[2].segments[0].values, (std::vector<float>{8, 18}));
+  EXPECT_EQ(out[3].worker, 2);
+}
+
+TEST(ServerCoreTest, StalenessReleasesWhenTheSlowestWorkerFinishes) {
+  auto core = makeCore(ConsistencyMode::kStaleness, 2, /*staleness=*/0);
+  std::vector<Reply> out;
+  core.onPush(0, densePush({1, 1}), &out);
+  EXPECT_TRUE(out.empty());
+  core.onWorkerDone(1, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].worker, 0);
+}
+
+TEST(ServerCoreTest, FinishedOnceEveryWorkerIsDoneOrLost) {
+  auto core = makeCore(ConsistencyMode::kAsync, 2);
+  std::vector<Reply> out;
+  core.onWorkerDone(0, &out);
+  EXPECT_FALSE(core.finished());
+  core.onWorkerLost(1, &out);
+  EXPECT_TRUE(core.finished());
+  core.onPush(1, densePush({5, 5}), &out);  // late message of a dropped worker is ignored
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(core.model(), (std::vector<float>{10, 20}));
+}
+
+TEST(ServerCoreTest, BuffersAreAveragedOverWorkersThatSentThem) {
+  ServerCore core(std::make_unique<PlainRule>(), {0.0f}, 2, 3, optionsFor(ConsistencyMode::kAsync));
+  core.onBuffers(0, {1, 2});
+  core.onBuffers(2, {3, 6});
+  core.onBuffers(1, {100});  // wrong size: ignored
+  EXPECT_EQ(core.averagedBuffers(), (std::vector<float>{2, 4}));
+}
+
+TEST(ServerCoreTest, CheckpointRestoresModelCountersAndRuleState) {
+  auto core = makeCore(ConsistencyMode::kAsync, 2);
+  std::vector<Reply> out;
+  core.onPush(0, densePush({1, 1}), &out);
+  core.onPush(1, densePush({1, 1}), &out);
+  const auto saved = core.checkpoint(42);
+  EXPECT_EQ(saved.method_state, "2");
+
+  auto resumed = makeCore(ConsistencyMode::kAsync, 2);
+  ASSERT_TRUE(resumed.restore(saved).ok());
+  EXPECT_EQ(resumed.model(), core.model());
+  EXPECT_EQ(resumed.version(), 2u);
+  EXPECT_EQ(resumed.pushes(), 2u);
+
+  auto other = ServerCore(std::make_unique<PlainRule>(), {0.0f}, 0, 2,
+                          optionsFor(ConsistencyMode::kAsync));
+  auto status = other.restore(saved);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("parameters"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sparseps
