@@ -1,0 +1,45 @@
+#include "compressors/apply.h"
+
+#include <cassert>
+#include <cstddef>
+
+namespace sparseps {
+
+namespace {
+
+#if defined(__x86_64__)
+#define SPARSEPS_MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SPARSEPS_MULTIVERSION
+#endif
+
+SPARSEPS_MULTIVERSION void axpyKernel(float a, const float* __restrict x, float* __restrict y,
+                                      size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+SPARSEPS_MULTIVERSION void scatterKernel(float a, const uint32_t* __restrict idx,
+                                         const float* __restrict v, float* __restrict y,
+                                         size_t n) {
+  for (size_t j = 0; j < n; ++j) y[idx[j]] += a * v[j];
+}
+
+}  // namespace
+
+void scatterAdd(absl::Span<float> dst, const SegmentData& s, float scale) {
+  assert(dst.size() == s.numel);
+  if (s.dense) {
+    assert(s.values.size() == dst.size());
+    axpyKernel(scale, s.values.data(), dst.data(), s.values.size());
+  } else {
+    assert(s.indices.size() == s.values.size());
+    scatterKernel(scale, s.indices.data(), s.values.data(), dst.data(), s.values.size());
+  }
+}
+
+void axpy(float a, absl::Span<const float> x, absl::Span<float> y) {
+  assert(x.size() == y.size());
+  axpyKernel(a, x.data(), y.data(), x.size());
+}
+
+}  // namespace sparseps

@@ -1,0 +1,18 @@
+#pragma once
+// Applying what travelled: the two updates every method's rules are built from.
+//   scatterAdd: dst += scale * s   (s dense or sparse)
+//   axpy:       y   += a * x
+// Preconditions (checked by the wire decoder for received data): dst.size() == s.numel,
+// sparse indices < numel, x.size() == y.size(). Vectorized for every x86-64 level by the
+// compiler's function multi-versioning.
+
+#include "absl/types/span.h"
+#include "compressors/segment_data.h"
+
+namespace sparseps {
+
+void scatterAdd(absl::Span<float> dst, const SegmentData& s, float scale);
+
+void axpy(float a, absl::Span<const float> x, absl::Span<float> y);
+
+}  // namespace sparseps

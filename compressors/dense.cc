@@ -1,0 +1,18 @@
+#include "compressors/dense.h"
+
+namespace sparseps {
+
+void denseSegment(absl::Span<const float> x, uint32_t segment_id, SegmentData* out) {
+  out->segment_id = segment_id;
+  out->numel = static_cast<uint32_t>(x.size());
+  out->dense = true;
+  out->indices.clear();
+  out->values.assign(x.begin(), x.end());
+}
+
+void DenseCompressor::compress(absl::Span<const float> x, double /*density*/,
+                               const SelectContext& ctx, SegmentData* out) const {
+  denseSegment(x, ctx.segment_id, out);
+}
+
+}  // namespace sparseps

@@ -1,0 +1,50 @@
+#include "compressors/random_k.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "compressors/segment_spec.h"
+#include "compressors/select_seed.h"
+
+namespace sparseps {
+
+std::vector<uint32_t> randomKIndices(size_t numel, size_t k, uint64_t random_bits) {
+  k = std::min(k, numel);
+  std::vector<uint32_t> out;
+  out.reserve(k);
+  uint64_t state = random_bits;
+  if (k * 16 <= numel) {
+    // Floyd: for j = numel-k .. numel-1 draw t in [0, j]; take t, or j if t was taken.
+    absl::flat_hash_set<uint32_t> taken;
+    taken.reserve(k);
+    for (size_t j = numel - k; j < numel; ++j) {
+      uint32_t t = static_cast<uint32_t>(boundedRandom(&state, j + 1));
+      uint32_t pick = taken.insert(t).second ? t : static_cast<uint32_t>(j);
+      if (pick != t) taken.insert(pick);
+      out.push_back(pick);
+    }
+    std::sort(out.begin(), out.end());
+  } else {
+    // Algorithm S: keep i with probability (still needed) / (still left).
+    size_t needed = k;
+    for (size_t i = 0; i < numel && needed > 0; ++i) {
+      if (boundedRandom(&state, numel - i) < needed) {
+        out.push_back(static_cast<uint32_t>(i));
+        --needed;
+      }
+    }
+  }
+  return out;
+}
+
+void RandomKCompressor::compress(absl::Span<const float> x, double density,
+                                 const SelectContext& ctx, SegmentData* out) const {
+  out->segment_id = ctx.segment_id;
+  out->numel = static_cast<uint32_t>(x.size());
+  out->dense = false;
+  out->indices = randomKIndices(x.size(), topkCount(x.size(), density), selectSeed(ctx));
+  out->values.resize(out->indices.size());
+  for (size_t j = 0; j < out->indices.size(); ++j) out->values[j] = x[out->indices[j]];
+}
+
+}  // namespace sparseps

@@ -1,0 +1,29 @@
+#pragma once
+// Random-k: k = topkCount(numel, r) distinct positions drawn uniformly, reproducible from
+// (seed, segment id, step) through selectSeed (select_seed.h), so a receiver that knows
+// the context regenerates the indices and only the values need travel. The values are
+// sent unscaled (pair it with error feedback, or scale by numel / k at the receiver for an
+// unbiased estimate).
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "compressors/compressor.h"
+
+namespace sparseps {
+
+// k distinct indices in [0, numel), strictly increasing; a pure function of its arguments.
+// Floyd's algorithm for small k, selection sampling (Knuth's Algorithm S) for large k.
+std::vector<uint32_t> randomKIndices(size_t numel, size_t k, uint64_t random_bits);
+
+class RandomKCompressor : public Compressor {
+ public:
+  void compress(absl::Span<const float> x, double density, const SelectContext& ctx,
+                SegmentData* out) const override;
+  std::string name() const override { return "randomk"; }
+};
+
+}  // namespace sparseps

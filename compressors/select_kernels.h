@@ -1,0 +1,41 @@
+#pragma once
+// Building blocks shared by the selection kernels (topk.cc, threshold.cc); internal to
+// compressors/. All of them order elements by magnitudeKey (magnitude_key.h).
+//  - appendAtLeast: the streaming pass. One read of x that appends every element whose
+//    key is >= key_min (index, value), in index order; scalar, AVX2 and AVX-512 variants.
+//  - kthLargestKey: a two-digit radix select (15 + 16 bits of the key) that returns the
+//    k-th largest key and how many elements are strictly above it, in two passes and
+//    without copying or reordering the input.
+//  - keepTopkInPlace / emitTopk: exact top-k given that key, ties to the lower index.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "compressors/simd.h"
+
+namespace sparseps {
+
+// Appends {i, x[i]} for every i with magnitudeKey(x[i]) >= key_min, i increasing, with
+// indices offset by `base`. Uses `level` if the CPU supports it (else the best it has).
+void appendAtLeast(absl::Span<const float> x, uint32_t key_min, uint32_t base, SimdLevel level,
+                   std::vector<uint32_t>* indices, std::vector<float>* values);
+
+struct KthKey {
+  uint32_t key = 0;    // the k-th largest magnitude key
+  size_t above = 0;    // how many elements have a key strictly larger (above < k)
+};
+
+// Requires 1 <= k <= x.size().
+KthKey kthLargestKey(absl::Span<const float> x, size_t k);
+
+// Keeps, in order, the k entries of (indices, values) with the largest value keys, ties to
+// the earlier entry. Requires k <= size.
+void keepTopkInPlace(size_t k, std::vector<uint32_t>* indices, std::vector<float>* values);
+
+// Writes the exact top-k of x (indices increasing). Requires 1 <= k <= x.size().
+void emitTopk(absl::Span<const float> x, size_t k, std::vector<uint32_t>* indices,
+              std::vector<float>* values);
+
+}  // namespace sparseps

@@ -1,0 +1,19 @@
+#pragma once
+// SIMD levels for the streaming kernels. One binary serves every x86-64 CPU: each hot
+// kernel has a scalar, an AVX2 and an AVX-512 variant, compiled with per-function target
+// attributes and chosen at run time. Callers pass a level (default: the best the CPU has),
+// so tests can force every path and compare them.
+
+namespace sparseps {
+
+enum class SimdLevel { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+
+// The best level this CPU (and OS) supports; detected once.
+SimdLevel cpuSimdLevel();
+
+// min(wanted, cpuSimdLevel()): a request the CPU cannot run falls back to one it can.
+SimdLevel usableSimdLevel(SimdLevel wanted);
+
+const char* simdLevelName(SimdLevel level);
+
+}  // namespace sparseps

@@ -1,0 +1,68 @@
+#pragma once
+// Threshold selection: keep |x| >= thr.
+//  - thresholdFilter: one vectorized pass for a given threshold.
+//  - sampledThreshold: DGC's sampled threshold (Lin et al., "Deep Gradient Compression",
+//    ICLR 2018; also gradient dropping's sampled percentile), as ../shared/METHODS.md
+//    states it: sample ~1% of the segment with a random start and a stride,
+//      thr = min of the top ceil(samples * r) of |sample|,
+//      keep |x| >= thr; if more than 1.3k pass: exact top-k among them;
+//                       if fewer than 0.8k pass: thr *= 0.8 and filter again;
+//      at most 10 rounds, then truncate to the first k (by index).
+//    With k = topkCount(numel, r). The count it reaches is reported: it lies in
+//    [0.8k, k] unless 10 rounds could not lower the threshold far enough.
+// Magnitudes compare as in magnitude_key.h (NaN above Inf, -0 == +0).
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "compressors/compressor.h"
+#include "compressors/simd.h"
+
+namespace sparseps {
+
+// Appends nothing: replaces indices/values with every i where |x[i]| >= |thr|, increasing.
+void thresholdFilter(absl::Span<const float> x, float thr, std::vector<uint32_t>* indices,
+                     std::vector<float>* values, SimdLevel level = cpuSimdLevel());
+
+struct SampledThresholdOptions {
+  double sample_ratio = 0.01;  // fraction of the segment sampled
+  double upper = 1.3;          // more than upper * k pass: exact top-k among them
+  double lower = 0.8;          // fewer than lower * k pass: lower the threshold...
+  double decay = 0.8;          // ...by this factor
+  int max_rounds = 10;
+};
+
+struct SampledThresholdResult {
+  float threshold = 0;  // the last threshold applied
+  size_t count = 0;     // how many were selected (== indices.size())
+  size_t k = 0;         // the target, topkCount(numel, density)
+  int rounds = 0;       // filter passes made
+  bool exact = false;   // true when the > upper * k branch chose an exact top-k
+};
+
+// random_bits picks the sample's start (e.g. selectSeed(ctx)).
+SampledThresholdResult sampledThreshold(absl::Span<const float> x, double density,
+                                        uint64_t random_bits, std::vector<uint32_t>* indices,
+                                        std::vector<float>* values,
+                                        const SampledThresholdOptions& options = {},
+                                        SimdLevel level = cpuSimdLevel());
+
+// Compressor: sampledThreshold with the sample start drawn from selectSeed(ctx).
+class SampledThresholdCompressor : public Compressor {
+ public:
+  explicit SampledThresholdCompressor(SampledThresholdOptions options = {},
+                                      SimdLevel level = cpuSimdLevel())
+      : options_(options), level_(level) {}
+  void compress(absl::Span<const float> x, double density, const SelectContext& ctx,
+                SegmentData* out) const override;
+  std::string name() const override { return "sampled"; }
+
+ private:
+  SampledThresholdOptions options_;
+  SimdLevel level_;
+};
+
+}  // namespace sparseps
