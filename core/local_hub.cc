@@ -1,0 +1,71 @@
+#include "core/local_hub.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/wire_header.h"
+
+namespace sparseps {
+
+class LocalEndpoint : public Endpoint {
+ public:
+  LocalEndpoint(LocalHub* hub, int rank) : hub_(hub), rank_(rank) {}
+  int rank() const override { return rank_; }
+
+  absl::Status send(int dst, absl::Span<const uint8_t> message) override {
+    if (message.size() < kHeaderBytes) return absl::InvalidArgumentError("message shorter than a header");
+    std::lock_guard<std::mutex> lock(hub_->mu_);
+    if (hub_->dead_[dst]) return absl::UnavailableError(absl::StrCat("rank ", dst, " is dead"));
+    Frame f;
+    f.src = rank_;
+    f.header.assign(message.begin(), message.begin() + kHeaderBytes);
+    f.payload.assign(message.begin() + kHeaderBytes, message.end());
+    hub_->inboxes_[dst].frames.push_back(std::move(f));
+    hub_->cv_.notify_all();
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Frame> receive(absl::Span<const int> ranks) override {
+    std::unique_lock<std::mutex> lock(hub_->mu_);
+    auto& inbox = hub_->inboxes_[rank_].frames;
+    for (;;) {
+      auto it = std::find_if(inbox.begin(), inbox.end(), [&](const Frame& f) {
+        return std::find(ranks.begin(), ranks.end(), f.src) != ranks.end();
+      });
+      if (it != inbox.end()) {
+        Frame f = std::move(*it);
+        inbox.erase(it);
+        return f;
+      }
+      for (int r : ranks) {
+        if (hub_->dead_[r]) {
+          Frame f;
+          f.src = r;
+          f.peer_status = absl::UnavailableError(absl::StrCat("rank ", r, " closed its connection"));
+          return f;
+        }
+      }
+      if (hub_->dead_[rank_]) return absl::CancelledError("this rank was killed");
+      hub_->cv_.wait(lock);
+    }
+  }
+
+ private:
+  LocalHub* hub_;
+  int rank_;
+};
+
+LocalHub::LocalHub(int world_size) : inboxes_(world_size), dead_(world_size, false) {}
+
+std::unique_ptr<Endpoint> LocalHub::endpoint(int rank) {
+  return std::make_unique<LocalEndpoint>(this, rank);
+}
+
+void LocalHub::kill(int rank) {
+  std::lock_guard<std::mutex> lock(mu_);
+  dead_[rank] = true;
+  inboxes_[rank].frames.clear();
+  cv_.notify_all();
+}
+
+}  // namespace sparseps

@@ -1,0 +1,300 @@
+// The server loop and worker client over the in-memory LocalHub, ranks as threads, with
+// test-local rules (plain SGD: push lr*g dense, W -= scale*p, reply dense W), so the
+// runtime's behaviour is tested apart from the methods of optim/.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "core/checkpoint.h"
+#include "core/local_hub.h"
+#include "core/protocol.h"
+#include "core/server.h"
+#include "core/server_core.h"
+#include "core/worker_client.h"
+
+namespace sparseps {
+namespace {
+
+class SgdWorker : public WorkerRule {
+ public:
+  explicit SgdWorker(SegmentSpecs specs) : specs_(std::move(specs)) {}
+  void makePush(absl::Span<const float> grad, absl::Span<const float>, const StepContext& ctx,
+                Message* push) override {
+    push->clear();
+    for (const auto& spec : specs_) {
+      auto seg = denseSegment(spec.id, grad.subspan(spec.offset, spec.numel));
+      for (float& v : seg.values) v *= ctx.lr;
+      push->push_back(std::move(seg));
+    }
+  }
+  void applyReply(const Message& reply, absl::Span<float> w) override {
+    copyDenseInto(reply, specs_, w);
+  }
+
+ private:
+  SegmentSpecs specs_;
+};
+
+class SgdServer : public ServerRule {
+ public:
+  explicit SgdServer(SegmentSpecs specs) : specs_(std::move(specs)) {}
+  void applyPush(int, const Message& push, float scale, absl::Span<float> W) override {
+    for (const auto& s : push) {
+      const auto& spec = specs_[s.segment_id];
+      for (size_t i = 0; i < s.values.size(); ++i) W[spec.offset + i] -= scale * s.values[i];
+    }
+  }
+  void makeReply(int, absl::Span<const float> W, Message* reply) override {
+    *reply = denseMessage(specs_, W);
+  }
+  std::string saveState() const override { return {}; }
+  absl::Status loadState(const std::string&) override { return absl::OkStatus(); }
+
+ private:
+  SegmentSpecs specs_;
+};
+
+// Minimizes 0.5*|w - target|^2: the gradient is w - target.
+struct Problem {
+  SegmentSpecs specs{{0, 0, 6, true}, {1, 6, 3, false}, {2, 9, 5, true}};
+  size_t numel = 14;
+  size_t num_buffers = 2;
+  std::vector<float> target;
+  Problem() {
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal;
+    for (size_t i = 0; i < numel; ++i) target.push_back(normal(rng));
+  }
+};
+
+struct JobResult {
+  std::vector<absl::Status> server_status;
+  std::vector<absl::Status> worker_status;
+  std::vector<std::vector<float>> server_models;  // per shard
+  std::vector<float> pulled;                      // worker 0's final pull
+  std::vector<float> pulled_buffers;
+  std::string log;
+};
+
+struct JobConfig {
+  int shards = 1;
+  int workers = 3;
+  int steps = 60;
+  ConsistencyMode mode = ConsistencyMode::kAsync;
+  int kill_worker = -1;       // this worker index dies after `kill_after` steps
+  int kill_after = 5;
+  int garbage_worker = -1;    // this worker sends a malformed message at step 3
+  std::string checkpoint_path;
+  const ServerCheckpoint* resume = nullptr;
+};
+
+JobResult runJob(const Problem& p, const JobConfig& cfg) {
+  const int world = cfg.shards + cfg.workers;
+  LocalHub hub(world);
+  auto plan = ShardPlan::make(p.specs, cfg.shards).value();
+  std::vector<int> server_ranks, worker_ranks;
+  for (int s = 0; s < cfg.shards; ++s) server_ranks.push_back(s);
+  for (int w = 0; w < cfg.workers; ++w) worker_ranks.push_back(cfg.shards + w);
+
+  JobResult result;
+  result.server_status.resize(cfg.shards);
+  result.worker_status.resize(cfg.workers);
+  result.server_models.resize(cfg.shards);
+  std::mutex log_mu;
+  auto log = [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(log_mu);
+    result.log += line + "\n";
+  };
+
+  std::vector<std::thread> threads;
+  for (int s = 0; s < cfg.shards; ++s) {
+    threads.emplace_back([&, s] {
+      const Shard& shard = plan.shard(s);
+      ServerOptions so;
+      so.mode = cfg.mode;
+      so.lr = LrSchedule{0.1, {}, 0.1, 0};
+      so.pushes_per_epoch = 100;
+      so.log = log;
+      const size_t buffers = s == 0 ? p.num_buffers : 0;
+      ServerCore core(std::make_unique<SgdServer>(shard.local_specs),
+                      std::vector<float>(shard.numel, 0.0f), buffers, cfg.workers, so);
+      if (cfg.resume) {
+        ASSERT_TRUE(core.restore(*cfg.resume).ok());
+      }
+      ServerLoopOptions lo;
+      lo.worker_ranks = worker_ranks;
+      lo.specs = shard.local_specs;
+      lo.num_buffers = buffers;
+      lo.checkpoint_path = cfg.checkpoint_path;
+      lo.checkpoint_every = 10;
+      lo.log = log;
+      auto endpoint = hub.endpoint(s);
+      Server server(*endpoint, core, lo);
+      result.server_status[s] = server.run();
+      result.server_models[s] = core.model();
+    });
+  }
+  for (int w = 0; w < cfg.workers; ++w) {
+    threads.emplace_back([&, w] {
+      auto endpoint = hub.endpoint(worker_ranks[w]);
+      WorkerClientOptions wo;
+      wo.server_ranks = server_ranks;
+      wo.num_buffers = p.num_buffers;
+      WorkerClient client(*endpoint, plan, p.specs, std::make_unique<SgdWorker>(p.specs), wo);
+      std::vector<float> model(p.numel), buffers(p.num_buffers), grad(p.numel);
+      auto started = client.start(absl::MakeSpan(model), absl::MakeSpan(buffers));
+      if (!started.ok()) {
+        result.worker_status[w] = started.status();
+        return;
+      }
+      for (int step = 0; step < cfg.steps; ++step) {
+        if (w == cfg.kill_worker && step == cfg.kill_after) {
+          hub.kill(worker_ranks[w]);
+          return;
+        }
+        if (w == cfg.garbage_worker && step == 3) {
+          std::vector<uint8_t> garbage(kHeaderBytes + 8, 0xAB);
+          (void)endpoint->send(server_ranks[0], garbage);
+          return;
+        }
+        for (size_t i = 0; i < p.numel; ++i) grad[i] = model[i] - p.target[i];
+        StepStats stats;
+        auto status = client.step(grad, absl::MakeSpan(model), 0, &stats);
+        if (!status.ok()) {
+          result.worker_status[w] = status;
+          return;
+        }
+      }
+      std::vector<float> bn = {float(w), 2.0f * float(w)};
+      result.worker_status[w] = client.sendBuffers(bn);
+      if (w == 0) {
+        result.pulled.resize(p.numel);
+        result.pulled_buffers.resize(p.num_buffers);
+        auto pulled = client.pullModel(absl::MakeSpan(result.pulled), absl::MakeSpan(result.pulled_buffers));
+        if (!pulled.ok()) result.worker_status[w] = pulled.status();
+      }
+      if (result.worker_status[w].ok()) result.worker_status[w] = client.finish();
+    });
+  }
+  for (auto& t : threads) t.join();
+  return result;
+}
+
+std::vector<float> gather(const Problem& p, const JobResult& r, int shards) {
+  auto plan = ShardPlan::make(p.specs, shards).value();
+  std::vector<float> model(p.numel);
+  for (int s = 0; s < shards; ++s) {
+    std::copy(r.server_models[s].begin(), r.server_models[s].end(),
+              model.begin() + plan.shard(s).offset);
+  }
+  return model;
+}
+
+double distance(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d += (a[i] - b[i]) * (a[i] - b[i]);
+  return std::sqrt(d);
+}
+
+void expectAllOk(const JobResult& r, int skip_worker = -1) {
+  for (const auto& s : r.server_status) EXPECT_TRUE(s.ok()) << s;
+  for (size_t w = 0; w < r.worker_status.size(); ++w) {
+    if (static_cast<int>(w) != skip_worker) {
+      EXPECT_TRUE(r.worker_status[w].ok()) << r.worker_status[w];
+    }
+  }
+}
+
+TEST(RuntimeLoopTest, AsyncWorkersConverge) {
+  Problem p;
+  auto r = runJob(p, {});
+  expectAllOk(r);
+  auto model = gather(p, r, 1);
+  EXPECT_LT(distance(model, p.target), 1e-3 * distance({}, p.target) + 1e-3);
+  EXPECT_EQ(r.pulled, model);  // the pull sees the final server model
+}
+
+TEST(RuntimeLoopTest, BuffersReachThePulledModel) {
+  Problem p;
+  JobConfig cfg;
+  cfg.workers = 1;
+  auto r = runJob(p, cfg);
+  expectAllOk(r);
+  EXPECT_EQ(r.pulled_buffers, (std::vector<float>{0.0f, 0.0f}));
+}
+
+TEST(RuntimeLoopTest, SyncModeConverges) {
+  Problem p;
+  JobConfig cfg;
+  cfg.mode = ConsistencyMode::kSync;
+  auto r = runJob(p, cfg);
+  expectAllOk(r);
+  EXPECT_LT(distance(gather(p, r, 1), p.target), 1e-2);
+}
+
+TEST(RuntimeLoopTest, TwoShardsServeOneModel) {
+  Problem p;
+  JobConfig cfg;
+  cfg.shards = 2;
+  auto r = runJob(p, cfg);
+  expectAllOk(r);
+  auto model = gather(p, r, 2);
+  EXPECT_LT(distance(model, p.target), 1e-2);
+  EXPECT_EQ(r.pulled, model);
+}
+
+TEST(RuntimeLoopTest, ADeadWorkerIsDroppedAndTheOthersFinish) {
+  for (auto mode : {ConsistencyMode::kAsync, ConsistencyMode::kSync}) {
+    Problem p;
+    JobConfig cfg;
+    cfg.mode = mode;
+    cfg.kill_worker = 1;
+    auto r = runJob(p, cfg);
+    expectAllOk(r, 1);
+    EXPECT_NE(r.log.find("dropping worker 1"), std::string::npos) << r.log;
+    EXPECT_LT(distance(gather(p, r, 1), p.target), 1e-2);
+  }
+}
+
+TEST(RuntimeLoopTest, AMalformedMessageDropsOnlyItsSender) {
+  Problem p;
+  JobConfig cfg;
+  cfg.garbage_worker = 2;
+  auto r = runJob(p, cfg);
+  expectAllOk(r, 2);
+  EXPECT_NE(r.log.find("dropping worker 2 (rank 3): bad message"), std::string::npos) << r.log;
+  EXPECT_LT(distance(gather(p, r, 1), p.target), 1e-2);
+}
+
+TEST(RuntimeLoopTest, ResumeContinuesFromTheLastCheckpoint) {
+  Problem p;
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("sparseps_resume_" + std::to_string(::getpid()) + ".ckpt")).string();
+  JobConfig first;
+  first.workers = 1;
+  first.steps = 25;
+  first.checkpoint_path = path;
+  auto r1 = runJob(p, first);
+  expectAllOk(r1);
+  auto saved = loadCheckpoint(path);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_EQ(saved->version, 25u);  // the final checkpoint holds every applied push
+  EXPECT_EQ(saved->model, r1.server_models[0]);
+
+  JobConfig second = first;
+  second.resume = &*saved;
+  second.steps = 1;
+  auto r2 = runJob(p, second);
+  expectAllOk(r2);
+  // One more SGD step from the checkpointed model, not from zero.
+  std::vector<float> expected = saved->model;
+  for (size_t i = 0; i < p.numel; ++i) expected[i] -= 0.1f * (expected[i] - p.target[i]);
+  for (size_t i = 0; i < p.numel; ++i) EXPECT_NEAR(r2.server_models[0][i], expected[i], 1e-6);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace sparseps
