@@ -1,0 +1,339 @@
+#include "core/wire_encoding.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "absl/numeric/bits.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/wire_bytes.h"
+#include "core/wire_half.h"
+#include "core/wire_header.h"
+#include "core/wire_varint.h"
+
+namespace sparseps {
+
+using wire::loadArrayLe;
+using wire::loadLe;
+using wire::storeArrayLe;
+using wire::storeLe;
+
+const char* encodingName(Encoding encoding) {
+  switch (encoding) {
+    case Encoding::kDenseF32: return "dense_f32";
+    case Encoding::kIndexValueF32: return "index_value_f32";
+    case Encoding::kDeltaVarintF32: return "delta_varint_f32";
+    case Encoding::kDeltaVarintF16: return "delta_varint_f16";
+    case Encoding::kBitmapF32: return "bitmap_f32";
+  }
+  return "unknown";
+}
+
+namespace {
+
+size_t bitmapBytes(size_t numel) { return (numel + 7) / 8; }
+
+// Bytes of the LEB128 gaps of a sparse segment's indices.
+size_t deltaVarintIndexBytes(const SegmentData& segment) {
+  if (segment.dense) return segment.numel;  // every gap is 0: one byte each
+  size_t bytes = 0;
+  uint32_t next = 0;  // smallest index the next one may take
+  for (uint32_t index : segment.indices) {
+    bytes += wire::varintBytes(index - next);
+    next = index + 1;
+  }
+  return bytes;
+}
+
+size_t sizeWithIndexBytes(const SegmentData& segment, Encoding encoding, size_t varint_bytes) {
+  const size_t nonzeros = segment.dense ? segment.numel : segment.nonzeros();
+  size_t body = 0;
+  switch (encoding) {
+    case Encoding::kDenseF32: body = size_t{segment.numel} * 4; break;
+    case Encoding::kIndexValueF32: body = nonzeros * 8; break;
+    case Encoding::kDeltaVarintF32: body = nonzeros * 4 + varint_bytes; break;
+    case Encoding::kDeltaVarintF16: body = nonzeros * 2 + varint_bytes; break;
+    case Encoding::kBitmapF32: body = bitmapBytes(segment.numel) + nonzeros * 4; break;
+  }
+  return kSegmentHeaderBytes + body;
+}
+
+bool isDeltaVarint(Encoding encoding) {
+  return encoding == Encoding::kDeltaVarintF32 || encoding == Encoding::kDeltaVarintF16;
+}
+
+bool allFitHalf(const std::vector<float>& values) {
+  for (float v : values) {
+    if (!wire::fitsHalf(v)) return false;
+  }
+  return true;
+}
+
+absl::Status rejectNonFinite(const std::vector<float>& values, const std::vector<uint32_t>& indices,
+                             NonFinitePolicy policy) {
+  if (policy == NonFinitePolicy::kAllow) return absl::OkStatus();
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) {
+      const size_t element = indices.empty() ? i : indices[i];
+      return absl::InvalidArgumentError(
+          absl::StrCat("non-finite value ", values[i], " at element ", element));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status truncated(const char* what, size_t need, size_t left) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("truncated payload: ", what, " needs ", need, " bytes, ", left, " left"));
+}
+
+}  // namespace
+
+size_t encodedBytes(const SegmentData& segment, Encoding encoding) {
+  const size_t varint_bytes = isDeltaVarint(encoding) ? deltaVarintIndexBytes(segment) : 0;
+  return sizeWithIndexBytes(segment, encoding, varint_bytes);
+}
+
+namespace wire {
+
+absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
+                                              std::optional<Encoding> forced, bool allow_f16) {
+  if (segment.dense) {
+    return EncodingChoice{Encoding::kDenseF32, encodedBytes(segment, Encoding::kDenseF32)};
+  }
+  if (forced) {
+    if (*forced == Encoding::kDeltaVarintF16 && !allFitHalf(segment.values)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "segment ", segment.segment_id, " has a value beyond the f16 range (|v| >= 65520)"));
+    }
+    return EncodingChoice{*forced, encodedBytes(segment, *forced)};
+  }
+  const size_t varint_bytes = deltaVarintIndexBytes(segment);
+  EncodingChoice best{Encoding::kDenseF32, sizeWithIndexBytes(segment, Encoding::kDenseF32, 0)};
+  for (Encoding candidate : {Encoding::kIndexValueF32, Encoding::kDeltaVarintF32,
+                             Encoding::kDeltaVarintF16, Encoding::kBitmapF32}) {
+    if (candidate == Encoding::kDeltaVarintF16 && !allow_f16) continue;
+    const size_t bytes = sizeWithIndexBytes(segment, candidate, varint_bytes);
+    if (bytes < best.bytes) best = {candidate, bytes};
+  }
+  if (best.encoding == Encoding::kDeltaVarintF16 && !allFitHalf(segment.values)) {
+    // Values beyond the half range: the best lossless encoding instead.
+    return chooseEncoding(segment, std::nullopt, false);
+  }
+  return best;
+}
+
+absl::Status validateSegment(const SegmentData& segment) {
+  if (segment.dense) {
+    if (!segment.indices.empty() || segment.values.size() != segment.numel) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dense segment ", segment.segment_id, " has ", segment.values.size(),
+          " values and ", segment.indices.size(), " indices, expected ", segment.numel,
+          " values and no indices"));
+    }
+    return absl::OkStatus();
+  }
+  if (segment.indices.size() != segment.values.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("sparse segment ", segment.segment_id, " has ",
+                                                   segment.indices.size(), " indices but ",
+                                                   segment.values.size(), " values"));
+  }
+  for (size_t i = 0; i < segment.indices.size(); ++i) {
+    const uint32_t index = segment.indices[i];
+    if (index >= segment.numel) {
+      return absl::InvalidArgumentError(absl::StrCat("sparse segment ", segment.segment_id,
+                                                     ": index ", index, " out of range (numel ",
+                                                     segment.numel, ")"));
+    }
+    if (i > 0 && index <= segment.indices[i - 1]) {
+      return absl::InvalidArgumentError(absl::StrCat("sparse segment ", segment.segment_id,
+                                                     ": indices not strictly increasing at ", i));
+    }
+  }
+  return absl::OkStatus();
+}
+
+size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out) {
+  const uint32_t nonzeros = static_cast<uint32_t>(segment.dense ? segment.numel : segment.nonzeros());
+  uint8_t* p = out;
+  *p++ = static_cast<uint8_t>(encoding);
+  storeLe<uint32_t>(p, segment.segment_id);
+  storeLe<uint32_t>(p + 4, segment.numel);
+  storeLe<uint32_t>(p + 8, encoding == Encoding::kDenseF32 ? segment.numel : nonzeros);
+  p += 12;
+  const std::vector<uint32_t>& indices = segment.indices;
+  const std::vector<float>& values = segment.values;
+  switch (encoding) {
+    case Encoding::kDenseF32:
+      if (segment.dense) {
+        storeArrayLe(p, values.data(), values.size());
+      } else {
+        std::memset(p, 0, size_t{segment.numel} * 4);
+        for (size_t i = 0; i < indices.size(); ++i) storeLe<float>(p + size_t{indices[i]} * 4, values[i]);
+      }
+      p += size_t{segment.numel} * 4;
+      break;
+    case Encoding::kIndexValueF32:
+      storeArrayLe(p, indices.data(), indices.size());
+      p += indices.size() * 4;
+      storeArrayLe(p, values.data(), values.size());
+      p += values.size() * 4;
+      break;
+    case Encoding::kDeltaVarintF32:
+    case Encoding::kDeltaVarintF16: {
+      if (encoding == Encoding::kDeltaVarintF32) {
+        storeArrayLe(p, values.data(), values.size());
+        p += values.size() * 4;
+      } else {
+        for (float v : values) {
+          storeLe<uint16_t>(p, wire::floatToHalf(v));
+          p += 2;
+        }
+      }
+      uint32_t next = 0;
+      for (uint32_t index : indices) {
+        p += wire::putVarint(p, index - next);
+        next = index + 1;
+      }
+      break;
+    }
+    case Encoding::kBitmapF32: {
+      const size_t bitmap_bytes = bitmapBytes(segment.numel);
+      std::memset(p, 0, bitmap_bytes);
+      for (uint32_t index : indices) p[index / 8] |= static_cast<uint8_t>(1u << (index % 8));
+      p += bitmap_bytes;
+      storeArrayLe(p, values.data(), values.size());
+      p += values.size() * 4;
+      break;
+    }
+  }
+  return static_cast<size_t>(p - out);
+}
+
+absl::StatusOr<SegmentData> readSegmentBody(Encoding encoding, uint32_t segment_id,
+                                            uint32_t numel, uint32_t nonzeros,
+                                            const uint8_t** in, const uint8_t* end,
+                                            NonFinitePolicy non_finite) {
+  const uint8_t* p = *in;
+  const size_t left = static_cast<size_t>(end - p);
+  SegmentData segment;
+  segment.segment_id = segment_id;
+  segment.numel = numel;
+  if (nonzeros > numel) {
+    return absl::InvalidArgumentError(absl::StrCat("nonzero count ", nonzeros,
+                                                   " larger than the segment's numel ", numel));
+  }
+  switch (encoding) {
+    case Encoding::kDenseF32: {
+      if (nonzeros != numel) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "dense segment announces ", nonzeros, " nonzeros, must equal numel ", numel));
+      }
+      const size_t need = size_t{numel} * 4;
+      if (need > left) return truncated("dense values", need, left);
+      segment.dense = true;
+      segment.values.resize(numel);
+      loadArrayLe(p, segment.values.data(), numel);
+      p += need;
+      break;
+    }
+    case Encoding::kIndexValueF32: {
+      const size_t need = size_t{nonzeros} * 8;
+      if (need > left) return truncated("index/value pairs", need, left);
+      segment.indices.resize(nonzeros);
+      loadArrayLe(p, segment.indices.data(), nonzeros);
+      p += size_t{nonzeros} * 4;
+      segment.values.resize(nonzeros);
+      loadArrayLe(p, segment.values.data(), nonzeros);
+      p += size_t{nonzeros} * 4;
+      for (size_t i = 0; i < nonzeros; ++i) {
+        const uint32_t index = segment.indices[i];
+        if (index >= numel) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("index ", index, " out of range (numel ", numel, ")"));
+        }
+        if (i > 0 && index <= segment.indices[i - 1]) {
+          return absl::InvalidArgumentError(absl::StrCat("indices not strictly increasing: ",
+                                                         segment.indices[i - 1], " then ", index,
+                                                         " at position ", i));
+        }
+      }
+      break;
+    }
+    case Encoding::kDeltaVarintF32:
+    case Encoding::kDeltaVarintF16: {
+      const size_t value_bytes = encoding == Encoding::kDeltaVarintF32 ? 4 : 2;
+      // Every gap takes at least one byte.
+      const size_t need = size_t{nonzeros} * (value_bytes + 1);
+      if (need > left) return truncated("delta-varint values and gaps", need, left);
+      segment.values.resize(nonzeros);
+      if (value_bytes == 4) {
+        loadArrayLe(p, segment.values.data(), nonzeros);
+      } else {
+        for (size_t i = 0; i < nonzeros; ++i) {
+          segment.values[i] = wire::halfToFloat(loadLe<uint16_t>(p + 2 * i));
+        }
+      }
+      p += size_t{nonzeros} * value_bytes;
+      segment.indices.resize(nonzeros);
+      uint64_t next = 0;  // smallest index the next one may take
+      for (size_t i = 0; i < nonzeros; ++i) {
+        uint32_t gap = 0;
+        switch (wire::getVarint(&p, end, &gap)) {
+          case wire::VarintResult::kOk: break;
+          case wire::VarintResult::kTruncated:
+            return absl::InvalidArgumentError(
+                absl::StrCat("truncated payload: varint gap ", i, " of ", nonzeros, " runs past the end"));
+          case wire::VarintResult::kOverflow:
+            return absl::InvalidArgumentError(
+                absl::StrCat("varint overflow in gap ", i, " (more than 32 bits)"));
+        }
+        const uint64_t index = next + gap;
+        if (index >= numel) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("index ", index, " out of range (numel ", numel, ") at position ", i));
+        }
+        segment.indices[i] = static_cast<uint32_t>(index);
+        next = index + 1;
+      }
+      break;
+    }
+    case Encoding::kBitmapF32: {
+      const size_t bitmap_bytes = bitmapBytes(numel);
+      const size_t need = bitmap_bytes + size_t{nonzeros} * 4;
+      if (need > left) return truncated("bitmap and values", need, left);
+      const uint8_t* bitmap = p;
+      if (numel % 8 != 0 && (bitmap[bitmap_bytes - 1] >> (numel % 8)) != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("bitmap marks an index out of range (numel ", numel, ")"));
+      }
+      size_t marked = 0;
+      for (size_t j = 0; j < bitmap_bytes; ++j) marked += absl::popcount(bitmap[j]);
+      if (marked != nonzeros) {
+        return absl::InvalidArgumentError(absl::StrCat("bitmap marks ", marked,
+                                                       " elements, segment announces ", nonzeros));
+      }
+      segment.indices.reserve(nonzeros);
+      for (size_t j = 0; j < bitmap_bytes; ++j) {
+        for (uint32_t bits = bitmap[j]; bits != 0; bits &= bits - 1) {
+          segment.indices.push_back(static_cast<uint32_t>(j * 8 + absl::countr_zero(bits)));
+        }
+      }
+      p += bitmap_bytes;
+      segment.values.resize(nonzeros);
+      loadArrayLe(p, segment.values.data(), nonzeros);
+      p += size_t{nonzeros} * 4;
+      break;
+    }
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown encoding tag ", static_cast<int>(encoding)));
+  }
+  absl::Status finite = rejectNonFinite(segment.values, segment.indices, non_finite);
+  if (!finite.ok()) return finite;
+  *in = p;
+  return segment;
+}
+
+}  // namespace wire
+}  // namespace sparseps

@@ -1,0 +1,73 @@
+#pragma once
+// The per-segment encodings of a message payload. Each segment starts with a 13-byte
+// header (tag u8, segment id u32, numel u32, nonzeros u32, little-endian), then:
+//   kDenseF32        numel f32 values (nonzeros == numel)
+//   kIndexValueF32   nonzeros u32 indices, then nonzeros f32 values: 8 B per nonzero
+//   kDeltaVarintF32  nonzeros f32 values, then nonzeros LEB128 gaps (see below)
+//   kDeltaVarintF16  as above with IEEE half values (lossy: only when asked for)
+//   kBitmapF32       ceil(numel / 8) bitmap bytes (bit i of byte j is element 8j + i;
+//                    padding bits zero), then nonzeros f32 values in index order
+// Delta-varint gaps: the first index itself, then index[i] - index[i-1] - 1 for the rest,
+// so strictly increasing indices cost one byte per gap below 128.
+// Dense SegmentData always travels as kDenseF32; the other encodings carry sparse ones.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "compressors/segment_data.h"
+
+namespace sparseps {
+
+enum class Encoding : uint8_t {
+  kDenseF32 = 1,
+  kIndexValueF32 = 2,
+  kDeltaVarintF32 = 3,
+  kDeltaVarintF16 = 4,
+  kBitmapF32 = 5,
+};
+
+inline constexpr Encoding kAllEncodings[] = {Encoding::kDenseF32, Encoding::kIndexValueF32,
+                                             Encoding::kDeltaVarintF32,
+                                             Encoding::kDeltaVarintF16, Encoding::kBitmapF32};
+
+const char* encodingName(Encoding encoding);
+
+// What decoding does with an infinite or NaN value.
+enum class NonFinitePolicy { kReject, kAllow };
+
+// Exact encoded size of segment in encoding, its 13-byte segment header included. For a
+// dense segment in a sparse encoding it counts every element as a nonzero.
+size_t encodedBytes(const SegmentData& segment, Encoding encoding);
+
+namespace wire {
+
+struct EncodingChoice {
+  Encoding encoding;
+  size_t bytes;  // encodedBytes(segment, encoding)
+};
+
+// The encoding a segment travels in: kDenseF32 for dense segments, forced where given,
+// else the smallest (kDeltaVarintF16 only with allow_f16 and when every value fits a
+// finite half). Fails when a forced kDeltaVarintF16 meets a value beyond the half range.
+absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
+                                              std::optional<Encoding> forced, bool allow_f16);
+
+// Checks a segment before encoding: values/indices sizes, indices strictly increasing
+// and below numel.
+absl::Status validateSegment(const SegmentData& segment);
+
+// Writes a sparse or dense segment (already validated) in encoding at out, which has
+// room for choice.bytes; returns the bytes written.
+size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out);
+
+// Reads one segment body (the bytes after its 13-byte header) from [*in, end), bounding
+// every count by numel and the bytes left before it allocates; advances *in on success.
+absl::StatusOr<SegmentData> readSegmentBody(Encoding encoding, uint32_t segment_id,
+                                            uint32_t numel, uint32_t nonzeros,
+                                            const uint8_t** in, const uint8_t* end,
+                                            NonFinitePolicy non_finite);
+
+}  // namespace wire
+}  // namespace sparseps

@@ -1,0 +1,7 @@
+# tests/core/wire: the message format (round trips, sizes, every decode error) and f16.
+sparseps_test(wire_test SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/wire_half_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/wire_roundtrip_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/wire_size_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/wire_errors_test.cc
+  DEPS sparseps_wire)
