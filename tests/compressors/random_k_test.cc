@@ -1,0 +1,72 @@
+#include "compressors/random_k.h"
+
+#include <gtest/gtest.h>
+
+#include "compressors/select_seed.h"
+#include "tests/compressors/test_util.h"
+
+namespace sparseps {
+namespace {
+
+TEST(RandomK, DistinctIncreasingInRangeAndReproducible) {
+  uint64_t seed = testing::freshSeed();
+  SCOPED_TRACE(testing::seedTrace(seed));
+  std::mt19937_64 rng(seed);
+  for (size_t numel : {1, 2, 7, 100, 4096, 100003}) {
+    for (size_t k : {size_t{0}, size_t{1}, numel / 100, numel / 16, numel / 2, numel, numel + 3}) {
+      uint64_t bits = rng();
+      std::vector<uint32_t> idx = randomKIndices(numel, k, bits);
+      ASSERT_EQ(idx.size(), std::min(k, numel)) << numel << " " << k;
+      for (size_t j = 0; j < idx.size(); ++j) {
+        ASSERT_LT(idx[j], numel);
+        if (j > 0) {
+          ASSERT_LT(idx[j - 1], idx[j]);
+        }
+      }
+      ASSERT_EQ(idx, randomKIndices(numel, k, bits));
+    }
+  }
+}
+
+TEST(RandomK, RoughlyUniformInBothAlgorithms) {
+  uint64_t seed = testing::freshSeed();
+  SCOPED_TRACE(testing::seedTrace(seed));
+  std::mt19937_64 rng(seed);
+  const size_t numel = 64;
+  for (size_t k : {size_t{2}, size_t{16}}) {  // Floyd (k*16 <= numel), then Algorithm S
+    std::vector<int> hits(numel, 0);
+    const int draws = 20000;
+    for (int d = 0; d < draws; ++d) {
+      for (uint32_t i : randomKIndices(numel, k, rng())) ++hits[i];
+    }
+    double expect = static_cast<double>(draws) * static_cast<double>(k) / numel;
+    for (size_t i = 0; i < numel; ++i) {
+      EXPECT_NEAR(hits[i], expect, 6 * std::sqrt(expect)) << "k=" << k << " i=" << i;
+    }
+  }
+}
+
+TEST(RandomK, CompressorDependsOnContextOnly) {
+  uint64_t seed = testing::freshSeed();
+  SCOPED_TRACE(testing::seedTrace(seed));
+  std::mt19937_64 rng(seed);
+  std::vector<float> x = testing::makeInput(10000, testing::Dist::kNormal, &rng);
+  std::vector<float> y = testing::makeInput(10000, testing::Dist::kNormal, &rng);
+  RandomKCompressor c;
+  SelectContext ctx;
+  ctx.seed = seed;
+  ctx.segment_id = 2;
+  ctx.step = 5;
+  SegmentData a, b, other;
+  c.compress(x, 0.01, ctx, &a);
+  c.compress(y, 0.01, ctx, &b);
+  EXPECT_EQ(a.indices, b.indices);  // the receiver regenerates them without the data
+  EXPECT_EQ(a.indices.size(), 100u);
+  for (size_t j = 0; j < a.indices.size(); ++j) EXPECT_EQ(a.values[j], x[a.indices[j]]);
+  ctx.step = 6;
+  c.compress(x, 0.01, ctx, &other);
+  EXPECT_NE(a.indices, other.indices);
+}
+
+}  // namespace
+}  // namespace sparseps

@@ -1,0 +1,131 @@
+#include "compressors/threshold.h"
+
+#include <gtest/gtest.h>
+
+#include "compressors/segment_spec.h"
+#include "compressors/select_seed.h"
+#include "compressors/topk.h"
+#include "tests/compressors/test_util.h"
+
+namespace sparseps {
+namespace {
+
+using testing::Dist;
+
+std::vector<uint32_t> referenceAtLeast(const std::vector<float>& x, float thr) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (magnitudeKey(x[i]) >= magnitudeKey(thr)) out.push_back(static_cast<uint32_t>(i));
+  }
+  return out;
+}
+
+class ThresholdTest : public ::testing::TestWithParam<SimdLevel> {};
+
+TEST_P(ThresholdTest, FilterMatchesPlainLoop) {
+  uint64_t seed = testing::freshSeed();
+  SCOPED_TRACE(testing::seedTrace(seed));
+  std::mt19937_64 rng(seed);
+  for (Dist dist : {Dist::kNormal, Dist::kTies, Dist::kAllEqual, Dist::kSpecial, Dist::kZeros}) {
+    SCOPED_TRACE(testing::distName(dist));
+    for (size_t n : {0, 1, 2, 7, 17, 64, 65, 129, 1000, 100003}) {
+      std::vector<float> x = testing::makeInput(n, dist, &rng);
+      for (float thr : {0.0f, -0.0f, 0.1f, -1.0f, 1.5f, 2.0f, 3.5f,
+                        std::numeric_limits<float>::infinity()}) {
+        std::vector<uint32_t> idx;
+        std::vector<float> val;
+        thresholdFilter(x, thr, &idx, &val, GetParam());
+        ASSERT_EQ(idx, referenceAtLeast(x, thr)) << "n=" << n << " thr=" << thr;
+        for (size_t j = 0; j < idx.size(); ++j) ASSERT_TRUE(testing::sameBits(val[j], x[idx[j]]));
+      }
+    }
+  }
+}
+
+// The DGC rule, checked by what it must produce: with the threshold it reports, either the
+// exact top-k (the > 1.3k branch) or the first min(k, count) of |x| >= threshold.
+TEST_P(ThresholdTest, SampledFollowsDgcRule) {
+  uint64_t seed = testing::freshSeed();
+  SCOPED_TRACE(testing::seedTrace(seed));
+  std::mt19937_64 rng(seed);
+  for (Dist dist : {Dist::kNormal, Dist::kTies, Dist::kAllEqual, Dist::kSpecial, Dist::kZeros}) {
+    SCOPED_TRACE(testing::distName(dist));
+    for (size_t n : {1, 2, 7, 100, 1000, 65537, 300007}) {
+      std::vector<float> x = testing::makeInput(n, dist, &rng);
+      for (double density : {0.001, 0.01, 0.25}) {
+        size_t k = topkCount(n, density);
+        std::vector<uint32_t> idx;
+        std::vector<float> val;
+        SampledThresholdResult r = sampledThreshold(x, density, rng(), &idx, &val, {}, GetParam());
+        SCOPED_TRACE("n=" + std::to_string(n) + " density=" + std::to_string(density));
+        ASSERT_EQ(r.k, k);
+        ASSERT_EQ(r.count, idx.size());
+        ASSERT_LE(r.count, k);
+        ASSERT_GE(r.rounds, 1);
+        ASSERT_LE(r.rounds, 10);
+        if (r.exact) {
+          ASSERT_EQ(idx, testing::referenceTopk(x, k));
+        } else {
+          std::vector<uint32_t> want = referenceAtLeast(x, r.threshold);
+          if (want.size() > k) want.resize(k);
+          ASSERT_EQ(idx, want);
+          if (r.rounds < 10) {
+            ASSERT_GE(static_cast<double>(r.count), 0.8 * static_cast<double>(k));
+          }
+        }
+        for (size_t j = 0; j < idx.size(); ++j) ASSERT_TRUE(testing::sameBits(val[j], x[idx[j]]));
+        if (dist == Dist::kNormal && n >= 65537) {  // a smooth distribution: one round suffices
+          ASSERT_GE(static_cast<double>(r.count), 0.8 * static_cast<double>(k));
+        }
+      }
+    }
+  }
+}
+
+TEST_P(ThresholdTest, SampledLowersThresholdWhenTooFewPass) {
+  // Demanding at least 2k to pass makes the first threshold (~k pass) too high: it must be
+  // lowered by 0.8 per round until 2k pass, and the result is then truncated to k.
+  uint64_t seed = testing::freshSeed();
+  SCOPED_TRACE(testing::seedTrace(seed));
+  std::mt19937_64 rng(seed);
+  std::vector<float> x = testing::makeInput(100000, Dist::kNormal, &rng);
+  SampledThresholdOptions options;
+  options.lower = 2.0;
+  options.upper = 1e9;
+  std::vector<uint32_t> idx;
+  std::vector<float> val;
+  SampledThresholdResult r = sampledThreshold(x, 0.01, rng(), &idx, &val, options, GetParam());
+  EXPECT_EQ(r.k, 1000u);
+  EXPECT_GE(r.rounds, 2);
+  EXPECT_FALSE(r.exact);
+  EXPECT_GE(referenceAtLeast(x, r.threshold).size(), 2000u);
+  std::vector<uint32_t> want = referenceAtLeast(x, r.threshold);
+  want.resize(1000);
+  EXPECT_EQ(idx, want);
+  EXPECT_EQ(r.count, 1000u);
+}
+
+TEST_P(ThresholdTest, SampledIsReproducibleFromSeed) {
+  uint64_t seed = testing::freshSeed();
+  SCOPED_TRACE(testing::seedTrace(seed));
+  std::mt19937_64 rng(seed);
+  std::vector<float> x = testing::makeInput(200000, Dist::kNormal, &rng);
+  SampledThresholdCompressor c({}, GetParam());
+  SelectContext ctx;
+  ctx.seed = seed;
+  ctx.segment_id = 3;
+  ctx.step = 11;
+  SegmentData a, b;
+  c.compress(x, 0.001, ctx, &a);
+  c.compress(x, 0.001, ctx, &b);
+  EXPECT_EQ(a.indices, b.indices);
+  EXPECT_EQ(a.segment_id, 3u);
+  EXPECT_EQ(a.numel, 200000u);
+  EXPECT_FALSE(a.dense);
+}
+
+INSTANTIATE_TEST_SUITE_P(Levels, ThresholdTest, ::testing::ValuesIn(testing::usableLevels()),
+                         [](const auto& info) { return std::string(simdLevelName(info.param)); });
+
+}  // namespace
+}  // namespace sparseps
