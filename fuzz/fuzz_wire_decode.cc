@@ -1,0 +1,65 @@
+// libFuzzer target for the wire decoder: decodeHeader + decodePayload on arbitrary bytes
+// against a fixed receiver layout. Each input is decoded as it is (which mostly exercises
+// the header and checksum checks) and once more with its header's payload size and
+// checksum made to match the bytes that follow, so mutations reach the segment parsers.
+// A message that decodes must also re-encode and decode to the same segments.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#include "core/wire.h"
+
+namespace {
+
+// The receiver's layout: segment sizes the seeds use (see fuzz_wire_seeds.cc), including
+// a single element, bitmap padding and a large segment.
+const sparseps::DecodeLimits& fuzzLimits() {
+  static const sparseps::DecodeLimits limits =
+      sparseps::DecodeLimits().allow(0, 100).allow(1, 13).allow(2, 1).allow(3, 500).allow(5, 1u << 20);
+  return limits;
+}
+
+bool sameSegments(const std::vector<sparseps::SegmentData>& a, const std::vector<sparseps::SegmentData>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].segment_id != b[i].segment_id || a[i].numel != b[i].numel ||
+        a[i].dense != b[i].dense || a[i].indices != b[i].indices ||
+        a[i].values.size() != b[i].values.size()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void decodeAndCheck(const sparseps::MessageHeader& header, absl::Span<const uint8_t> payload) {
+  absl::StatusOr<std::vector<sparseps::SegmentData>> segments =
+      sparseps::decodePayload(header, payload, fuzzLimits());
+  if (!segments.ok()) return;
+  // Lossless re-encoding (f32 values) must decode to the same structure.
+  absl::StatusOr<std::vector<uint8_t>> again = sparseps::encodeMessage(header, *segments);
+  if (!again.ok()) std::abort();
+  absl::StatusOr<sparseps::DecodedMessage> back = sparseps::decodeMessage(*again, fuzzLimits());
+  if (!back.ok()) std::abort();
+  // The re-encoding may pick a different encoding (dense <-> sparse), so compare densely
+  // only where both sides kept the same form.
+  bool same_form = true;
+  for (size_t i = 0; i < segments->size(); ++i) same_form &= (*segments)[i].dense == back->segments[i].dense;
+  if (same_form && !sameSegments(*segments, back->segments)) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const absl::Span<const uint8_t> bytes(data, size);
+  (void)sparseps::payloadBytesFromHeader(bytes);
+  absl::StatusOr<sparseps::MessageHeader> header = sparseps::decodeHeader(bytes);
+  if (!header.ok()) return 0;
+  const absl::Span<const uint8_t> payload = bytes.subspan(sparseps::kHeaderBytes);
+  decodeAndCheck(*header, payload);
+  sparseps::MessageHeader sealed = *header;
+  sealed.payload_bytes = payload.size();
+  sealed.payload_checksum = sparseps::payloadChecksum(payload);
+  decodeAndCheck(sealed, payload);
+  return 0;
+}
