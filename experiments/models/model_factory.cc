@@ -1,0 +1,41 @@
+#include "experiments/models/model_factory.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "experiments/models/resnet.h"
+
+namespace sparseps {
+
+const std::vector<ModelInfo>& knownModels() {
+  static const std::vector<ModelInfo> kModels = {
+      {"resnet50", 224, "torchvision ResNet-50 (bottlenecks [3,4,6,3], 7x7 stem + max-pool)"},
+      {"resnet18_cifar", 32, "CIFAR ResNet-18 (kuangliu/pytorch-cifar, 3x3 stem)"},
+      {"resnet20", 32, "CIFAR ResNet-20 (He et al. 2016, option A shortcuts)"},
+      {"small_resnet", 28, "small ResNet for 28 px grayscale, 16/32/64 channels"},
+  };
+  return kModels;
+}
+
+absl::StatusOr<std::shared_ptr<ImageClassifier>> makeModel(std::string_view name,
+                                                           int64_t num_classes,
+                                                           int64_t in_channels) {
+  if (num_classes < 1 || in_channels < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("makeModel: num_classes (", num_classes, ") and in_channels (",
+                     in_channels, ") must be positive"));
+  }
+  if (name == "resnet50") return makeResNet(resnet50Config(num_classes, in_channels));
+  if (name == "resnet18_cifar") {
+    return makeResNet(resnet18CifarConfig(num_classes, in_channels));
+  }
+  if (name == "resnet20") return makeResNet(resnet20Config(num_classes, in_channels));
+  if (name == "small_resnet") return makeResNet(smallResNetConfig(num_classes, in_channels));
+  std::vector<std::string> names;
+  for (const ModelInfo& m : knownModels()) names.push_back(m.name);
+  return absl::InvalidArgumentError(absl::StrCat("unknown model '", std::string(name),
+                                                 "'; known models: ",
+                                                 absl::StrJoin(names, ", ")));
+}
+
+}  // namespace sparseps

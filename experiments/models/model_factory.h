@@ -1,0 +1,33 @@
+#pragma once
+// The model factory: maps a model name from the command line (--model=NAME) to a freshly
+// initialized network. The list is explicit; an unknown name gets an error that lists the
+// known ones.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "experiments/models/image_classifier.h"
+
+namespace sparseps {
+
+struct ModelInfo {
+  std::string name;
+  int64_t image_size;  // the input side the model is meant for (square images)
+  std::string description;
+};
+
+// Every model the factory knows, in a fixed order.
+const std::vector<ModelInfo>& knownModels();
+
+// A new model `name` with the given number of classes and input channels, initialized
+// from LibTorch's global generator (seed it with torch::manual_seed first).
+// InvalidArgument for an unknown name or a non-positive size.
+absl::StatusOr<std::shared_ptr<ImageClassifier>> makeModel(std::string_view name,
+                                                           int64_t num_classes,
+                                                           int64_t in_channels);
+
+}  // namespace sparseps

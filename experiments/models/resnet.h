@@ -1,0 +1,54 @@
+#pragma once
+// ResNet (He et al., "Deep Residual Learning for Image Recognition", CVPR 2016) in the
+// variants the experiments train, built from one configuration:
+//  - resnet50Config: torchvision's ResNet-50 (v1.5: stride in the 3x3 conv of a
+//    bottleneck), 7x7/2 stem + 3x3/2 max-pool, bottlenecks [3, 4, 6, 3], 1x1-conv + BN
+//    projection shortcuts. 25,557,032 parameters with 1000 classes. For 224 px images.
+//  - resnet18CifarConfig: the CIFAR ResNet-18 of kuangliu/pytorch-cifar (the DGS
+//    reference's model): 3x3/1 stem, no max-pool, basic blocks [2, 2, 2, 2] of
+//    64..512 channels, projection shortcuts. 11,173,962 parameters with 10 classes.
+//  - resnet20Config: the CIFAR ResNet-20 of the paper (section 4.2): 3x3 stem, three
+//    stages of 3 basic blocks with 16/32/64 channels, option A shortcuts (stride-2
+//    subsampling and zero-padded channels, no parameters). 269,722 parameters with 10
+//    classes.
+//  - smallResNetConfig: a fast ResNet for 28 px grayscale (Fashion-MNIST): 3x3 stem,
+//    three stages of one basic block with 16/32/64 channels, projection shortcuts.
+//    77,754 parameters with 10 classes.
+// Parameter names follow torchvision (conv1, bn1, layer1.0.conv1, layer1.0.downsample.0,
+// fc). Initialization follows torchvision: Kaiming-normal (fan_out) convolutions, BN
+// weight 1 and bias 0, LibTorch's default for the final Linear. Every variant ends in a
+// global average pool, so any input size large enough for the strides works.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "experiments/models/image_classifier.h"
+
+namespace sparseps {
+
+struct ResNetConfig {
+  enum class Stem { kImageNet, kCifar };       // 7x7/2 conv + 3x3/2 max-pool, or 3x3/1 conv
+  enum class Block { kBasic, kBottleneck };    // two 3x3 convs, or 1x1-3x3-1x1 (x4 out)
+  enum class Shortcut { kProjection, kZeroPad };  // 1x1 conv + BN, or option A
+
+  int64_t in_channels = 3;
+  int64_t num_classes = 10;
+  Stem stem = Stem::kCifar;
+  int64_t stem_channels = 16;
+  Block block = Block::kBasic;
+  Shortcut shortcut = Shortcut::kProjection;
+  std::vector<int64_t> widths;   // per stage; a bottleneck outputs 4x its width
+  std::vector<int64_t> blocks;   // blocks per stage; stage i > 0 starts with stride 2
+};
+
+ResNetConfig resnet50Config(int64_t num_classes, int64_t in_channels);
+ResNetConfig resnet18CifarConfig(int64_t num_classes, int64_t in_channels);
+ResNetConfig resnet20Config(int64_t num_classes, int64_t in_channels);
+ResNetConfig smallResNetConfig(int64_t num_classes, int64_t in_channels);
+
+// Builds the network. The config must be valid (positive sizes, as many widths as
+// stages); the factory (model_factory.h) checks what users can get wrong.
+std::shared_ptr<ImageClassifier> makeResNet(const ResNetConfig& config);
+
+}  // namespace sparseps

@@ -1,0 +1,129 @@
+#include "experiments/models/model_factory.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <random>
+#include <string>
+
+namespace sparseps {
+namespace {
+
+std::shared_ptr<ImageClassifier> build(const std::string& name, int64_t classes,
+                                       int64_t channels) {
+  absl::StatusOr<std::shared_ptr<ImageClassifier>> model =
+      makeModel(name, classes, channels);
+  EXPECT_TRUE(model.ok()) << model.status();
+  return model.ok() ? *model : nullptr;
+}
+
+int64_t parameterCount(const torch::nn::Module& m) {
+  int64_t n = 0;
+  for (const auto& p : m.parameters()) n += p.numel();
+  return n;
+}
+
+std::vector<int64_t> shapeOf(const torch::Tensor& t) {
+  return std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
+}
+
+// Reference counts: torchvision's resnet50() (25,557,032), kuangliu's ResNet18()
+// (11,173,962) and He et al.'s ResNet-20 with option A (0.27M; 269,722 exactly).
+TEST(ModelsTest, ParameterCountsMatchTheReferenceModels) {
+  EXPECT_EQ(parameterCount(*build("resnet50", 1000, 3)), 25557032);
+  EXPECT_EQ(parameterCount(*build("resnet18_cifar", 10, 3)), 11173962);
+  EXPECT_EQ(parameterCount(*build("resnet20", 10, 3)), 269722);
+  // 144 + 32 (stem) + 4,672 + 14,528 + 57,728 (blocks) + 650 (fc), counted by hand.
+  EXPECT_EQ(parameterCount(*build("small_resnet", 10, 1)), 77754);
+}
+
+TEST(ModelsTest, ParameterNamesFollowTorchvision) {
+  auto net = build("resnet50", 1000, 3);
+  auto params = net->named_parameters();
+  ASSERT_NE(params.find("conv1.weight"), nullptr);
+  EXPECT_EQ(shapeOf(params["conv1.weight"]), (std::vector<int64_t>{64, 3, 7, 7}));
+  ASSERT_NE(params.find("layer1.0.downsample.0.weight"), nullptr);
+  EXPECT_EQ(shapeOf(params["layer1.0.downsample.0.weight"]),
+            (std::vector<int64_t>{256, 64, 1, 1}));
+  ASSERT_NE(params.find("layer2.0.conv2.weight"), nullptr);  // v1.5: stride in the 3x3
+  EXPECT_EQ(shapeOf(params["layer4.2.conv3.weight"]), (std::vector<int64_t>{2048, 512, 1, 1}));
+  EXPECT_EQ(shapeOf(params["fc.weight"]), (std::vector<int64_t>{1000, 2048}));
+  EXPECT_EQ(params.size(), 161u);
+  EXPECT_EQ(net->named_buffers().size(), 3u * 53);  // 53 BatchNorms
+}
+
+TEST(ModelsTest, ResNet20UsesParameterFreeShortcuts) {
+  auto net = build("resnet20", 10, 3);
+  for (const auto& item : net->named_parameters()) {
+    EXPECT_EQ(item.key().find("downsample"), std::string::npos) << item.key();
+  }
+}
+
+TEST(ModelsTest, InputChannelsAndClassesShapeTheEnds) {
+  auto net = build("small_resnet", 7, 3);
+  auto params = net->named_parameters();
+  EXPECT_EQ(shapeOf(params["conv1.weight"]), (std::vector<int64_t>{16, 3, 3, 3}));
+  EXPECT_EQ(shapeOf(params["fc.weight"]), (std::vector<int64_t>{7, 64}));
+}
+
+struct ForwardCase {
+  std::string name;
+  int64_t classes, channels, size, batch;
+};
+
+TEST(ModelsTest, ForwardGivesLogitsAndGradientsReachEveryParameter) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  torch::manual_seed(seed);
+  for (const ForwardCase& c : {ForwardCase{"small_resnet", 10, 1, 28, 4},
+                               ForwardCase{"resnet20", 10, 3, 32, 2},
+                               ForwardCase{"resnet18_cifar", 10, 3, 32, 2}}) {
+    SCOPED_TRACE(c.name);
+    auto net = build(c.name, c.classes, c.channels);
+    net->train();
+    torch::Tensor logits = net->forward(torch::randn({c.batch, c.channels, c.size, c.size}));
+    EXPECT_EQ(shapeOf(logits), (std::vector<int64_t>{c.batch, c.classes}));
+    EXPECT_TRUE(torch::isfinite(logits).all().item<bool>());
+    torch::nn::functional::cross_entropy(logits, torch::randint(0, c.classes, {c.batch}))
+        .backward();
+    for (const auto& item : net->named_parameters()) {
+      ASSERT_TRUE(item.value().grad().defined()) << item.key();
+      EXPECT_GT(item.value().grad().abs().sum().item<float>(), 0.0f) << item.key();
+    }
+  }
+}
+
+TEST(ModelsTest, ResNet50ForwardsASmallImage) {
+  auto net = build("resnet50", 1000, 3);
+  net->eval();
+  torch::NoGradGuard no_grad;
+  torch::Tensor logits = net->forward(torch::randn({1, 3, 64, 64}));
+  EXPECT_EQ(shapeOf(logits), (std::vector<int64_t>{1, 1000}));
+  EXPECT_TRUE(torch::isfinite(logits).all().item<bool>());
+}
+
+TEST(ModelsTest, SameSeedGivesTheSameModel) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  torch::manual_seed(seed);
+  auto a = build("resnet20", 10, 3);
+  torch::manual_seed(seed);
+  auto b = build("resnet20", 10, 3);
+  auto pa = a->parameters();
+  auto pb = b->parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i])) << i;
+}
+
+TEST(ModelsTest, UnknownNamesAndBadSizesAreInvalidArguments) {
+  absl::StatusOr<std::shared_ptr<ImageClassifier>> bad = makeModel("vgg16", 10, 3);
+  ASSERT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  for (const ModelInfo& m : knownModels()) {
+    EXPECT_NE(bad.status().message().find(m.name), std::string::npos) << bad.status();
+  }
+  EXPECT_EQ(makeModel("resnet20", 0, 3).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(makeModel("resnet20", 10, 0).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace sparseps
