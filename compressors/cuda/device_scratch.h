@@ -1,0 +1,46 @@
+#pragma once
+// DeviceScratch: one growable block of device memory that the CUDA kernels carve their
+// temporaries from (histograms, candidate buffers, CUB temp storage), so repeated calls
+// on the same stream do not allocate. Not thread-safe: one per stream.
+
+#include <cstddef>
+
+#include <cuda_runtime_api.h>
+
+namespace sparseps::gpu {
+
+class DeviceScratch {
+ public:
+  DeviceScratch() = default;
+  ~DeviceScratch();
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+
+  // Sets *ptr to at least `bytes` of device memory. Growing frees the old block
+  // (cudaFree waits for the device), so earlier work that used it has finished.
+  cudaError_t reserve(size_t bytes, void** ptr);
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Carves aligned arrays out of one block; with base == nullptr it only measures.
+class ScratchCarver {
+ public:
+  explicit ScratchCarver(void* base) : base_(static_cast<char*>(base)) {}
+  template <typename T>
+  T* take(size_t count) {
+    size_t at = (used_ + kAlign - 1) / kAlign * kAlign;
+    used_ = at + count * sizeof(T);
+    return base_ == nullptr ? nullptr : reinterpret_cast<T*>(base_ + at);
+  }
+  size_t used() const { return used_; }
+
+ private:
+  static constexpr size_t kAlign = 256;
+  char* base_;
+  size_t used_ = 0;
+};
+
+}  // namespace sparseps::gpu

@@ -1,0 +1,48 @@
+#pragma once
+// Internal to compressors/cuda: the host-side launchers of the .cu files. They only
+// enqueue work on `stream`; the public functions (topk_cuda.h, sparse_ops_cuda.h)
+// validate arguments and carve `temp` (device memory of at least the *TempBytes size)
+// from a DeviceScratch. All pointers are device pointers.
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "compressors/cuda/radix_digits.h"
+
+namespace sparseps::gpu {
+
+// topk_radix.cu. Requires 1 <= k <= n.
+// The three radix passes alone: leave in *state the k-th largest key (prefix) and the
+// number of elements with that key to take (kLeft). hist: kBuckets u32.
+cudaError_t launchRadixPasses(const float* x, uint32_t n, uint32_t k, RadixState* state,
+                              uint32_t* hist, cudaStream_t stream);
+size_t topkRadixTempBytes(uint32_t n);
+cudaError_t launchTopkRadix(const float* x, uint32_t n, uint32_t k, uint32_t* indices,
+                            float* values, void* temp, cudaStream_t stream);
+
+// topk_sort.cu: the cub::DeviceRadixSort baseline. Requires 1 <= k <= n.
+size_t topkSortTempBytes(uint32_t n, uint32_t k);
+cudaError_t launchTopkSort(const float* x, uint32_t n, uint32_t k, uint32_t* indices,
+                           float* values, void* temp, cudaStream_t stream);
+
+// sparse_ops.cu.
+cudaError_t launchGather(const float* x, const uint32_t* indices, uint32_t count,
+                         float* values, cudaStream_t stream);
+// Every i with magnitudeKey(x[i]) >= magnitudeKey(thr), increasing; *count on the device.
+size_t thresholdFilterTempBytes(uint32_t n);
+cudaError_t launchThresholdFilter(const float* x, uint32_t n, float thr, uint32_t* indices,
+                                  float* values, uint32_t* count, void* temp,
+                                  cudaStream_t stream);
+cudaError_t launchGatherIndices(const uint32_t* src, const uint32_t* positions, uint32_t count,
+                                uint32_t* out, cudaStream_t stream);
+cudaError_t launchStridedGather(const float* x, uint32_t start, uint32_t stride,
+                                uint32_t count, float* out, cudaStream_t stream);
+cudaError_t launchScatterAdd(const uint32_t* indices, const float* values, uint32_t count,
+                             float alpha, float* y, cudaStream_t stream);
+cudaError_t launchAxpy(float alpha, const float* x, uint32_t n, float* y, cudaStream_t stream);
+cudaError_t launchPackPairs(const uint32_t* indices, const float* values, uint32_t count,
+                            uint32_t* pairs, cudaStream_t stream);
+
+}  // namespace sparseps::gpu

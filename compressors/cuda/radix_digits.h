@@ -1,0 +1,85 @@
+#pragma once
+// Radix-select building blocks for magnitude top-k, shared by the CUDA kernels
+// (topk_radix.cu) and their host simulation (radix_select_sim.cc), so the algorithm is
+// tested on machines without a GPU.
+//
+// topk(x, r) (METHODS.md) keeps the k largest |x|. With the sign bit cleared, the bits of
+// a float order like its magnitude (IEEE 754), so selection works on u32 keys. The key's
+// 31 significant bits are split into three digits of 11, 11 and 10 bits (bit 31 is always
+// 0 and falls in the first digit). Each pass histograms the digit of the elements whose
+// higher digits equal the prefix chosen so far, then picks the bucket holding the kLeft-th
+// largest key. After three passes the prefix is the exact k-th largest key T; the elements
+// with key > T are all taken, and of those with key == T the kLeft with the lowest
+// indices (tie rule of the CPU kernel: magnitude descending, then lower index).
+// NaN: its key lies above +inf's, so a NaN ranks as the largest magnitude.
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__)
+#define SPARSEPS_HD __host__ __device__ __forceinline__
+#else
+#define SPARSEPS_HD inline
+#endif
+
+namespace sparseps::gpu {
+
+constexpr int kDigitBits = 11;
+constexpr int kBuckets = 1 << kDigitBits;
+constexpr int kRadixPasses = 3;
+
+// |x| as an order-preserving u32 key: the float bits with the sign cleared.
+SPARSEPS_HD uint32_t magnitudeKey(float x) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(x) & 0x7fffffffu;
+#else
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits & 0x7fffffffu;
+#endif
+}
+
+// Digits from the most significant: pass 0 covers bits 31..21, pass 1 bits 20..10,
+// pass 2 bits 9..0.
+SPARSEPS_HD int digitShift(int pass) { return pass == 0 ? 21 : (pass == 1 ? 10 : 0); }
+SPARSEPS_HD uint32_t digitMask(int pass) { return pass == 2 ? 0x3ffu : 0x7ffu; }
+SPARSEPS_HD uint32_t digitOf(uint32_t key, int pass) {
+  return (key >> digitShift(pass)) & digitMask(pass);
+}
+
+// Where the selection stands between passes. Lives in device memory so that passes
+// follow each other on a stream with no host round trip.
+struct RadixState {
+  uint32_t prefix = 0;      // digits chosen so far, in place
+  uint32_t prefixMask = 0;  // the key bits those digits cover
+  uint32_t kLeft = 0;       // how many of the keys matching prefix are still to take
+  uint32_t blocksDone = 0;  // ticket counter: the last block of a pass finishes it
+  uint32_t cutIndex = 0;    // index of the last element with key == T that is taken
+};
+
+SPARSEPS_HD bool matchesPrefix(uint32_t key, const RadixState& s) {
+  return (key & s.prefixMask) == s.prefix;
+}
+
+// Bucket search on the histogram scanned from the highest digit down: `above` is the
+// number of candidates in buckets with a larger digit, `count` this bucket's. Exactly
+// one bucket satisfies it when 1 <= kLeft <= number of candidates.
+SPARSEPS_HD bool isTargetBucket(uint32_t above, uint32_t count, uint32_t kLeft) {
+  return above < kLeft && kLeft <= above + count;
+}
+
+// Narrows the state to the chosen bucket; the candidates above it are all taken.
+SPARSEPS_HD void advanceState(RadixState* s, int pass, uint32_t bucket, uint32_t above) {
+  s->prefix |= bucket << digitShift(pass);
+  s->prefixMask |= digitMask(pass) << digitShift(pass);
+  s->kLeft -= above;
+}
+
+// After the last pass: prefix is the threshold key T and kLeft the number of ties to
+// take; cutIndex is the index of the kLeft-th element with key == T in index order.
+SPARSEPS_HD bool isTie(uint32_t key, const RadixState& s) { return key == s.prefix; }
+SPARSEPS_HD bool isSelected(uint32_t key, uint32_t index, const RadixState& s) {
+  return key > s.prefix || (key == s.prefix && index <= s.cutIndex);
+}
+
+}  // namespace sparseps::gpu

@@ -1,0 +1,22 @@
+#pragma once
+// Host simulation of the radix-select top-k of topk_radix.cu: the same passes, grid-stride
+// partition, per-block histograms, last-block bucket search and tie cut, run on the CPU
+// with the functions of radix_digits.h. It exists so the algorithm is tested on machines
+// without a GPU; production code on the host uses compressors/topk.h.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+
+namespace sparseps::gpu {
+
+// Magnitude top-k of x as the device computes it with `blocks` blocks of `threads`
+// threads: indices increasing, with their values. k is capped at x.size(). Returns an
+// internal error if a pass does not find exactly one target bucket (a broken invariant).
+absl::Status radixTopkSim(absl::Span<const float> x, size_t k, size_t blocks, size_t threads,
+                          std::vector<uint32_t>* indices, std::vector<float>* values);
+
+}  // namespace sparseps::gpu
