@@ -6,6 +6,14 @@
 // owns transport, modes (async, sync, bounded staleness), the learning-rate schedule and
 // checkpoints; a rule only does its method's math, so rules are testable without a network.
 // Rules never see two threads at once: the runtime serializes every call on a rule.
+//
+// What a SegmentData means in each direction:
+//  - push: an update p; the server applies W = W - scale * p, dense or sparse alike.
+//  - reply: a dense segment is the model itself (w = values); a sparse segment is a
+//    delta (w = w + s), the dual-way sparse downlink. The wire format must therefore keep
+//    a segment's dense flag: a sparse segment stays sparse even when every index is set.
+// Messages from the network reach a rule only after checkMessage (message_ops.h) passed;
+// a rule treats a segment that does not fit its specs as a programming error.
 
 #include <cstdint>
 #include <memory>
@@ -56,6 +64,10 @@ class Method {
  public:
   virtual ~Method() = default;
   virtual std::string name() const = 0;
+  // The options this method accepts: MethodOptions::validate() plus the method's own
+  // constraints (DGS divides by the momentum). Call it before makeWorker / makeServer,
+  // which abort with the same message when given options this returns an error for.
+  virtual absl::Status validate(const MethodOptions& options) const { return options.validate(); }
   virtual std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
                                                  const MethodOptions& options) const = 0;
   // specs are the segments this server shard holds, offsets relative to its buffer.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -28,7 +29,7 @@ struct MethodOptions {
   // DGC warm-up: density per epoch for the first epochs, then `density`.
   std::vector<double> warmup_densities = {0.25, 0.0625, 0.015625, 0.004, 0.001};
   bool warmup = false;
-  uint64_t seed = 0;
+  uint64_t seed = 0;             // sampled threshold's sample start; give each rank its own
 
   MethodOptions& setLr0(double v) { lr0 = v; return *this; }
   MethodOptions& setMomentum(double v) { momentum = v; return *this; }
@@ -42,8 +43,16 @@ struct MethodOptions {
   MethodOptions& setClipNorm(double v) { clip_norm = v; return *this; }
   MethodOptions& setNumWorkers(int v) { num_workers = v; return *this; }
   MethodOptions& setWarmup(bool v) { warmup = v; return *this; }
+  MethodOptions& setWarmupDensities(std::vector<double> v) {
+    warmup_densities = std::move(v);
+    return *this;
+  }
   MethodOptions& setSeed(uint64_t v) { seed = v; return *this; }
 
+  // The density a worker selects with in `epoch`: the warm-up schedule while it lasts.
+  double densityAt(int epoch) const;
+
+  // Checks every field; the error names the field ("MethodOptions.density: ...").
   absl::Status validate() const;
 };
 

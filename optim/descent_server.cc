@@ -1,0 +1,80 @@
+#include "optim/descent_server.h"
+
+#include <utility>
+
+#include "optim/dual_way_downlink.h"
+#include "optim/fatal.h"
+#include "optim/message_ops.h"
+#include "optim/segment_index.h"
+#include "optim/state_io.h"
+
+namespace sparseps {
+namespace {
+
+// State kinds: a checkpoint of one downlink cannot be loaded into the other.
+constexpr uint8_t kDenseKind = 1;
+constexpr uint8_t kDualWayKind = 2;
+
+class DescentServer : public ServerRule {
+ public:
+  DescentServer(const SegmentSpecs& specs, int num_workers, const MethodOptions& options,
+                Downlink downlink)
+      : index_(specs), num_workers_(num_workers) {
+    if (downlink == Downlink::kSparse) {
+      dual_way_ = std::make_unique<DualWayDownlink>(specs, num_workers, options);
+    }
+  }
+
+  void applyPush(int worker, const Message& push, float scale, absl::Span<float> W) override {
+    checkWorker(worker);
+    subtractUpdate(push, index_, scale, W);
+    if (dual_way_) dual_way_->onVersion();
+  }
+
+  void makeReply(int worker, absl::Span<const float> W, Message* reply) override {
+    checkWorker(worker);
+    if (dual_way_) {
+      dual_way_->makeReply(worker, W, reply);
+      return;
+    }
+    reply->clear();
+    for (const SegmentSpec& spec : index_.specs()) {
+      reply->push_back(denseSegment(spec.id, W.subspan(spec.offset, spec.numel), 1.0f));
+    }
+  }
+
+  std::string saveState() const override {
+    StateWriter w;
+    writeStateHeader(w, dual_way_ ? kDualWayKind : kDenseKind);
+    if (dual_way_) dual_way_->save(w);
+    return w.take();
+  }
+
+  absl::Status loadState(const std::string& bytes) override {
+    StateReader r(bytes);
+    if (auto s = checkStateHeader(r, dual_way_ ? kDualWayKind : kDenseKind); !s.ok()) return s;
+    return dual_way_ ? dual_way_->load(r) : r.finish();
+  }
+
+ private:
+  void checkWorker(int worker) const {
+    if (worker < 0 || worker >= num_workers_) {
+      fatal("worker ", worker, " is outside [0, ", num_workers_, ")");
+    }
+  }
+
+  SegmentIndex index_;
+  int num_workers_;
+  std::unique_ptr<DualWayDownlink> dual_way_;
+};
+
+}  // namespace
+
+std::unique_ptr<ServerRule> makeDescentServer(const SegmentSpecs& specs, int num_workers,
+                                              const MethodOptions& options, Downlink downlink) {
+  requireOk(options.validate());
+  if (num_workers < 1) fatal("a server rule needs at least one worker, got ", num_workers);
+  return std::make_unique<DescentServer>(specs, num_workers, options, downlink);
+}
+
+}  // namespace sparseps

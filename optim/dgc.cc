@@ -1,0 +1,113 @@
+// dgc: deep gradient compression (Lin et al., "Deep Gradient Compression: Reducing the
+// Communication Bandwidth for Distributed Training", ICLR 2018). In ../shared/METHODS.md
+// notation, per compressed segment:
+//   (optional local clipping: g = g * min(1, thr / |g|), thr = clip_norm * N^(-1/2),
+//    |g| the L2 norm of this worker's whole gradient, weight decay included)
+//   u = m*u + g;  v = v + u                  (Nesterov: u = m*(u + g);  v = v + u + g)
+//   M = topk(v, r);  push lr*v(.)M
+//   momentum factor masking: v = v(.)~M;  u = u(.)~M
+// v is error feedback (compressors/error_feedback.h) around the selector with x = u
+// (Nesterov: x = u + g). r follows the warm-up schedule by epoch when warmup is on
+// (MethodOptions::densityAt). topk is exact or the sampled threshold.
+// Dense segments take plain momentum SGD: u = m*u + g, push lr*u (Nesterov:
+// u = m*(u + g), push lr*(u + g)).
+// Server: W = W - p; downlink dense W or dual-way sparse.
+
+#include <cmath>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "compressors/error_feedback.h"
+#include "optim/descent_server.h"
+#include "optim/fatal.h"
+#include "optim/message_ops.h"
+#include "optim/segment_worker.h"
+#include "optim/selection.h"
+
+namespace sparseps {
+namespace {
+
+class DgcWorker : public SegmentWorker {
+ public:
+  DgcWorker(const SegmentSpecs& specs, const MethodOptions& options)
+      : SegmentWorker(specs, options), u_(zeroState(false)), v_(makeSelector(options.selection)) {}
+
+  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+                Message* push) override {
+    checkSizes(grad, w);
+    push->clear();
+    const float m = static_cast<float>(options_.momentum);
+    const float coef = clipCoefficient(grad, w);
+    const double density = options_.densityAt(ctx.epoch);
+    for (size_t i = 0; i < index_.size(); ++i) {
+      const SegmentSpec& spec = index_[i];
+      absl::Span<const float> g = foldedGradient(spec, grad, w, coef);
+      std::vector<float>& u = u_[i];
+      // x = what enters the accumulation (v) or, for dense segments, the pushed direction.
+      x_.resize(spec.numel);
+      for (size_t j = 0; j < spec.numel; ++j) {
+        if (options_.nesterov) {
+          u[j] = m * (u[j] + g[j]);
+          x_[j] = u[j] + g[j];
+        } else {
+          u[j] = m * u[j] + g[j];
+          x_[j] = u[j];
+        }
+      }
+      if (!spec.compressed) {
+        push->push_back(denseSegment(spec.id, x_, ctx.lr));
+        continue;
+      }
+      SegmentData s;
+      v_.compress(x_, density, SelectContext{spec.id, ctx.step, options_.seed}, &s);
+      for (size_t t = 0; t < s.indices.size(); ++t) {
+        u[s.indices[t]] = 0.0f;
+        s.values[t] *= ctx.lr;
+      }
+      push->push_back(std::move(s));
+    }
+  }
+
+ private:
+  // min(1, thr / |g|) with thr = clip_norm / sqrt(N); 1 when clipping is off.
+  float clipCoefficient(absl::Span<const float> grad, absl::Span<const float> w) const {
+    if (options_.clip_norm <= 0.0) return 1.0f;
+    const double wd = static_cast<float>(options_.weight_decay);
+    double sum = 0.0;
+    for (const SegmentSpec& spec : index_.specs()) {
+      for (size_t j = spec.offset; j < spec.offset + spec.numel; ++j) {
+        const double g = grad[j] + wd * w[j];
+        sum += g * g;
+      }
+    }
+    const double norm = std::sqrt(sum);
+    const double thr = options_.clip_norm / std::sqrt(static_cast<double>(options_.num_workers));
+    return norm > thr ? static_cast<float>(thr / norm) : 1.0f;
+  }
+
+  std::vector<std::vector<float>> u_;
+  ErrorFeedback v_;  // v per segment id
+  std::vector<float> x_;
+};
+
+class DgcMethod : public Method {
+ public:
+  std::string name() const override { return "dgc"; }
+  std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
+                                         const MethodOptions& options) const override {
+    requireOk(validate(options));
+    return std::make_unique<DgcWorker>(specs, options);
+  }
+  std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs, int num_workers,
+                                         const MethodOptions& options) const override {
+    requireOk(validate(options));
+    return makeDescentServer(specs, num_workers, options, options.downlink);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Method> makeDgcMethod() { return std::make_unique<DgcMethod>(); }
+
+}  // namespace sparseps

@@ -1,0 +1,170 @@
+#include "optim/dual_way_downlink.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "optim/message_ops.h"
+#include "optim/selection.h"
+
+namespace sparseps {
+
+DualWayDownlink::DualWayDownlink(SegmentSpecs specs, int num_workers,
+                                 const MethodOptions& options)
+    : index_(std::move(specs)),
+      num_workers_(num_workers),
+      server_density_(options.server_density),
+      resync_every_(options.resync_every),
+      seed_(options.seed),
+      selector_(makeSelector(options.selection)),
+      dense_next_(static_cast<size_t>(num_workers), 1),
+      w_sync_(index_.size()),
+      residual_(static_cast<size_t>(num_workers), std::vector<std::vector<float>>(index_.size())) {
+  for (auto& per_worker : residual_) {
+    for (size_t i = 0; i < index_.size(); ++i) {
+      if (index_[i].compressed) per_worker[i].assign(index_[i].numel, 0.0f);
+    }
+  }
+}
+
+void DualWayDownlink::onVersion() {
+  ++versions_;
+  if (versions_ % static_cast<uint64_t>(resync_every_) == 0) resync_due_ = true;
+}
+
+void DualWayDownlink::resync(absl::Span<const float> W) {
+  for (size_t i = 0; i < index_.size(); ++i) {
+    const SegmentSpec& spec = index_[i];
+    if (!spec.compressed) continue;
+    absl::Span<const float> x = W.subspan(spec.offset, spec.numel);
+    w_sync_[i].assign(x.begin(), x.end());
+  }
+  std::fill(dense_next_.begin(), dense_next_.end(), 1);
+  synced_ = true;
+  resync_due_ = false;
+}
+
+void DualWayDownlink::makeReply(int worker, absl::Span<const float> W, Message* reply) {
+  reply->clear();
+  if (!synced_ || resync_due_) resync(W);
+  const bool dense = dense_next_[static_cast<size_t>(worker)] != 0;
+  dense_next_[static_cast<size_t>(worker)] = 0;
+  std::vector<std::vector<float>>& residual = residual_[static_cast<size_t>(worker)];
+  for (size_t i = 0; i < index_.size(); ++i) {
+    const SegmentSpec& spec = index_[i];
+    absl::Span<const float> x = W.subspan(spec.offset, spec.numel);
+    if (!spec.compressed) {
+      reply->push_back(denseSegment(spec.id, x, 1.0f));
+      continue;
+    }
+    std::vector<float>& a = residual[i];
+    const std::vector<float>& w_sync = w_sync_[i];
+    if (dense) {  // w = W_sync, A_k = 0
+      std::fill(a.begin(), a.end(), 0.0f);
+      reply->push_back(denseSegment(spec.id, w_sync, 1.0f));
+      continue;
+    }
+    diff_.resize(spec.numel);
+    for (size_t j = 0; j < spec.numel; ++j) diff_[j] = (x[j] - w_sync[j]) - a[j];
+    SegmentData s;
+    selector_->compress(diff_, server_density_, SelectContext{spec.id, versions_, seed_}, &s);
+    for (size_t t = 0; t < s.indices.size(); ++t) a[s.indices[t]] += s.values[t];
+    reply->push_back(std::move(s));
+  }
+}
+
+void DualWayDownlink::save(StateWriter& w) const {
+  w.u32(static_cast<uint32_t>(num_workers_));
+  w.u32(static_cast<uint32_t>(index_.size()));
+  for (const SegmentSpec& spec : index_.specs()) {
+    w.u32(spec.id);
+    w.u64(spec.numel);
+    w.u8(spec.compressed ? 1 : 0);
+  }
+  w.u64(versions_);
+  w.u8(synced_ ? 1 : 0);
+  w.u8(resync_due_ ? 1 : 0);
+  for (uint8_t d : dense_next_) w.u8(d);
+  for (size_t i = 0; i < index_.size(); ++i) {
+    if (index_[i].compressed && synced_) w.floats(w_sync_[i]);
+  }
+  for (const auto& per_worker : residual_) {
+    for (size_t i = 0; i < index_.size(); ++i) {
+      if (index_[i].compressed) w.floats(per_worker[i]);
+    }
+  }
+}
+
+namespace {
+
+// Reads a u32/u64/u8 field that must equal what this rule was built with.
+template <typename Read, typename T>
+absl::Status expectField(Read read, absl::string_view what, T expected) {
+  auto got = read(what);
+  if (!got.ok()) return got.status();
+  if (static_cast<uint64_t>(*got) != static_cast<uint64_t>(expected)) {
+    return absl::FailedPreconditionError(absl::StrCat("method state: ", what, " is ",
+                                                      static_cast<uint64_t>(*got), ", this run has ",
+                                                      static_cast<uint64_t>(expected)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> readFlag(StateReader& r, absl::string_view what) {
+  absl::StatusOr<uint8_t> v = r.u8(what);
+  if (!v.ok()) return v.status();
+  if (*v > 1) return absl::DataLossError(absl::StrCat("method state: ", what, " is not 0 or 1"));
+  return *v == 1;
+}
+
+}  // namespace
+
+absl::Status DualWayDownlink::load(StateReader& r) {
+  auto u8 = [&r](absl::string_view what) { return r.u8(what); };
+  auto u32 = [&r](absl::string_view what) { return r.u32(what); };
+  auto u64 = [&r](absl::string_view what) { return r.u64(what); };
+  if (auto s = expectField(u32, "worker count", num_workers_); !s.ok()) return s;
+  if (auto s = expectField(u32, "segment count", index_.size()); !s.ok()) return s;
+  for (const SegmentSpec& spec : index_.specs()) {
+    if (auto s = expectField(u32, "segment id", spec.id); !s.ok()) return s;
+    if (auto s = expectField(u64, "segment numel", spec.numel); !s.ok()) return s;
+    if (auto s = expectField(u8, "segment compressed flag", spec.compressed ? 1 : 0); !s.ok()) {
+      return s;
+    }
+  }
+  absl::StatusOr<uint64_t> versions = r.u64("version counter");
+  if (!versions.ok()) return versions.status();
+  absl::StatusOr<bool> synced = readFlag(r, "synced flag");
+  if (!synced.ok()) return synced.status();
+  absl::StatusOr<bool> resync_due = readFlag(r, "resync flag");
+  if (!resync_due.ok()) return resync_due.status();
+  std::vector<uint8_t> dense_next(dense_next_.size());
+  for (uint8_t& d : dense_next) {
+    absl::StatusOr<bool> flag = readFlag(r, "dense-next flag");
+    if (!flag.ok()) return flag.status();
+    d = *flag ? 1 : 0;
+  }
+  std::vector<std::vector<float>> w_sync(index_.size());
+  for (size_t i = 0; i < index_.size(); ++i) {
+    if (!index_[i].compressed || !*synced) continue;
+    if (auto s = r.floats("W_sync", index_[i].numel, &w_sync[i]); !s.ok()) return s;
+  }
+  std::vector<std::vector<std::vector<float>>> residual(residual_.size(),
+                                                       std::vector<std::vector<float>>(index_.size()));
+  for (auto& per_worker : residual) {
+    for (size_t i = 0; i < index_.size(); ++i) {
+      if (!index_[i].compressed) continue;
+      if (auto s = r.floats("residual A_k", index_[i].numel, &per_worker[i]); !s.ok()) return s;
+    }
+  }
+  if (auto s = r.finish(); !s.ok()) return s;
+  versions_ = *versions;
+  synced_ = *synced;
+  resync_due_ = *resync_due;
+  dense_next_ = std::move(dense_next);
+  w_sync_ = std::move(w_sync);
+  residual_ = std::move(residual);
+  return absl::OkStatus();
+}
+
+}  // namespace sparseps

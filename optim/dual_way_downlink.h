@@ -1,0 +1,60 @@
+#pragma once
+// DualWayDownlink: the server side of DGS's sparse downlink (Yan et al., "Dual-Way
+// Gradient Sparsification for Asynchronous Distributed Deep Learning", ICPP 2020), the
+// one implementation behind dgs and the sparse-downlink option of the other methods.
+// Per compressed segment, in ../shared/METHODS.md notation, for a reply to worker k:
+//   D   = W - W_sync
+//   s_k = (D - A_k)(.)topk(D - A_k, r_server)      reply s_k (sparse); A_k = A_k + s_k
+// so that worker k, applying w = w + s_k, keeps w_k = W_sync + A_k.
+// Resync: every R server versions W_sync = W; each worker's next reply is then the dense
+// W_sync and its A_k = 0. W_sync is first taken at the first reply, so every worker's
+// first reply is dense. Dense (uncompressed) segments always travel as the dense W.
+// Memory: W_sync plus one residual A_k per worker over the compressed segments.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "compressors/compressor.h"
+#include "optim/method.h"
+#include "optim/segment_index.h"
+#include "optim/state_io.h"
+
+namespace sparseps {
+
+class DualWayDownlink {
+ public:
+  DualWayDownlink(SegmentSpecs specs, int num_workers, const MethodOptions& options);
+
+  // One server version was made (a push applied); schedules the resync every R versions.
+  void onVersion();
+  void makeReply(int worker, absl::Span<const float> W, Message* reply);
+
+  // Appends the state; load reads it back up to the end of r's bytes and changes nothing
+  // unless all of it is valid for this rule's specs and worker count.
+  void save(StateWriter& w) const;
+  absl::Status load(StateReader& r);
+
+ private:
+  void resync(absl::Span<const float> W);
+
+  SegmentIndex index_;
+  int num_workers_;
+  double server_density_;
+  int resync_every_;
+  uint64_t seed_;
+  std::unique_ptr<Compressor> selector_;
+
+  uint64_t versions_ = 0;
+  bool synced_ = false;       // W_sync holds a snapshot of W
+  bool resync_due_ = false;   // R versions passed: take W_sync = W at the next reply
+  std::vector<uint8_t> dense_next_;                   // per worker: next reply is W_sync
+  std::vector<std::vector<float>> w_sync_;            // per spec; empty for dense specs
+  std::vector<std::vector<std::vector<float>>> residual_;  // [worker][spec]: A_k
+  std::vector<float> diff_;                           // scratch: D - A_k of one segment
+};
+
+}  // namespace sparseps

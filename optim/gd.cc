@@ -1,0 +1,67 @@
+// gd: gradient dropping (Aji & Heafield, "Sparse Communication for Distributed Gradient
+// Descent", EMNLP 2017). No momentum. Per compressed segment, in ../shared/METHODS.md
+// notation:
+//   v = v + lr*g;  M = topk(v, r);  push v(.)M;  v = v(.)~M
+// which is error feedback (compressors/error_feedback.h) around the selector, with
+// x = lr*g and residual v. topk is exact or the sampled threshold (MethodOptions.selection).
+// Dense segments push lr*g dense. Server: W = W - p; downlink dense W or dual-way sparse.
+
+#include <memory>
+#include <utility>
+
+#include "compressors/error_feedback.h"
+#include "optim/descent_server.h"
+#include "optim/fatal.h"
+#include "optim/message_ops.h"
+#include "optim/segment_worker.h"
+#include "optim/selection.h"
+
+namespace sparseps {
+namespace {
+
+class GdWorker : public SegmentWorker {
+ public:
+  GdWorker(const SegmentSpecs& specs, const MethodOptions& options)
+      : SegmentWorker(specs, options), v_(makeSelector(options.selection)) {}
+
+  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+                Message* push) override {
+    checkSizes(grad, w);
+    push->clear();
+    for (size_t i = 0; i < index_.size(); ++i) {
+      const SegmentSpec& spec = index_[i];
+      absl::Span<const float> lr_g = foldedGradient(spec, grad, w, ctx.lr);
+      if (!spec.compressed) {
+        push->push_back(denseSegment(spec.id, lr_g, 1.0f));
+        continue;
+      }
+      SegmentData s;
+      v_.compress(lr_g, options_.density, SelectContext{spec.id, ctx.step, options_.seed}, &s);
+      push->push_back(std::move(s));
+    }
+  }
+
+ private:
+  ErrorFeedback v_;  // v per segment id
+};
+
+class GdMethod : public Method {
+ public:
+  std::string name() const override { return "gd"; }
+  std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
+                                         const MethodOptions& options) const override {
+    requireOk(validate(options));
+    return std::make_unique<GdWorker>(specs, options);
+  }
+  std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs, int num_workers,
+                                         const MethodOptions& options) const override {
+    requireOk(validate(options));
+    return makeDescentServer(specs, num_workers, options, options.downlink);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Method> makeGdMethod() { return std::make_unique<GdMethod>(); }
+
+}  // namespace sparseps

@@ -1,0 +1,30 @@
+#pragma once
+// The message arithmetic every rule shares, so each method file holds only its own math:
+//  - checkMessage: does a message from the network fit these specs (the runtime calls it
+//    before handing a push or reply to a rule)?
+//  - subtractUpdate: W = W - scale * p for every segment of a push (dense or sparse).
+//  - applyModelReply: w = values for a dense reply segment, w = w + s for a sparse one.
+//  - denseSegment: a dense SegmentData holding scale * x.
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "optim/method.h"
+#include "optim/segment_index.h"
+
+namespace sparseps {
+
+// Every segment id is in `index` and appears once, numel matches the spec, a dense
+// segment has numel values, a sparse one strictly increasing indices < numel with one
+// value each, and every value is finite.
+absl::Status checkMessage(const Message& message, const SegmentIndex& index);
+
+void subtractUpdate(const Message& push, const SegmentIndex& index, float scale,
+                    absl::Span<float> W);
+
+void applyModelReply(const Message& reply, const SegmentIndex& index, absl::Span<float> w);
+
+SegmentData denseSegment(uint32_t segment_id, absl::Span<const float> x, float scale);
+
+}  // namespace sparseps

@@ -1,0 +1,61 @@
+// msgd: momentum SGD, the single-node baseline (Polyak's heavy ball as in torch.optim.SGD;
+// the local reference of ../shared/METHODS.md). Update, every segment:
+//   u = m*u + g;  w = w - lr*u
+// As a parameter-server method (world size 1 or more): the worker pushes p = lr*u dense,
+// the server applies W = W - p and replies with the dense W (or, as an option, with the
+// dual-way sparse downlink). With one worker this is exactly local momentum SGD.
+
+#include <memory>
+#include <vector>
+
+#include "optim/descent_server.h"
+#include "optim/fatal.h"
+#include "optim/message_ops.h"
+#include "optim/segment_worker.h"
+
+namespace sparseps {
+namespace {
+
+class MsgdWorker : public SegmentWorker {
+ public:
+  MsgdWorker(const SegmentSpecs& specs, const MethodOptions& options)
+      : SegmentWorker(specs, options), u_(zeroState(false)) {}
+
+  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+                Message* push) override {
+    checkSizes(grad, w);
+    push->clear();
+    const float m = static_cast<float>(options_.momentum);
+    for (size_t i = 0; i < index_.size(); ++i) {
+      const SegmentSpec& spec = index_[i];
+      absl::Span<const float> g = foldedGradient(spec, grad, w);
+      std::vector<float>& u = u_[i];
+      for (size_t j = 0; j < spec.numel; ++j) u[j] = m * u[j] + g[j];
+      push->push_back(denseSegment(spec.id, u, ctx.lr));
+    }
+  }
+
+ private:
+  std::vector<std::vector<float>> u_;
+};
+
+class MsgdMethod : public Method {
+ public:
+  std::string name() const override { return "msgd"; }
+  std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
+                                         const MethodOptions& options) const override {
+    requireOk(validate(options));
+    return std::make_unique<MsgdWorker>(specs, options);
+  }
+  std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs, int num_workers,
+                                         const MethodOptions& options) const override {
+    requireOk(validate(options));
+    return makeDescentServer(specs, num_workers, options, options.downlink);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Method> makeMsgdMethod() { return std::make_unique<MsgdMethod>(); }
+
+}  // namespace sparseps

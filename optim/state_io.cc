@@ -1,0 +1,112 @@
+#include "optim/state_io.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace sparseps {
+
+void StateWriter::u32(uint32_t v) {
+  for (int i = 0; i < 4; ++i) u8(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+void StateWriter::u64(uint64_t v) {
+  for (int i = 0; i < 8; ++i) u8(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+void StateWriter::floats(absl::Span<const float> v) {
+  u64(v.size());
+  for (float f : v) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    u32(bits);
+  }
+}
+
+absl::Status StateReader::need(size_t n, absl::string_view what) const {
+  if (bytes_.size() - pos_ < n) {
+    return absl::DataLossError(absl::StrCat("method state: truncated while reading ", what,
+                                            " (need ", n, " bytes at offset ", pos_, ", have ",
+                                            bytes_.size() - pos_, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint8_t> StateReader::u8(absl::string_view what) {
+  if (auto s = need(1, what); !s.ok()) return s;
+  return static_cast<uint8_t>(bytes_[pos_++]);
+}
+
+absl::StatusOr<uint32_t> StateReader::u32(absl::string_view what) {
+  if (auto s = need(4, what); !s.ok()) return s;
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= uint32_t{static_cast<uint8_t>(bytes_[pos_++])} << (8 * i);
+  return v;
+}
+
+absl::StatusOr<uint64_t> StateReader::u64(absl::string_view what) {
+  if (auto s = need(8, what); !s.ok()) return s;
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t{static_cast<uint8_t>(bytes_[pos_++])} << (8 * i);
+  return v;
+}
+
+absl::Status StateReader::floats(absl::string_view what, size_t expected,
+                                 std::vector<float>* out) {
+  absl::StatusOr<uint64_t> n = u64(what);
+  if (!n.ok()) return n.status();
+  if (*n != expected) {
+    return absl::DataLossError(absl::StrCat("method state: ", what, " holds ", *n,
+                                            " values, this rule expects ", expected));
+  }
+  if (auto s = need(expected * 4, what); !s.ok()) return s;
+  out->resize(expected);
+  for (size_t i = 0; i < expected; ++i) {
+    uint32_t bits = *u32(what);
+    std::memcpy(&(*out)[i], &bits, sizeof bits);
+    if (!std::isfinite((*out)[i])) {
+      return absl::DataLossError(
+          absl::StrCat("method state: ", what, " holds a non-finite value at ", i));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StateReader::finish() const {
+  if (pos_ != bytes_.size()) {
+    return absl::DataLossError(absl::StrCat("method state: ", bytes_.size() - pos_,
+                                            " unexpected bytes after the end"));
+  }
+  return absl::OkStatus();
+}
+
+void writeStateHeader(StateWriter& w, uint8_t kind) {
+  w.u32(kStateMagic);
+  w.u32(kStateFormatVersion);
+  w.u8(kind);
+}
+
+absl::Status checkStateHeader(StateReader& r, uint8_t kind) {
+  absl::StatusOr<uint32_t> magic = r.u32("magic");
+  if (!magic.ok()) return magic.status();
+  if (*magic != kStateMagic) {
+    return absl::DataLossError("method state: bad magic, these bytes are not a method state");
+  }
+  absl::StatusOr<uint32_t> version = r.u32("format version");
+  if (!version.ok()) return version.status();
+  if (*version != kStateFormatVersion) {
+    return absl::DataLossError(absl::StrCat("method state: format version ", *version,
+                                            ", this build reads ", kStateFormatVersion));
+  }
+  absl::StatusOr<uint8_t> k = r.u8("kind");
+  if (!k.ok()) return k.status();
+  if (*k != kind) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("method state: written by a server rule of kind ", int{*k},
+                     ", this rule is kind ", int{kind}, " (another downlink or method?)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sparseps

@@ -1,0 +1,57 @@
+#pragma once
+// The byte format of a server rule's checkpoint state (ServerRule::saveState/loadState):
+// little-endian fixed-width integers and length-prefixed float arrays after a magic and
+// a format version. StateReader checks every length against the bytes left before it
+// allocates and returns a clear error on short, oversized or non-finite input, so bad
+// bytes can never crash a resume; loaders parse into temporaries and commit at the end.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace sparseps {
+
+inline constexpr uint32_t kStateMagic = 0x53505352;  // "SPSR"
+inline constexpr uint32_t kStateFormatVersion = 1;
+
+class StateWriter {
+ public:
+  void u8(uint8_t v) { bytes_.push_back(static_cast<char>(v)); }
+  void u32(uint32_t v);
+  void u64(uint64_t v);
+  // Length (u64) then the floats' bit patterns.
+  void floats(absl::Span<const float> v);
+  std::string take() { return std::move(bytes_); }
+
+ private:
+  std::string bytes_;
+};
+
+class StateReader {
+ public:
+  explicit StateReader(absl::string_view bytes) : bytes_(bytes) {}
+  absl::StatusOr<uint8_t> u8(absl::string_view what);
+  absl::StatusOr<uint32_t> u32(absl::string_view what);
+  absl::StatusOr<uint64_t> u64(absl::string_view what);
+  // Reads a float array whose stored length must equal `expected`; values must be finite.
+  absl::Status floats(absl::string_view what, size_t expected, std::vector<float>* out);
+  // Every byte was consumed.
+  absl::Status finish() const;
+
+ private:
+  absl::Status need(size_t n, absl::string_view what) const;
+  absl::string_view bytes_;
+  size_t pos_ = 0;
+};
+
+// Writes magic, format version and `kind`; checkHeader reads them back and checks them.
+void writeStateHeader(StateWriter& w, uint8_t kind);
+absl::Status checkStateHeader(StateReader& r, uint8_t kind);
+
+}  // namespace sparseps

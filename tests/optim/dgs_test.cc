@@ -1,0 +1,163 @@
+// DGS-specific behaviour: SAMomentum's delayed momentum step, the resync of the dual-way
+// downlink, the first dense reply, and the momentum constraint.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "optim/builtin_methods.h"
+#include "optim/method_registry.h"
+#include "tests/optim/reference.h"
+
+namespace sparseps::test {
+namespace {
+
+const Method& dgs(MethodRegistry& registry) {
+  if (registry.names().empty()) {
+    EXPECT_TRUE(registerBuiltinMethods(registry).ok());
+  }
+  return **registry.find("dgs");
+}
+
+float valueAt(const SegmentData& s, uint32_t index) {
+  for (size_t t = 0; t < s.indices.size(); ++t) {
+    if (s.indices[t] == index) return s.values[t];
+  }
+  return 0.0f;
+}
+
+bool sends(const SegmentData& s, uint32_t index) {
+  for (uint32_t i : s.indices) {
+    if (i == index) return true;
+  }
+  return false;
+}
+
+// A coordinate left out for several steps is pushed as one momentum step whose gradient is
+// the sum of the gradients since its last push: u = m*a + lr * (g_2 + ... + g_5).
+TEST(DgsTest, SkippedCoordinateCarriesTheSumOfItsGradients) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> small(0.001f, 0.01f);
+  MethodRegistry registry;
+  const SegmentSpecs specs = {SegmentSpec{0, 0, 10, true}};
+  const float m = 0.7f, lr = 0.1f;
+  MethodOptions o;
+  o.setMomentum(m).setWeightDecay(0.0).setDensity(0.1).setLr0(lr);  // k = 1
+  auto worker = dgs(registry).makeWorker(specs, o);
+  std::vector<float> w(10, 0.0f);
+  StepContext ctx;
+  ctx.lr = lr;
+
+  // Step 1: coordinate 0 wins and is pushed with a = lr * g_1.
+  std::vector<float> grad(10, 0.0f);
+  grad[0] = 5.0f;
+  Message push;
+  worker->makePush(grad, w, ctx, &push);
+  ASSERT_TRUE(sends(push[0], 0));
+  const float a = valueAt(push[0], 0);
+  EXPECT_FLOAT_EQ(a, lr * 5.0f);
+
+  // Steps 2-4: coordinate 0 gets small gradients; a new coordinate wins each time.
+  float sum = 0.0f;
+  for (uint32_t t = 1; t <= 3; ++t) {
+    std::fill(grad.begin(), grad.end(), 0.0f);
+    grad[0] = small(rng);
+    sum += grad[0];
+    grad[t] = 100.0f * std::pow(10.0f, static_cast<float>(t));
+    ctx.step = t;
+    worker->makePush(grad, w, ctx, &push);
+    ASSERT_FALSE(sends(push[0], 0)) << "step " << t;
+    ASSERT_TRUE(sends(push[0], t)) << "step " << t;
+  }
+  // Step 5: coordinate 0 is pushed again: one momentum step over the summed gradients.
+  std::fill(grad.begin(), grad.end(), 0.0f);
+  grad[0] = 1e6f;
+  sum += grad[0];
+  ctx.step = 4;
+  worker->makePush(grad, w, ctx, &push);
+  ASSERT_TRUE(sends(push[0], 0));
+  const float want = m * a + lr * sum;
+  EXPECT_NEAR(valueAt(push[0], 0), want, 1e-5f * std::fabs(want));
+}
+
+// Every R server versions W_sync = W; each worker's next reply is the dense W_sync and its
+// residual restarts, after which sparse replies resume. The first reply is dense too.
+TEST(DgsTest, ResyncSendsDenseWSyncOncePerWorker) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  MethodRegistry registry;
+  const SegmentSpecs specs = mixedSpecs();
+  const size_t n = extent(specs);
+  constexpr int kWorkers = 2;
+  constexpr int kResync = 4;
+  MethodOptions o;
+  o.setResyncEvery(kResync).setDensity(0.1).setServerDensity(0.1);
+  auto server = dgs(registry).makeServer(specs, kWorkers, o);
+  auto worker = dgs(registry).makeWorker(specs, o);
+  std::vector<float> W = randomVector(rng, n);
+  std::vector<float> snapshot;  // W when the last resync was taken
+  std::vector<int> dense_replies(kWorkers, 0);
+  // Pushes alternate 0, 1, 0, 1, ... so worker k's reply after version v is known.
+  for (int version = 1; version <= 3 * kResync + 1; ++version) {
+    const int k = (version - 1) % kWorkers;
+    Message push;
+    worker->makePush(randomVector(rng, n), W, StepContext{}, &push);
+    server->applyPush(k, push, 1.0f, absl::MakeSpan(W));
+    Message reply;
+    server->makeReply(k, W, &reply);
+    // W_sync = W is taken at the first reply and at every R-th version.
+    if (version == 1 || version % kResync == 0) snapshot = W;
+    bool all_dense = true, any_dense = false;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (!specs[i].compressed) {
+        ASSERT_TRUE(reply[i].dense);
+        continue;
+      }
+      all_dense = all_dense && reply[i].dense;
+      any_dense = any_dense || reply[i].dense;
+      if (reply[i].dense) {
+        const SegmentSpec& s = specs[i];
+        std::vector<float> want(snapshot.begin() + s.offset, snapshot.begin() + s.offset + s.numel);
+        expectVectorsNear(reply[i].values, want, "dense reply = W_sync", 0.0f);
+      }
+    }
+    ASSERT_EQ(all_dense, any_dense) << "version " << version;
+    // The worker that triggers a resync (version % R == 0) and the next push of the other
+    // worker get W_sync; the very first reply of each worker too.
+    const bool want_dense = version <= kWorkers || version % kResync == 0 ||
+                            (version - 1) % kResync == 0;
+    EXPECT_EQ(all_dense, want_dense) << "version " << version;
+    dense_replies[k] += all_dense ? 1 : 0;
+  }
+  EXPECT_EQ(dense_replies[0] + dense_replies[1], 2 + 2 * 3);
+}
+
+TEST(DgsTest, MomentumMustBeInOpenUnitInterval) {
+  MethodRegistry registry;
+  const Method& method = dgs(registry);
+  MethodOptions o;
+  o.setMomentum(0.0);
+  absl::Status s = method.validate(o);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("MethodOptions.momentum"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("dgs"), std::string::npos) << s;
+  EXPECT_FALSE(method.validate(MethodOptions().setMomentum(1.0)).ok());
+  EXPECT_TRUE(method.validate(MethodOptions().setMomentum(0.3)).ok());
+  // Other methods accept m = 0 (plain SGD).
+  EXPECT_TRUE((*registry.find("dgc"))->validate(o).ok());
+}
+
+TEST(DgsTest, FactoryRejectsInvalidOptionsLoudly) {
+  MethodRegistry registry;
+  const Method& method = dgs(registry);
+  MethodOptions o;
+  o.setMomentum(0.0);
+  EXPECT_DEATH(method.makeWorker(mixedSpecs(), o), "MethodOptions.momentum");
+}
+
+}  // namespace
+}  // namespace sparseps::test

@@ -1,0 +1,64 @@
+// MethodOptions: defaults are valid, every bad field is named, the warm-up schedule.
+
+#include <limits>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "optim/method_options.h"
+
+namespace sparseps {
+namespace {
+
+void expectNamesField(const MethodOptions& o, const std::string& field) {
+  absl::Status s = o.validate();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << field;
+  EXPECT_NE(s.message().find("MethodOptions." + field + ":"), std::string::npos) << s;
+}
+
+TEST(MethodOptionsTest, DefaultsAreValidAndFollowMethodsMd) {
+  MethodOptions o;
+  EXPECT_TRUE(o.validate().ok()) << o.validate();
+  EXPECT_DOUBLE_EQ(o.density, 0.01);
+  EXPECT_DOUBLE_EQ(o.server_density, 0.01);
+  EXPECT_DOUBLE_EQ(o.momentum, 0.9);
+  EXPECT_DOUBLE_EQ(o.weight_decay, 5e-4);
+  EXPECT_EQ(o.resync_every, 150);
+}
+
+TEST(MethodOptionsTest, EachBadFieldIsNamed) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  expectNamesField(MethodOptions().setLr0(0), "lr0");
+  expectNamesField(MethodOptions().setLr0(nan), "lr0");
+  expectNamesField(MethodOptions().setMomentum(1.0), "momentum");
+  expectNamesField(MethodOptions().setMomentum(-0.1), "momentum");
+  expectNamesField(MethodOptions().setWeightDecay(-1), "weight_decay");
+  expectNamesField(MethodOptions().setDensity(0), "density");
+  expectNamesField(MethodOptions().setDensity(1.5), "density");
+  expectNamesField(MethodOptions().setDensity(nan), "density");
+  expectNamesField(MethodOptions().setServerDensity(0), "server_density");
+  expectNamesField(MethodOptions().setResyncEvery(0), "resync_every");
+  expectNamesField(MethodOptions().setClipNorm(-1), "clip_norm");
+  expectNamesField(MethodOptions().setNumWorkers(0), "num_workers");
+  expectNamesField(MethodOptions().setWarmup(true).setWarmupDensities({}), "warmup_densities");
+  expectNamesField(MethodOptions().setWarmup(true).setWarmupDensities({0.5, 2.0}),
+                   "warmup_densities[1]");
+  // The schedule is only checked when it is used.
+  EXPECT_TRUE(MethodOptions().setWarmupDensities({}).validate().ok());
+}
+
+TEST(MethodOptionsTest, DensityFollowsTheWarmupByEpoch) {
+  MethodOptions o;
+  o.setDensity(0.001);
+  EXPECT_DOUBLE_EQ(o.densityAt(0), 0.001);  // warm-up off
+  o.setWarmup(true);
+  EXPECT_DOUBLE_EQ(o.densityAt(0), 0.25);
+  EXPECT_DOUBLE_EQ(o.densityAt(1), 0.0625);
+  EXPECT_DOUBLE_EQ(o.densityAt(2), 0.015625);
+  EXPECT_DOUBLE_EQ(o.densityAt(3), 0.004);
+  EXPECT_DOUBLE_EQ(o.densityAt(4), 0.001);
+  EXPECT_DOUBLE_EQ(o.densityAt(5), 0.001);
+  EXPECT_DOUBLE_EQ(o.densityAt(50), 0.001);
+}
+
+}  // namespace
+}  // namespace sparseps

@@ -1,0 +1,126 @@
+// Server rule checkpoints: a saved state loaded into a fresh rule continues exactly like
+// the original; bad bytes give a clear error and leave the rule as it was.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "optim/builtin_methods.h"
+#include "optim/method_registry.h"
+#include "tests/optim/reference.h"
+
+namespace sparseps::test {
+namespace {
+
+constexpr int kWorkers = 3;
+
+struct Job {
+  std::unique_ptr<ServerRule> server;
+  std::unique_ptr<WorkerRule> worker;
+  std::vector<float> W;
+};
+
+Job startJob(const std::string& name, const MethodOptions& o, std::mt19937_64& rng) {
+  MethodRegistry registry;
+  EXPECT_TRUE(registerBuiltinMethods(registry).ok());
+  const Method& method = **registry.find(name);
+  Job run{method.makeServer(mixedSpecs(), kWorkers, o), method.makeWorker(mixedSpecs(), o),
+          randomVector(rng, extent(mixedSpecs()))};
+  return run;
+}
+
+// One push from worker k and its reply.
+Message step(Job& run, int k, const std::vector<float>& grad) {
+  Message push, reply;
+  run.worker->makePush(grad, run.W, StepContext{}, &push);
+  run.server->applyPush(k, push, 1.0f, absl::MakeSpan(run.W));
+  run.server->makeReply(k, run.W, &reply);
+  return reply;
+}
+
+TEST(StateTest, RoundTripContinuesIdentically) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  for (const std::string name : {"dgs", "gd", "asgd"}) {
+    SCOPED_TRACE(name);
+    std::mt19937_64 rng(seed);
+    MethodOptions o;
+    o.setResyncEvery(5).setDensity(0.1).setServerDensity(0.1).setDownlink(Downlink::kSparse);
+    Job a = startJob(name, o, rng);
+    for (int t = 0; t < 7; ++t) step(a, t % kWorkers, randomVector(rng, a.W.size()));
+
+    const std::string bytes = a.server->saveState();
+    Job b = startJob(name, o, rng);
+    b.W = a.W;
+    ASSERT_TRUE(b.server->loadState(bytes).ok()) << b.server->loadState(bytes);
+    EXPECT_EQ(b.server->saveState(), bytes);
+    // Pushes from a fresh worker of a's kind; both servers must answer alike.
+    for (int t = 0; t < 8; ++t) {
+      Message push;
+      a.worker->makePush(randomVector(rng, a.W.size()), a.W, StepContext{}, &push);
+      const int k = t % kWorkers;
+      Message ra, rb;
+      a.server->applyPush(k, push, 1.0f, absl::MakeSpan(a.W));
+      b.server->applyPush(k, push, 1.0f, absl::MakeSpan(b.W));
+      a.server->makeReply(k, a.W, &ra);
+      b.server->makeReply(k, b.W, &rb);
+      expectMessagesNear(rb, ra, "reply after restore, step " + std::to_string(t), 0.0f);
+    }
+  }
+}
+
+void expectLoadFails(ServerRule& rule, const std::string& bytes, const std::string& needle) {
+  const std::string before = rule.saveState();
+  absl::Status s = rule.loadState(bytes);
+  EXPECT_FALSE(s.ok()) << "loaded bad bytes (" << needle << ")";
+  EXPECT_NE(s.message().find(needle), std::string::npos) << s;
+  EXPECT_EQ(rule.saveState(), before) << "a failed load changed the state (" << needle << ")";
+}
+
+TEST(StateTest, BadBytesGiveAClearErrorAndChangeNothing) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  MethodOptions o;
+  o.setDensity(0.1).setServerDensity(0.1);
+  Job run = startJob("dgs", o, rng);
+  for (int t = 0; t < 4; ++t) step(run, t % kWorkers, randomVector(rng, run.W.size()));
+  const std::string good = run.server->saveState();
+  ServerRule& rule = *run.server;
+
+  expectLoadFails(rule, "", "truncated");
+  expectLoadFails(rule, "not a state at all", "bad magic");
+  std::string version = good;
+  version[4] = 9;
+  expectLoadFails(rule, version, "format version");
+  // Every truncation fails (sampled so the test stays quick).
+  for (size_t len = 0; len < good.size(); len += 1 + good.size() / 97) {
+    expectLoadFails(rule, good.substr(0, len), "truncated");
+  }
+  expectLoadFails(rule, good + "x", "unexpected bytes");
+  // Header is 9 bytes, then worker count (u32).
+  std::string workers = good;
+  workers[9] = 7;
+  expectLoadFails(rule, workers, "worker count");
+  // A non-finite value in the last residual.
+  std::string nan = good;
+  const float bad = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(&nan[nan.size() - 4], &bad, 4);
+  expectLoadFails(rule, nan, "non-finite");
+
+  // A dense-downlink state does not load into a dual-way rule, nor the other way round.
+  Job dense = startJob("asgd", MethodOptions(), rng);
+  expectLoadFails(rule, dense.server->saveState(), "kind");
+  expectLoadFails(*dense.server, good, "kind");
+  // Another layout.
+  MethodRegistry registry;
+  ASSERT_TRUE(registerBuiltinMethods(registry).ok());
+  auto other = (*registry.find("dgs"))->makeServer({SegmentSpec{10, 0, 120, true}}, kWorkers, o);
+  expectLoadFails(*other, good, "segment count");
+
+  ASSERT_TRUE(rule.loadState(good).ok());
+}
+
+}  // namespace
+}  // namespace sparseps::test
