@@ -307,16 +307,25 @@ absl::StatusOr<SegmentData> readSegmentBody(Encoding encoding, uint32_t segment_
         return absl::InvalidArgumentError(
             absl::StrCat("bitmap marks an index out of range (numel ", numel, ")"));
       }
+      // Whole 64-bit words first (most are zero in a sparse bitmap), then the tail bytes.
+      const size_t words = bitmap_bytes / 8;
       size_t marked = 0;
-      for (size_t j = 0; j < bitmap_bytes; ++j) marked += absl::popcount(bitmap[j]);
+      for (size_t w = 0; w < words; ++w) marked += absl::popcount(loadLe<uint64_t>(bitmap + 8 * w));
+      for (size_t j = 8 * words; j < bitmap_bytes; ++j) marked += absl::popcount(bitmap[j]);
       if (marked != nonzeros) {
         return absl::InvalidArgumentError(absl::StrCat("bitmap marks ", marked,
                                                        " elements, segment announces ", nonzeros));
       }
-      segment.indices.reserve(nonzeros);
-      for (size_t j = 0; j < bitmap_bytes; ++j) {
+      segment.indices.resize(nonzeros);
+      uint32_t* out = segment.indices.data();
+      for (size_t w = 0; w < words; ++w) {
+        for (uint64_t bits = loadLe<uint64_t>(bitmap + 8 * w); bits != 0; bits &= bits - 1) {
+          *out++ = static_cast<uint32_t>(64 * w + absl::countr_zero(bits));
+        }
+      }
+      for (size_t j = 8 * words; j < bitmap_bytes; ++j) {
         for (uint32_t bits = bitmap[j]; bits != 0; bits &= bits - 1) {
-          segment.indices.push_back(static_cast<uint32_t>(j * 8 + absl::countr_zero(bits)));
+          *out++ = static_cast<uint32_t>(8 * j + absl::countr_zero(bits));
         }
       }
       p += bitmap_bytes;

@@ -43,17 +43,14 @@ uint16_t floatToHalf(float value) {
     const uint32_t exponent = magnitude >> 23;  // 102..112 here
     const uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
     const uint32_t shift = 126u - exponent;     // 14..24
-    uint32_t half = mantissa >> shift;
-    const uint32_t rest = mantissa & ((1u << shift) - 1u);
-    const uint32_t midpoint = 1u << (shift - 1u);
-    if (rest > midpoint || (rest == midpoint && (half & 1u))) ++half;
+    // Round to nearest even without a branch: add just under half a unit plus the kept
+    // lowest bit, then truncate.
+    const uint32_t half = (mantissa + ((1u << (shift - 1u)) - 1u) + ((mantissa >> shift) & 1u)) >> shift;
     return static_cast<uint16_t>(sign | half);
   }
-  // Normal half: rebias the exponent (127 -> 15) and round away the low 13 mantissa bits.
-  // A carry out of the mantissa correctly bumps the exponent.
-  uint32_t half = (magnitude - 0x38000000u) >> 13;
-  const uint32_t rest = magnitude & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
+  // Normal half: rebias the exponent (127 -> 15) and round away the low 13 mantissa bits,
+  // to nearest even as above. A carry out of the mantissa correctly bumps the exponent.
+  const uint32_t half = (magnitude - 0x38000000u + 0x0fffu + ((magnitude >> 13) & 1u)) >> 13;
   return static_cast<uint16_t>(sign | half);
 }
 
