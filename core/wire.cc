@@ -1,8 +1,11 @@
 #include "core/wire.h"
 
+#include <algorithm>
+#include <array>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/wire_bytes.h"
 
 namespace sparseps {

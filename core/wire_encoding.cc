@@ -82,7 +82,7 @@ absl::Status rejectNonFinite(const std::vector<float>& values, const std::vector
   return absl::OkStatus();
 }
 
-absl::Status truncated(const char* what, size_t need, size_t left) {
+absl::Status truncated(const char* what, uint64_t need, uint64_t left) {
   return absl::InvalidArgumentError(
       absl::StrCat("truncated payload: ", what, " needs ", need, " bytes, ", left, " left"));
 }
@@ -215,7 +215,8 @@ absl::StatusOr<SegmentData> readSegmentBody(Encoding encoding, uint32_t segment_
                                             const uint8_t** in, const uint8_t* end,
                                             NonFinitePolicy non_finite) {
   const uint8_t* p = *in;
-  const size_t left = static_cast<size_t>(end - p);
+  // Sizes in u64 so that no product of peer-sent counts can wrap, even with a 32-bit size_t.
+  const uint64_t left = static_cast<uint64_t>(end - p);
   SegmentData segment;
   segment.segment_id = segment_id;
   segment.numel = numel;
@@ -229,7 +230,7 @@ absl::StatusOr<SegmentData> readSegmentBody(Encoding encoding, uint32_t segment_
         return absl::InvalidArgumentError(absl::StrCat(
             "dense segment announces ", nonzeros, " nonzeros, must equal numel ", numel));
       }
-      const size_t need = size_t{numel} * 4;
+      const uint64_t need = uint64_t{numel} * 4;
       if (need > left) return truncated("dense values", need, left);
       segment.dense = true;
       segment.values.resize(numel);
@@ -238,7 +239,7 @@ absl::StatusOr<SegmentData> readSegmentBody(Encoding encoding, uint32_t segment_
       break;
     }
     case Encoding::kIndexValueF32: {
-      const size_t need = size_t{nonzeros} * 8;
+      const uint64_t need = uint64_t{nonzeros} * 8;
       if (need > left) return truncated("index/value pairs", need, left);
       segment.indices.resize(nonzeros);
       loadArrayLe(p, segment.indices.data(), nonzeros);
@@ -264,7 +265,7 @@ absl::StatusOr<SegmentData> readSegmentBody(Encoding encoding, uint32_t segment_
     case Encoding::kDeltaVarintF16: {
       const size_t value_bytes = encoding == Encoding::kDeltaVarintF32 ? 4 : 2;
       // Every gap takes at least one byte.
-      const size_t need = size_t{nonzeros} * (value_bytes + 1);
+      const uint64_t need = uint64_t{nonzeros} * (value_bytes + 1);
       if (need > left) return truncated("delta-varint values and gaps", need, left);
       segment.values.resize(nonzeros);
       if (value_bytes == 4) {
@@ -300,7 +301,7 @@ absl::StatusOr<SegmentData> readSegmentBody(Encoding encoding, uint32_t segment_
     }
     case Encoding::kBitmapF32: {
       const size_t bitmap_bytes = bitmapBytes(numel);
-      const size_t need = bitmap_bytes + size_t{nonzeros} * 4;
+      const uint64_t need = uint64_t{bitmap_bytes} + uint64_t{nonzeros} * 4;
       if (need > left) return truncated("bitmap and values", need, left);
       const uint8_t* bitmap = p;
       if (numel % 8 != 0 && (bitmap[bitmap_bytes - 1] >> (numel % 8)) != 0) {

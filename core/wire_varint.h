@@ -36,9 +36,10 @@ enum class VarintResult { kOk, kTruncated, kOverflow };
 inline VarintResult getVarint(const uint8_t** in, const uint8_t* end, uint32_t* value) {
   const uint8_t* p = *in;
   uint32_t result = 0;
-  for (size_t i = 0; i < kMaxVarintBytes; ++i) {
+  for (size_t i = 0;; ++i) {
     if (p == end) return VarintResult::kTruncated;
     const uint8_t byte = *p++;
+    // The fifth byte holds bits 28..31: anything above, or a continuation, overflows u32.
     if (i == kMaxVarintBytes - 1 && byte > 0x0fu) return VarintResult::kOverflow;
     result |= static_cast<uint32_t>(byte & 0x7fu) << (7 * i);
     if ((byte & 0x80u) == 0) {
@@ -47,7 +48,6 @@ inline VarintResult getVarint(const uint8_t** in, const uint8_t* end, uint32_t* 
       return VarintResult::kOk;
     }
   }
-  return VarintResult::kOverflow;  // unreachable: the fifth byte is checked above
 }
 
 }  // namespace sparseps::wire

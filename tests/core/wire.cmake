@@ -1,7 +1,8 @@
-# tests/core/wire: the message format (round trips, sizes, every decode error) and f16.
+# tests/core/wire: the message format (round trips, sizes, every decode error), f16, varints.
 sparseps_test(wire_test SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/wire_half_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/wire_roundtrip_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/wire_size_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/wire_varint_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/wire_errors_test.cc
   DEPS sparseps_wire)
