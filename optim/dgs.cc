@@ -14,6 +14,7 @@
 //   every R versions W_sync = W, and each worker's next reply is the dense W_sync, A_k = 0.
 // Needs 0 < m < 1 (validate() says so): m = 0 would divide by zero.
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -41,7 +42,7 @@ class DgsWorker : public SegmentWorker {
     push->clear();
     const float m = static_cast<float>(options_.momentum);
     const float lr = ctx.lr;
-    const double density = options_.density * lr / options_.lr0;
+    const double density = std::min(1.0, options_.density * lr / options_.lr0);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
       absl::Span<const float> g = foldedGradient(spec, grad, w);

@@ -3,6 +3,7 @@
 // random gradients, a learning-rate drop, both downlinks and both selections.
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -23,16 +24,23 @@ struct Config {
   bool warmup = false;
 };
 
-std::string configName(const ::testing::TestParamInfo<Config>& info) {
-  const Config& c = info.param;
+std::string configName(const Config& c) {
   std::string name = c.method;
-  name += c.downlink == Downlink::kSparse ? "_sparsedown" : "_densedown";
+  if (c.method != "dgs") {  // dgs always replies dual-way
+    name += c.downlink == Downlink::kSparse ? "_sparsedown" : "_densedown";
+  }
   name += c.selection == Selection::kSampled ? "_sampled" : "_exact";
   if (c.nesterov) name += "_nesterov";
   if (c.clip_norm > 0) name += "_clip";
   if (c.warmup) name += "_warmup";
   return name;
 }
+
+std::string testName(const ::testing::TestParamInfo<Config>& info) {
+  return configName(info.param);
+}
+
+void PrintTo(const Config& c, std::ostream* os) { *os << configName(c); }
 
 class RulesTest : public ::testing::TestWithParam<Config> {};
 
@@ -124,7 +132,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Config{"dgc", Downlink::kDense, Selection::kExact, false, 2.0, true},
                       Config{"dgc", Downlink::kSparse, Selection::kExact, true, 2.0, true},
                       Config{"dgs"}, Config{"dgs", Downlink::kDense, Selection::kSampled}),
-    configName);
+    testName);
 
 // Sync mode scales each push by 1/N: W = W - p / N.
 TEST(RulesScaleTest, SyncScaleDividesThePush) {
