@@ -3,6 +3,7 @@
 sparseps_library(sparseps_runtime
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/checkpoint.cc
+    ${CMAKE_CURRENT_LIST_DIR}/job.cc
     ${CMAKE_CURRENT_LIST_DIR}/local_hub.cc
     ${CMAKE_CURRENT_LIST_DIR}/lr_schedule.cc
     ${CMAKE_CURRENT_LIST_DIR}/protocol.cc
@@ -10,4 +11,16 @@ sparseps_library(sparseps_runtime
     ${CMAKE_CURRENT_LIST_DIR}/server_core.cc
     ${CMAKE_CURRENT_LIST_DIR}/shard_plan.cc
     ${CMAKE_CURRENT_LIST_DIR}/worker_client.cc
-  DEPS sparseps_wire absl::status absl::statusor absl::strings absl::span ZLIB::ZLIB Threads::Threads)
+  DEPS sparseps_wire sparseps_optim absl::status absl::statusor absl::strings absl::span ZLIB::ZLIB Threads::Threads)
+
+# The drop-in LibTorch optimizer over the runtime.
+sparseps_library(sparseps_ps_optimizer
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/ps_optimizer.cc
+  DEPS sparseps_runtime sparseps_layout)
+
+# The runtime over transport/: Gloo rendezvous, channel, handshake.
+sparseps_library(sparseps_connect
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/channel_endpoint.cc
+    ${CMAKE_CURRENT_LIST_DIR}/connect.cc
+  DEPS sparseps_runtime sparseps_transport)

@@ -8,3 +8,16 @@ sparseps_test(runtime_core_test
 sparseps_test(runtime_loop_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runtime_loop_test.cc
   DEPS sparseps_runtime)
+sparseps_test(ps_optimizer_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/ps_optimizer_test.cc
+  DEPS sparseps_ps_optimizer)
+
+# Real multi-process jobs: ps_job_rank is one rank, ps_job_test launches whole jobs.
+add_executable(ps_job_rank ${CMAKE_CURRENT_LIST_DIR}/ps_job_rank.cc)
+target_compile_options(ps_job_rank PRIVATE ${SPARSEPS_WARNINGS})
+target_link_libraries(ps_job_rank PRIVATE sparseps_connect)
+sparseps_test(ps_job_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/ps_job_test.cc
+  DEPS sparseps_runtime)
+target_compile_definitions(ps_job_test PRIVATE SPARSEPS_PS_JOB_RANK="$<TARGET_FILE:ps_job_rank>")
+add_dependencies(ps_job_test ps_job_rank)

@@ -1,0 +1,181 @@
+// Real multi-process jobs on loopback: 1 server and 4 workers as separate processes
+// (ps_job_rank), Gloo over a FileStore, every method end to end, a worker killed mid-run,
+// and a server killed mid-run then resumed from its checkpoint.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "compressors/segment_spec.h"
+#include "core/checkpoint.h"
+#include "core/wire_header.h"
+#include "tests/transport/peer_process.h"
+
+namespace sparseps {
+namespace {
+
+namespace fs = std::filesystem;
+using Result = std::map<std::string, std::string>;
+constexpr size_t kWeights = 64 * 8, kBiases = 8;
+
+struct Job {
+  std::vector<int> exit_codes;
+  std::vector<Result> results;
+};
+
+class PsJobTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("sparseps_psjob_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Starts every rank; `per_rank` adds arguments to one rank.
+  std::vector<std::unique_ptr<testing::ChildProcess>> start(
+      const std::string& run_id, const std::vector<std::string>& common,
+      const std::map<int, std::vector<std::string>>& per_rank = {}, int world = 5) {
+    fs::create_directories(dir_ / run_id);
+    std::vector<std::unique_ptr<testing::ChildProcess>> ranks;
+    for (int r = 0; r < world; ++r) {
+      std::vector<std::string> argv = {SPARSEPS_PS_JOB_RANK, "--rank", std::to_string(r),
+                                       "--world-size", std::to_string(world), "--store",
+                                       (dir_ / run_id / "store").string(), "--run-id", run_id,
+                                       "--out", outPath(run_id, r)};
+      argv.insert(argv.end(), common.begin(), common.end());
+      if (auto it = per_rank.find(r); it != per_rank.end()) {
+        argv.insert(argv.end(), it->second.begin(), it->second.end());
+      }
+      ranks.push_back(std::make_unique<testing::ChildProcess>(argv));
+    }
+    return ranks;
+  }
+
+  Job finish(const std::string& run_id, std::vector<std::unique_ptr<testing::ChildProcess>>& ranks) {
+    Job job;
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      job.exit_codes.push_back(ranks[r]->wait(std::chrono::seconds(60)));
+      job.results.push_back(readResult(outPath(run_id, static_cast<int>(r))));
+    }
+    return job;
+  }
+
+  Job run(const std::string& run_id, const std::vector<std::string>& common,
+          const std::map<int, std::vector<std::string>>& per_rank = {}) {
+    auto ranks = start(run_id, common, per_rank);
+    return finish(run_id, ranks);
+  }
+
+  std::string outPath(const std::string& run_id, int rank) const {
+    return (dir_ / run_id / ("rank" + std::to_string(rank) + ".txt")).string();
+  }
+
+  static Result readResult(const std::string& path) {
+    Result result;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto eq = line.find('=');
+      if (eq != std::string::npos) result[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    return result;
+  }
+
+  fs::path dir_;
+};
+
+// Header + sparse weights as u32/f32 pairs + dense biases, each segment with its header.
+size_t sparsePushBytes(double density) {
+  return kHeaderBytes + kSegmentHeaderBytes + 8 * topkCount(kWeights, density) +
+         kSegmentHeaderBytes + 4 * kBiases;
+}
+size_t densePushBytes() {
+  return kHeaderBytes + kSegmentHeaderBytes + 4 * kWeights + kSegmentHeaderBytes + 4 * kBiases;
+}
+
+TEST_F(PsJobTest, EveryMethodTrainsWithOneServerAndFourWorkers) {
+  for (const std::string method : {"msgd", "asgd", "gd", "dgc", "dgs"}) {
+    SCOPED_TRACE(method);
+    auto job = run(method, {"--method", method, "--steps", "100", "--density", "0.05"});
+    for (int r = 0; r < 5; ++r) ASSERT_EQ(job.exit_codes[r], 0) << "rank " << r;
+    const bool sparse = method == "gd" || method == "dgc" || method == "dgs";
+    for (int r = 1; r < 5; ++r) {
+      const Result& res = job.results[r];
+      EXPECT_GE(std::stod(res.at("accuracy")), 0.9) << "worker rank " << r;
+      const size_t push = sparse ? sparsePushBytes(0.05) : densePushBytes();
+      EXPECT_EQ(std::stoul(res.at("bytes_up_min")), push);
+      EXPECT_EQ(std::stoul(res.at("bytes_up_max")), push);
+      if (method == "asgd" || method == "msgd") {
+        EXPECT_EQ(std::stoul(res.at("bytes_down_mean")), densePushBytes());  // the dense W
+      }
+      if (method == "dgs") {  // the dual-way sparse reply, with a dense resync now and then
+        EXPECT_LT(std::stoul(res.at("bytes_down_mean")), densePushBytes() / 2);
+      }
+    }
+  }
+}
+
+TEST_F(PsJobTest, SyncModeTrains) {
+  auto job = run("sync", {"--method", "dgs", "--mode", "sync", "--steps", "60"});
+  for (int r = 0; r < 5; ++r) ASSERT_EQ(job.exit_codes[r], 0) << "rank " << r;
+  for (int r = 1; r < 5; ++r) EXPECT_GE(std::stod(job.results[r].at("accuracy")), 0.9);
+}
+
+TEST_F(PsJobTest, TwoServerShardsServeOneModel) {
+  std::vector<std::unique_ptr<testing::ChildProcess>> ranks =
+      start("shards", {"--method", "dgs", "--servers", "2", "--steps", "100"}, {}, 6);
+  auto job = finish("shards", ranks);
+  for (int r = 0; r < 6; ++r) ASSERT_EQ(job.exit_codes[r], 0) << "rank " << r;
+  for (int r = 2; r < 6; ++r) EXPECT_GE(std::stod(job.results[r].at("accuracy")), 0.9);
+}
+
+TEST_F(PsJobTest, AKilledWorkerIsDroppedAndTheJobFinishes) {
+  auto job = run("kill", {"--method", "dgs", "--steps", "100"}, {{2, {"--die-at", "30"}}});
+  EXPECT_EQ(job.exit_codes[0], 0);
+  EXPECT_EQ(job.results[0].at("dropped"), "1");
+  EXPECT_EQ(job.exit_codes[2], 128 + SIGKILL);
+  for (int r : {1, 3, 4}) {
+    EXPECT_EQ(job.exit_codes[r], 0) << "rank " << r;
+    EXPECT_GE(std::stod(job.results[r].at("accuracy")), 0.9);
+  }
+}
+
+TEST_F(PsJobTest, AServerKilledMidRunResumesFromItsCheckpoint) {
+  const std::string checkpoint = (dir_ / "ckpt").string();
+  const std::string shard0 = checkpoint + ".shard0";
+  // Workers run far longer than the server lives.
+  auto ranks = start("first", {"--method", "dgs", "--steps", "100000", "--checkpoint", checkpoint});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!fs::exists(shard0) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(fs::exists(shard0));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ranks[0]->killNow();
+  auto killed = finish("first", ranks);
+  for (int r = 1; r < 5; ++r) EXPECT_NE(killed.exit_codes[r], 0) << "workers notice the dead server";
+
+  auto saved = loadCheckpoint(shard0);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  ASSERT_GT(saved->version, 0u);
+
+  auto resumed = run("second", {"--method", "dgs", "--steps", "10", "--checkpoint", checkpoint,
+                                "--resume"});
+  for (int r = 0; r < 5; ++r) ASSERT_EQ(resumed.exit_codes[r], 0) << "rank " << r;
+  for (int r = 1; r < 5; ++r) {
+    EXPECT_EQ(std::stoull(resumed.results[r].at("start_version")), saved->version);
+  }
+  auto final_state = loadCheckpoint(shard0);
+  ASSERT_TRUE(final_state.ok());
+  EXPECT_EQ(final_state->version, saved->version + 4 * 10);  // nothing lost, all applied
+}
+
+}  // namespace
+}  // namespace sparseps
