@@ -117,7 +117,7 @@ absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
     if (bytes < best.bytes) best = {candidate, bytes};
   }
   if (best.encoding == Encoding::kDeltaVarintF16 && !allFitHalf(segment.values)) {
-    // Values beyond the half range: the best lossless encoding instead.
+    // A finite value beyond the half range: the smallest encoding with f32 values instead.
     return chooseEncoding(segment, std::nullopt, false);
   }
   return best;
