@@ -50,7 +50,7 @@ struct EncodingChoice {
 
 // The encoding a segment travels in: kDenseF32 for dense segments, forced where given,
 // else the smallest (kDeltaVarintF16 only with allow_f16 and when no finite value
-// would round to an infinite half). Fails when a forced kDeltaVarintF16 meets a value beyond the half range.
+// would round to an infinite half). Fails when a forced kDeltaVarintF16 meets such a value.
 absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
                                               std::optional<Encoding> forced, bool allow_f16);
 
