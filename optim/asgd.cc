@@ -23,7 +23,7 @@ class AsgdWorker : public SegmentWorker {
     push->clear();
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
-      push->push_back(denseSegment(spec.id, foldedGradient(spec, grad, w), ctx.lr));
+      push->push_back(scaledDenseSegment(spec.id, foldedGradient(spec, grad, w), ctx.lr));
     }
   }
 };

@@ -39,7 +39,7 @@ class DescentServer : public ServerRule {
     }
     reply->clear();
     for (const SegmentSpec& spec : index_.specs()) {
-      reply->push_back(denseSegment(spec.id, W.subspan(spec.offset, spec.numel), 1.0f));
+      reply->push_back(scaledDenseSegment(spec.id, W.subspan(spec.offset, spec.numel), 1.0f));
     }
   }
 

@@ -56,7 +56,7 @@ class DgcWorker : public SegmentWorker {
         }
       }
       if (!spec.compressed) {
-        push->push_back(denseSegment(spec.id, x_, ctx.lr));
+        push->push_back(scaledDenseSegment(spec.id, x_, ctx.lr));
         continue;
       }
       SegmentData s;

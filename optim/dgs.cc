@@ -49,7 +49,7 @@ class DgsWorker : public SegmentWorker {
       std::vector<float>& u = u_[i];
       for (size_t j = 0; j < spec.numel; ++j) u[j] = m * u[j] + lr * g[j];
       if (!spec.compressed) {
-        push->push_back(denseSegment(spec.id, u, 1.0f));
+        push->push_back(scaledDenseSegment(spec.id, u, 1.0f));
         continue;
       }
       SegmentData s;

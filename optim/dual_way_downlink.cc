@@ -54,14 +54,14 @@ void DualWayDownlink::makeReply(int worker, absl::Span<const float> W, Message* 
     const SegmentSpec& spec = index_[i];
     absl::Span<const float> x = W.subspan(spec.offset, spec.numel);
     if (!spec.compressed) {
-      reply->push_back(denseSegment(spec.id, x, 1.0f));
+      reply->push_back(scaledDenseSegment(spec.id, x, 1.0f));
       continue;
     }
     std::vector<float>& a = residual[i];
     const std::vector<float>& w_sync = w_sync_[i];
     if (dense) {  // w = W_sync, A_k = 0
       std::fill(a.begin(), a.end(), 0.0f);
-      reply->push_back(denseSegment(spec.id, w_sync, 1.0f));
+      reply->push_back(scaledDenseSegment(spec.id, w_sync, 1.0f));
       continue;
     }
     diff_.resize(spec.numel);

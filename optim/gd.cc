@@ -32,7 +32,7 @@ class GdWorker : public SegmentWorker {
       const SegmentSpec& spec = index_[i];
       absl::Span<const float> lr_g = foldedGradient(spec, grad, w, ctx.lr);
       if (!spec.compressed) {
-        push->push_back(denseSegment(spec.id, lr_g, 1.0f));
+        push->push_back(scaledDenseSegment(spec.id, lr_g, 1.0f));
         continue;
       }
       SegmentData s;

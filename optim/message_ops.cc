@@ -79,7 +79,7 @@ void applyModelReply(const Message& reply, const SegmentIndex& index, absl::Span
   }
 }
 
-SegmentData denseSegment(uint32_t segment_id, absl::Span<const float> x, float scale) {
+SegmentData scaledDenseSegment(uint32_t segment_id, absl::Span<const float> x, float scale) {
   SegmentData s;
   s.segment_id = segment_id;
   s.numel = static_cast<uint32_t>(x.size());

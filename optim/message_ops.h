@@ -4,7 +4,7 @@
 //    before handing a push or reply to a rule)?
 //  - subtractUpdate: W = W - scale * p for every segment of a push (dense or sparse).
 //  - applyModelReply: w = values for a dense reply segment, w = w + s for a sparse one.
-//  - denseSegment: a dense SegmentData holding scale * x.
+//  - scaledDenseSegment: a dense SegmentData holding scale * x.
 
 #include <cstdint>
 
@@ -25,6 +25,6 @@ void subtractUpdate(const Message& push, const SegmentIndex& index, float scale,
 
 void applyModelReply(const Message& reply, const SegmentIndex& index, absl::Span<float> w);
 
-SegmentData denseSegment(uint32_t segment_id, absl::Span<const float> x, float scale);
+SegmentData scaledDenseSegment(uint32_t segment_id, absl::Span<const float> x, float scale);
 
 }  // namespace sparseps

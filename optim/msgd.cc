@@ -31,7 +31,7 @@ class MsgdWorker : public SegmentWorker {
       absl::Span<const float> g = foldedGradient(spec, grad, w);
       std::vector<float>& u = u_[i];
       for (size_t j = 0; j < spec.numel; ++j) u[j] = m * u[j] + g[j];
-      push->push_back(denseSegment(spec.id, u, ctx.lr));
+      push->push_back(scaledDenseSegment(spec.id, u, ctx.lr));
     }
   }
 

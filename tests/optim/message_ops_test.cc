@@ -70,5 +70,16 @@ TEST(MessageOpsTest, DenseReplyReplacesAndSparseReplyAdds) {
   }
 }
 
+// The flag, not the fill, decides: a sparse segment naming every index is still a delta
+// (the wire format must keep a segment's dense flag, see optim/method.h).
+TEST(MessageOpsTest, SparseReplyCoveringEveryIndexStillAdds) {
+  const SegmentIndex index(mixedSpecs());
+  std::vector<float> w(extent(mixedSpecs()), 1.0f);
+  applyModelReply({sparseOf(4, {2.5f}, {0})}, index, absl::MakeSpan(w));
+  EXPECT_EQ(w[172], 3.5f);
+  applyModelReply({denseOf(4, {2.5f})}, index, absl::MakeSpan(w));
+  EXPECT_EQ(w[172], 2.5f);
+}
+
 }  // namespace
 }  // namespace sparseps::test
