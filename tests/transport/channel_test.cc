@@ -1,0 +1,260 @@
+#include "transport/channel.h"
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <random>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/transport/mesh.h"
+#include "tests/transport/test_header.h"
+
+namespace sparseps {
+namespace {
+
+using testing::connectMesh;
+using testing::makeChannels;
+using testing::testChannelOptions;
+using testing::testHeader;
+
+std::vector<ChannelOptions> sameOptions(int n, size_t max_payload) {
+  return std::vector<ChannelOptions>(n, testChannelOptions(max_payload));
+}
+
+std::vector<int> workersOf(int n) {
+  std::vector<int> w;
+  for (int r = 1; r < n; ++r) w.push_back(r);
+  return w;
+}
+
+class ChannelRoundTrip : public ::testing::TestWithParam<int> {};
+
+// Each worker sends random messages to rank 0 and gets each echoed back (ping-pong: a
+// send only completes once the peer has posted its receive).
+TEST_P(ChannelRoundTrip, EchoesRandomPayloadsExactly) {
+  const int n = GetParam();
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  constexpr int kMessages = 6;
+  constexpr size_t kMax = 1 << 20;
+  auto contexts = connectMesh(n);
+  auto channels = makeChannels(contexts, sameOptions(n, kMax));
+  std::vector<std::thread> threads;
+  for (int r = 1; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      std::mt19937_64 rng(seed + r);
+      for (int i = 0; i < kMessages; ++i) {
+        // Sizes from empty to the limit, content random.
+        const size_t size = i == 0 ? 0 : i == 1 ? kMax : rng() % 70000;
+        std::vector<uint8_t> payload(size);
+        for (auto& b : payload) b = static_cast<uint8_t>(rng());
+        ASSERT_TRUE(channels[r]->send(0, testHeader(size), payload).ok());
+        auto reply = channels[r]->recvFromAny(std::vector<int>{0});
+        ASSERT_TRUE(reply.ok()) << reply.status();
+        EXPECT_EQ(reply->src, 0);
+        EXPECT_EQ(reply->payload, payload);
+      }
+      channels[r]->shutdown();
+    });
+  }
+  size_t bytes = 0;
+  for (int i = 0; i < kMessages * (n - 1);) {
+    auto m = channels[0]->recvFromAny(workersOf(n));
+    ASSERT_TRUE(m.ok()) << m.status();
+    if (m->kind == ChannelMessage::Kind::kShutdown) continue;  // a worker done already
+    ++i;
+    bytes += testing::kTestHeaderBytes + m->payload.size();
+    ASSERT_TRUE(channels[0]->send(m->src, m->header, m->payload).ok());
+  }
+  for (auto& t : threads) t.join();
+  const LinkCounters total = channels[0]->totalCounters();
+  EXPECT_EQ(total.messages_received, uint64_t{kMessages} * (n - 1));
+  EXPECT_EQ(total.messages_sent, total.messages_received);
+  EXPECT_EQ(total.bytes_received, bytes);
+  EXPECT_EQ(total.bytes_sent, bytes);
+  for (int r = 1; r < n; ++r) {
+    EXPECT_EQ(channels[0]->counters(r).messages_received, uint64_t{kMessages});
+    EXPECT_EQ(channels[r]->counters(0).bytes_sent, channels[0]->counters(r).bytes_received);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, ChannelRoundTrip, ::testing::Values(2, 3, 4));
+
+// Messages from one sender arrive in its order; every sender's shutdown is reported once,
+// after all its data; then no live rank is left.
+TEST(Channel, RecvFromAnyKeepsPerSenderOrderAndReportsShutdowns) {
+  constexpr int kRanks = 4, kMessages = 25;
+  auto contexts = connectMesh(kRanks);
+  auto channels = makeChannels(contexts, sameOptions(kRanks, 64));
+  std::vector<std::thread> threads;
+  for (int r = 1; r < kRanks; ++r) {
+    threads.emplace_back([&, r] {
+      for (uint8_t i = 0; i < kMessages; ++i) {
+        std::vector<uint8_t> payload = {static_cast<uint8_t>(r), i};
+        ASSERT_TRUE(channels[r]->send(0, testHeader(2), payload).ok());
+      }
+      channels[r]->shutdown();
+    });
+  }
+  std::map<int, int> next, shutdowns;
+  for (int i = 0; i < kRanks - 1 + kMessages * (kRanks - 1); ++i) {
+    auto m = channels[0]->recvFromAny(workersOf(kRanks));
+    ASSERT_TRUE(m.ok()) << m.status();
+    if (m->kind == ChannelMessage::Kind::kShutdown) {
+      EXPECT_EQ(next[m->src], kMessages) << "shutdown of rank " << m->src << " before its data";
+      ++shutdowns[m->src];
+      continue;
+    }
+    ASSERT_EQ(m->payload.size(), 2u);
+    EXPECT_EQ(m->payload[0], m->src);
+    EXPECT_EQ(m->payload[1], next[m->src]++);
+  }
+  for (int r = 1; r < kRanks; ++r) EXPECT_EQ(shutdowns[r], 1);
+  auto none = channels[0]->recvFromAny(workersOf(kRanks));
+  EXPECT_TRUE(absl::IsFailedPrecondition(none.status())) << none.status();
+  for (auto& t : threads) t.join();
+}
+
+TEST(Channel, OversizeAnnouncementIsRefusedAndReceiverGoesOn) {
+  auto contexts = connectMesh(3);
+  // Rank 0 accepts 1 KiB; rank 1 thinks 1 MiB is fine and announces 4 KiB.
+  std::vector<ChannelOptions> options = {testChannelOptions(1024), testChannelOptions(1 << 20),
+                                         testChannelOptions(1 << 20)};
+  auto channels = makeChannels(contexts, options);
+  std::atomic<bool> bad_sender_done{false};
+  std::thread bad([&] {
+    std::vector<uint8_t> payload(4096, 1);
+    // Blocks until rank 0 closes: its payload is never taken.
+    absl::Status s = channels[1]->send(0, testHeader(payload.size()), payload);
+    EXPECT_FALSE(s.ok());
+    bad_sender_done = true;
+  });
+  std::thread good([&] {
+    std::vector<uint8_t> payload(100, 2);
+    EXPECT_TRUE(channels[2]->send(0, testHeader(payload.size()), payload).ok());
+  });
+  auto refused = channels[0]->recvFromAny(std::vector<int>{1});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "channel: rank 1 announced a payload of 4096 bytes, more than the limit of 1024; "
+            "rank 1 is dropped");
+  EXPECT_FALSE(channels[0]->isLive(1));
+  auto m = channels[0]->recvFromAny(std::vector<int>{1, 2});
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->src, 2);
+  EXPECT_EQ(m->payload, std::vector<uint8_t>(100, 2));
+  good.join();
+  EXPECT_FALSE(bad_sender_done);
+  channels[0].reset();  // closes rank 0's connections: the bad sender's send fails
+  contexts[0].reset();
+  bad.join();
+}
+
+TEST(Channel, InterruptWakesABlockedReceiveWhichCanBeRetried) {
+  auto contexts = connectMesh(2);
+  auto channels = makeChannels(contexts, sameOptions(2, 64));
+  std::thread interrupter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    channels[0]->interrupt();
+  });
+  auto woken = channels[0]->recvFromAny(std::vector<int>{1});
+  EXPECT_TRUE(absl::IsCancelled(woken.status())) << woken.status();
+  interrupter.join();
+  std::thread sender([&] {
+    std::vector<uint8_t> payload = {7, 8, 9};
+    EXPECT_TRUE(channels[1]->send(0, testHeader(3), payload).ok());
+  });
+  auto m = channels[0]->recvFromAny(std::vector<int>{1});
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->payload, (std::vector<uint8_t>{7, 8, 9}));
+  sender.join();
+}
+
+TEST(Channel, SendRejectsBadArguments) {
+  auto contexts = connectMesh(2);
+  auto channels = makeChannels(contexts, sameOptions(2, 64));
+  std::vector<uint8_t> payload(10);
+  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(0, testHeader(10), payload)));
+  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(2, testHeader(10), payload)));
+  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(1, testHeader(11), payload)));
+  std::vector<uint8_t> big(65);
+  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(1, testHeader(65), big)));
+  std::vector<uint8_t> short_header(3);
+  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(1, short_header, payload)));
+  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->recvFromAny(std::vector<int>{0}).status()));
+}
+
+TEST(ChannelOptions, ValidateNamesTheField) {
+  EXPECT_NE(ChannelOptions().validate().message().find("header_bytes"), absl::string_view::npos);
+  EXPECT_NE(ChannelOptions().setHeaderBytes(8).validate().message().find("payload_size"),
+            absl::string_view::npos);
+  EXPECT_TRUE(testChannelOptions(10).validate().ok());
+}
+
+// A clock that never moves and records where the channel slept.
+class FrozenClock final : public Clock {
+ public:
+  int64_t nowNanos() override { return kNow; }
+  void sleepUntilNanos(int64_t t) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    sleeps_.push_back(t);
+  }
+  std::vector<int64_t> sleeps() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sleeps_;
+  }
+  static constexpr int64_t kNow = 1'000'000'000;
+
+ private:
+  std::mutex mu_;
+  std::vector<int64_t> sleeps_;
+};
+
+TEST(Channel, ShapingDeliversWhenTheLastByteWouldArrive) {
+  auto contexts = connectMesh(2);
+  auto clock = std::make_shared<FrozenClock>();
+  // Sender: 1 Gbit/s uplink, 10 us. Receiver: 100 Mbit/s downlink (the bottleneck), 40 us.
+  // 1000 bytes (8 header + 992 payload): 8 us up, 80 us down.
+  ShapingOptions sender{LinkSpec{1e9, 10'000}, LinkSpec{1e9, 0}};
+  ShapingOptions receiver{LinkSpec{1e9, 0}, LinkSpec{100e6, 40'000}};
+  auto channels = makeChannels(contexts, {testChannelOptions(992).setShaping(receiver).setClock(clock),
+                                          testChannelOptions(992).setShaping(sender).setClock(clock)});
+  std::thread t([&] {
+    std::vector<uint8_t> payload(992);
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(channels[1]->send(0, testHeader(992), payload).ok());
+  });
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(channels[0]->recvFromAny(std::vector<int>{1}).ok());
+  t.join();
+  // stamps: now + 8k us + 10 us; down: max(stamp, previous + 80 us); delivery + 40 us.
+  const int64_t now = FrozenClock::kNow;
+  EXPECT_EQ(clock->sleeps(), (std::vector<int64_t>{now + 58'000, now + 138'000, now + 218'000}));
+}
+
+TEST(Channel, ShapedGoodputIsNearTheConfiguredRate) {
+  // Loose check on the real clock (tight figures come from bench_channel): 5 x 1 MB at
+  // 100 Mbit/s, goodput from first to last delivery within 15%.
+  auto contexts = connectMesh(2);
+  const double rate = 100e6;
+  LinkSpec link{rate, 0};
+  constexpr size_t kBytes = 1 << 20;
+  auto options = testChannelOptions(kBytes).setShaping(ShapingOptions{link, link});
+  auto channels = makeChannels(contexts, {options, options});
+  std::thread t([&] {
+    std::vector<uint8_t> payload(kBytes);
+    for (int i = 0; i < 5; ++i) EXPECT_TRUE(channels[1]->send(0, testHeader(kBytes), payload).ok());
+  });
+  std::vector<std::chrono::steady_clock::time_point> delivered;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(channels[0]->recvFromAny(std::vector<int>{1}).ok());
+    delivered.push_back(std::chrono::steady_clock::now());
+  }
+  t.join();
+  const double seconds = std::chrono::duration<double>(delivered.back() - delivered.front()).count();
+  const double goodput = 4 * (kBytes + testing::kTestHeaderBytes) * 8.0 / seconds;
+  EXPECT_NEAR(goodput / rate, 1.0, 0.15) << "goodput " << goodput / 1e6 << " Mbit/s";
+}
+
+}  // namespace
+}  // namespace sparseps

@@ -1,0 +1,88 @@
+// A peer process that dies (SIGKILL) is reported by rank, without a hang, while the
+// other peers go on. channel_peer runs the other ranks as real processes.
+
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/transport/mesh.h"
+#include "tests/transport/peer_process.h"
+#include "tests/transport/test_header.h"
+
+namespace sparseps {
+namespace {
+
+std::vector<std::string> peerArgs(const std::string& dir, int rank, int world,
+                                  const std::string& mode) {
+  return {CHANNEL_PEER_PATH, "--store=" + dir, "--run=dead", "--rank=" + std::to_string(rank),
+          "--world=" + std::to_string(world), "--mode=" + mode, "--messages=3", "--bytes=1000"};
+}
+
+TEST(DeadPeer, IsReportedByRankAndTheOthersGoOn) {
+  const std::string dir = testing::makeTempDir();
+  testing::ChildProcess hanging(peerArgs(dir, 1, 3, "hang"));
+  testing::ChildProcess sender(peerArgs(dir, 2, 3, "sender"));
+  ASSERT_TRUE(hanging.started() && sender.started());
+  auto context = connectWithFileStore(testing::loopbackOptions(dir, 0, 3).setRunId("dead"));
+  ASSERT_TRUE(context.ok()) << context.status();
+  auto channel = Channel::create(*context, testing::testChannelOptions(1000));
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  // Never hang: a watchdog interrupts the receive (the test then fails on Cancelled).
+  std::atomic<bool> done{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 200 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!done) (*channel)->interrupt();
+  });
+  // Rank 2's data and shutdown; rank 1 is killed while we wait on it.
+  int data = 0, shutdowns = 0, deaths = 0;
+  bool killed = false;
+  while (data + shutdowns + deaths < 5) {
+    auto m = (*channel)->recvFromAny(std::vector<int>{1, 2});
+    if (!m.ok()) {
+      ASSERT_TRUE(absl::IsUnavailable(m.status())) << m.status();
+      EXPECT_EQ(m.status().message().rfind("channel: rank 1 is dead", 0), 0u) << m.status();
+      ++deaths;
+      continue;
+    }
+    if (m->kind == ChannelMessage::Kind::kShutdown) {
+      EXPECT_EQ(m->src, 2);
+      ++shutdowns;
+      if (!killed) {
+        hanging.killNow();
+        killed = true;
+      }
+    } else {
+      EXPECT_EQ(m->src, 2);
+      EXPECT_EQ(m->payload, std::vector<uint8_t>(1000, 2));
+      ++data;
+    }
+  }
+  EXPECT_EQ(data, 3);
+  EXPECT_EQ(shutdowns, 1);
+  EXPECT_EQ(deaths, 1);
+  EXPECT_FALSE((*channel)->isLive(1));
+  EXPECT_TRUE(absl::IsFailedPrecondition((*channel)->recvFromAny(std::vector<int>{1, 2}).status()));
+  done = true;
+  watchdog.join();
+  EXPECT_EQ(sender.wait(std::chrono::seconds(10)), 0);
+}
+
+TEST(DeadPeer, ASendToADeadPeerFailsNamingIt) {
+  const std::string dir = testing::makeTempDir();
+  testing::ChildProcess hanging(peerArgs(dir, 1, 2, "hang"));
+  ASSERT_TRUE(hanging.started());
+  auto context = connectWithFileStore(testing::loopbackOptions(dir, 0, 2).setRunId("dead"));
+  ASSERT_TRUE(context.ok()) << context.status();
+  auto channel = Channel::create(*context, testing::testChannelOptions(1000));
+  ASSERT_TRUE(channel.ok());
+  hanging.killNow();
+  std::vector<uint8_t> payload(10);
+  // The send blocks until rank 1's death is seen on its connection.
+  absl::Status s = (*channel)->send(1, testing::testHeader(10), payload);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("rank 1"), absl::string_view::npos) << s;
+}
+
+}  // namespace
+}  // namespace sparseps

@@ -1,0 +1,118 @@
+#include "transport/handshake.h"
+
+#include <functional>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/transport/mesh.h"
+#include "tests/transport/test_header.h"
+
+namespace sparseps {
+namespace {
+
+Hello serverHello() {
+  Hello h;
+  h.protocol_version = 3;
+  h.layout_fingerprint = 0xab;
+  h.method = "dgs";
+  h.world_size = 3;
+  h.num_server_shards = 1;
+  h.mode = "async";
+  return h;
+}
+
+TEST(Hello, EncodesAndDecodesEveryField) {
+  Hello h = serverHello();
+  h.layout_fingerprint = 0x0123456789abcdefULL;
+  auto bytes = encodeHello(h);
+  ASSERT_TRUE(bytes.ok());
+  auto back = decodeHello(*bytes);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->protocol_version, h.protocol_version);
+  EXPECT_EQ(back->layout_fingerprint, h.layout_fingerprint);
+  EXPECT_EQ(back->method, h.method);
+  EXPECT_EQ(back->world_size, h.world_size);
+  EXPECT_EQ(back->num_server_shards, h.num_server_shards);
+  EXPECT_EQ(back->mode, h.mode);
+}
+
+TEST(Hello, RejectsLongNamesAndForeignBytes) {
+  Hello h = serverHello();
+  h.method = std::string(kHelloMaxName + 1, 'x');
+  EXPECT_FALSE(encodeHello(h).ok());
+  std::vector<uint8_t> junk(kHelloBytes, 0);
+  EXPECT_FALSE(decodeHello(junk).ok());
+}
+
+struct FieldCase {
+  const char* field;
+  std::function<void(Hello&)> change;
+};
+
+class HandshakeMismatch : public ::testing::TestWithParam<FieldCase> {};
+
+// Rank 0 is the server, ranks 1 and 2 workers; rank 2's Hello differs in one field. Both
+// rank 0 and rank 2 fail naming the field; the server names the first bad worker.
+TEST_P(HandshakeMismatch, IsAnErrorOnBothSidesNamingTheField) {
+  auto contexts = testing::connectMesh(3);
+  auto channels = testing::makeChannels(
+      contexts, std::vector<ChannelOptions>(3, testing::testChannelOptions(16)));
+  Hello bad = serverHello();
+  GetParam().change(bad);
+  absl::Status status[3];
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {
+    status[0] = handshake(*channels[0], serverHello(), /*is_server=*/true, std::vector<int>{1, 2});
+  });
+  threads.emplace_back([&] {
+    status[1] = handshake(*channels[1], serverHello(), false, std::vector<int>{0});
+  });
+  threads.emplace_back([&] { status[2] = handshake(*channels[2], bad, false, std::vector<int>{0}); });
+  for (auto& t : threads) t.join();
+  const std::string expected = std::string("handshake: ") + GetParam().field + " mismatch: server 0 ";
+  EXPECT_TRUE(status[1].ok()) << status[1];
+  for (int r : {0, 2}) {
+    SCOPED_TRACE(r);
+    EXPECT_TRUE(absl::IsFailedPrecondition(status[r])) << status[r];
+    EXPECT_EQ(status[r].message().rfind(expected, 0), 0u) << status[r];
+    EXPECT_NE(status[r].message().find(" worker 2 "), absl::string_view::npos) << status[r];
+  }
+  EXPECT_EQ(status[0].message(), status[2].message());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, HandshakeMismatch,
+    ::testing::Values(FieldCase{"protocol version", [](Hello& h) { h.protocol_version = 4; }},
+                      FieldCase{"layout fingerprint", [](Hello& h) { h.layout_fingerprint = 0xcd; }},
+                      FieldCase{"method", [](Hello& h) { h.method = "topk"; }},
+                      FieldCase{"world size", [](Hello& h) { h.world_size = 5; }},
+                      FieldCase{"server shards", [](Hello& h) { h.num_server_shards = 2; }},
+                      FieldCase{"mode", [](Hello& h) { h.mode = "sync"; }}),
+    [](const ::testing::TestParamInfo<FieldCase>& info) {
+      std::string name = info.param.field;
+      for (char& c : name) if (c == ' ') c = '_';
+      return name;
+    });
+
+TEST(Handshake, FingerprintMessageShowsBothValues) {
+  Hello worker = serverHello();
+  worker.layout_fingerprint = 0xcd;
+  EXPECT_EQ(compareHello(serverHello(), 0, worker, 3).message(),
+            "handshake: layout fingerprint mismatch: server 0 0x00000000000000ab worker 3 "
+            "0x00000000000000cd");
+}
+
+TEST(Handshake, MatchingHellosPass) {
+  auto contexts = testing::connectMesh(2);
+  auto channels = testing::makeChannels(
+      contexts, std::vector<ChannelOptions>(2, testing::testChannelOptions(16)));
+  absl::Status worker;
+  std::thread t([&] { worker = handshake(*channels[1], serverHello(), false, std::vector<int>{0}); });
+  EXPECT_TRUE(handshake(*channels[0], serverHello(), true, std::vector<int>{1}).ok());
+  t.join();
+  EXPECT_TRUE(worker.ok()) << worker;
+}
+
+}  // namespace
+}  // namespace sparseps

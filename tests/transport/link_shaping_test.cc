@@ -1,0 +1,76 @@
+#include "transport/link_shaping.h"
+
+#include <gtest/gtest.h>
+
+namespace sparseps {
+namespace {
+
+TEST(ParseBandwidth, AcceptsTcUnits) {
+  EXPECT_DOUBLE_EQ(*parseBandwidth("100mbit"), 100e6);
+  EXPECT_DOUBLE_EQ(*parseBandwidth("1gbit"), 1e9);
+  EXPECT_DOUBLE_EQ(*parseBandwidth("10gbit"), 10e9);
+  EXPECT_DOUBLE_EQ(*parseBandwidth("2.5Gbit"), 2.5e9);
+  EXPECT_DOUBLE_EQ(*parseBandwidth("800kbit"), 800e3);
+  EXPECT_DOUBLE_EQ(*parseBandwidth("none"), 0.0);
+}
+
+TEST(ParseBandwidth, RejectsWithClearErrors) {
+  for (const char* bad : {"", "fast", "1gb", "gbit", "-1gbit", "1.2.3gbit", "0gbit"}) {
+    SCOPED_TRACE(bad);
+    absl::StatusOr<double> r = parseBandwidth(bad);
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status()));
+    EXPECT_NE(r.status().message().find("bandwidth"), absl::string_view::npos) << r.status();
+  }
+  EXPECT_NE(parseBandwidth("1gb").status().message().find("unknown unit"), absl::string_view::npos);
+  EXPECT_NE(parseBandwidth("0gbit").status().message().find("none"), absl::string_view::npos);
+}
+
+TEST(ParseDuration, AcceptsUnits) {
+  EXPECT_EQ(*parseDuration("50us"), 50'000);
+  EXPECT_EQ(*parseDuration("1ms"), 1'000'000);
+  EXPECT_EQ(*parseDuration("0.5s"), 500'000'000);
+  EXPECT_EQ(*parseDuration("100ns"), 100);
+  EXPECT_EQ(*parseDuration("0"), 0);
+}
+
+TEST(ParseDuration, RejectsWithClearErrors) {
+  for (const char* bad : {"", "50", "5 minutes", "us", "-1ms", "1h"}) {
+    SCOPED_TRACE(bad);
+    absl::StatusOr<int64_t> r = parseDuration(bad);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("duration"), absl::string_view::npos) << r.status();
+  }
+}
+
+TEST(Link, SerializesMessagesInArrivalOrder) {
+  Link link(LinkSpec{1e9, 0});  // 1 Gbit/s: 1000 bytes take 8000 ns
+  EXPECT_EQ(link.reserve(0, 0, 1000), 8000);
+  EXPECT_EQ(link.reserve(0, 0, 1000), 16000);   // queued behind the first
+  EXPECT_EQ(link.reserve(50000, 0, 1000), 58000);  // idle link: starts on arrival
+}
+
+TEST(Link, SharedDownlinkOfTheServerSerializesAllWorkers) {
+  // Two workers with 1 Gbit/s uplinks send 1000 bytes at t=0 to a server whose NIC is
+  // 1 Gbit/s: both leave their uplinks at 8 us, the second waits for the first downstream.
+  Link worker_a(LinkSpec{1e9, 0}), worker_b(LinkSpec{1e9, 0}), server_down(LinkSpec{1e9, 0});
+  const int64_t stamp_a = worker_a.reserve(0, 0, 1000);
+  const int64_t stamp_b = worker_b.reserve(0, 0, 1000);
+  EXPECT_EQ(server_down.reserve(0, stamp_a, 1000), 8000);
+  EXPECT_EQ(server_down.reserve(0, stamp_b, 1000), 16000);
+}
+
+TEST(Link, UnlimitedLinkOnlyOrders) {
+  Link link(LinkSpec{0, 0});
+  EXPECT_EQ(link.reserve(100, 0, 1 << 20), 100);
+  EXPECT_EQ(link.reserve(0, 50, 1 << 20), 100);  // never before the previous message
+}
+
+TEST(TransmitNanos, MatchesBitsOverRate) {
+  EXPECT_EQ(transmitNanos(100e6, 1'000'000), 80'000'000);
+  EXPECT_EQ(transmitNanos(10e9, 1'000'000), 800'000);
+  EXPECT_EQ(transmitNanos(0, 1'000'000), 0);
+}
+
+}  // namespace
+}  // namespace sparseps

@@ -1,0 +1,188 @@
+#pragma once
+// Channel: framed messages between the ranks of a Gloo context, over UnboundBuffer.
+// The transport does not know the protocol's wire header: ChannelOptions says how long
+// it is and how to read the payload size from it. A receive takes a fixed-size header
+// from ANY of the given ranks, checks the announced size against max_payload_bytes, and
+// only then posts a receive of exactly that size from that sender. Gloo terminates a
+// process that receives a message longer than the posted buffer, so a posted receive is
+// never smaller than what the protocol lets a peer send.
+//
+// Gloo facts designed around: a send completes only once the peer posted the matching
+// receive (send() blocks until then); a wait timeout breaks the context for good (the
+// timeout is long; interrupt() wakes a blocked receive instead); a receive from ANY rank
+// is not woken when a peer dies, so one watcher thread per peer keeps a receive posted on
+// a control slot: it sees the peer's orderly "bye" (shutdown) or the closed connection
+// (death) and wakes the receiving thread. A bye is acknowledged: Gloo completes a send
+// once the bytes are in the kernel, so only the ack (sent after everything before the
+// bye was read, TCP keeping order) makes it safe to close the connection. Gloo exceptions are caught here and come back
+// as a Status naming the rank.
+//
+// Optional link shaping (link_shaping.h) delays each received message until its last
+// byte would have arrived over the simulated links.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "transport/clock.h"
+#include "transport/link_shaping.h"
+
+namespace gloo {
+class Context;
+namespace transport {
+class UnboundBuffer;
+}  // namespace transport
+}  // namespace gloo
+
+namespace sparseps {
+
+struct ChannelOptions {
+  // Bytes of the protocol's fixed-size header.
+  size_t header_bytes = 0;
+  // Reads the payload size that a header announces (the protocol's wire format).
+  std::function<absl::StatusOr<size_t>(absl::Span<const uint8_t> header)> payload_size;
+  // The largest payload a peer may announce; larger announcements are refused.
+  size_t max_payload_bytes = 0;
+  // Gloo wait limit. Long on purpose: a Gloo timeout breaks the context for good.
+  std::chrono::milliseconds timeout = std::chrono::hours(1);
+  // Simulated links of this process's NIC; none: no shaping.
+  std::optional<ShapingOptions> shaping;
+  // Time source of shaping; a SteadyClock when null.
+  std::shared_ptr<Clock> clock;
+
+  ChannelOptions& setHeaderBytes(size_t v) { header_bytes = v; return *this; }
+  ChannelOptions& setPayloadSize(
+      std::function<absl::StatusOr<size_t>(absl::Span<const uint8_t>)> v) {
+    payload_size = std::move(v);
+    return *this;
+  }
+  ChannelOptions& setMaxPayloadBytes(size_t v) { max_payload_bytes = v; return *this; }
+  ChannelOptions& setTimeout(std::chrono::milliseconds v) { timeout = v; return *this; }
+  ChannelOptions& setShaping(ShapingOptions v) { shaping = v; return *this; }
+  ChannelOptions& setClock(std::shared_ptr<Clock> v) { clock = std::move(v); return *this; }
+
+  // Names the first bad field.
+  absl::Status validate() const;
+};
+
+// Bytes and messages on the link to or from one peer (header + payload bytes).
+struct LinkCounters {
+  uint64_t bytes_sent = 0;
+  uint64_t messages_sent = 0;
+  uint64_t bytes_received = 0;
+  uint64_t messages_received = 0;
+};
+
+struct ChannelMessage {
+  enum class Kind { kData, kShutdown };
+  Kind kind = Kind::kData;
+  int src = -1;
+  std::vector<uint8_t> header;   // header_bytes long for kData, empty for kShutdown
+  std::vector<uint8_t> payload;  // exactly the announced size
+};
+
+class Channel {
+ public:
+  // Takes the connected context (rendezvous.h) and starts one watcher per peer.
+  static absl::StatusOr<std::unique_ptr<Channel>> create(std::shared_ptr<gloo::Context> context,
+                                                         ChannelOptions options);
+  ~Channel();  // shutdown() if not done yet
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  int rank() const;
+  int worldSize() const;
+
+  // Sends one message; blocks until dst has received it. The header must be
+  // header_bytes long and announce payload.size() <= max_payload_bytes. Thread-safe
+  // (sends are serialized).
+  absl::Status send(int dst, absl::Span<const uint8_t> header, absl::Span<const uint8_t> payload);
+
+  // Receives the next message from any live rank of `ranks`, in arrival order. A peer's
+  // orderly shutdown comes back once as a kShutdown message (after all its data), a dead
+  // or misbehaving peer once as an error naming its rank; later calls skip such ranks.
+  // Errors: Cancelled after interrupt(), FailedPrecondition when no rank is live.
+  // One receiving thread at a time.
+  absl::StatusOr<ChannelMessage> recvFromAny(absl::Span<const int> ranks);
+
+  // Exchanges one fixed-size blob with each of `peers` (both sides call it with the same
+  // size), e.g. the handshake's Hello. Returns the peers' blobs in the order of `peers`.
+  absl::StatusOr<std::vector<std::vector<uint8_t>>> exchange(absl::Span<const int> peers,
+                                                             absl::Span<const uint8_t> mine);
+
+  // Wakes a blocked recvFromAny (it returns Cancelled). Any thread.
+  void interrupt();
+
+  // Says goodbye to every live peer and stops the watchers. Idempotent. The context may be
+  // destroyed afterwards without a peer taking this for a death.
+  void shutdown();
+
+  // Whether `peer` may still send to us (neither closed, dead nor refused).
+  bool isLive(int peer) const;
+  LinkCounters counters(int peer) const;
+  LinkCounters totalCounters() const;
+
+ private:
+  enum class PeerState { kLive, kClosing, kClosed, kDead };
+  struct Peer {
+    PeerState state = PeerState::kLive;
+    uint64_t bye_messages = 0;  // data messages the peer sent us before its bye
+    bool reported = false;      // its close or death was handed to recvFromAny
+    std::string reason;         // why it is dead
+    LinkCounters counters;
+    bool gone = false;          // its connection closed (after a bye or not)
+    std::unique_ptr<gloo::transport::UnboundBuffer> control;
+    uint64_t control_word = 0;
+    std::unique_ptr<gloo::transport::UnboundBuffer> bye;     // our bye to it
+    uint64_t bye_word = 0;
+    std::unique_ptr<gloo::transport::UnboundBuffer> bye_ack; // its ack of our bye
+    uint64_t bye_ack_word = 0;
+    std::unique_ptr<gloo::transport::UnboundBuffer> ack;     // our ack of its bye
+    uint64_t ack_word = 0;
+    std::thread watcher;
+  };
+
+  Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options);
+  void watch(int peer);
+  void markDead(int peer, const std::string& reason);
+  // A closed or dead peer of `ranks` whose state recvFromAny has not reported yet.
+  std::optional<int> unreportedEvent(absl::Span<const int> ranks);
+  absl::StatusOr<ChannelMessage> reportEvent(int peer);
+  absl::StatusOr<ChannelMessage> receivePosted(int src);
+
+  std::shared_ptr<gloo::Context> context_;
+  const ChannelOptions options_;
+  std::shared_ptr<Clock> clock_;
+  std::optional<Link> up_;
+  std::optional<Link> down_;
+
+  mutable std::mutex mu_;  // guards peers_' state, counters and interrupted_
+  std::vector<Peer> peers_;
+  bool interrupted_ = false;
+  std::atomic<bool> stopping_{false};
+  bool shut_down_ = false;
+
+  std::mutex send_mu_;
+  std::vector<uint8_t> send_frame_;
+
+  // The header receive from ANY rank stays posted until it completes.
+  std::vector<uint8_t> recv_frame_;
+  std::unique_ptr<gloo::transport::UnboundBuffer> recv_header_;
+  std::vector<int> posted_ranks_;  // empty: no header receive posted
+  // The payload receive in progress, for the watcher to abort (guarded by mu_).
+  gloo::transport::UnboundBuffer* payload_recv_ = nullptr;
+  int payload_src_ = -1;
+};
+
+}  // namespace sparseps

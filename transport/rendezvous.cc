@@ -1,0 +1,115 @@
+#include "transport/rendezvous.h"
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include <gloo/common/error.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace sparseps {
+namespace {
+
+absl::Status readIntEnv(const char* name, int* out) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) return absl::OkStatus();
+  if (!absl::SimpleAtoi(value, out)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rendezvous: environment variable ", name, "=\"", value,
+                     "\" is not an integer"));
+  }
+  return absl::OkStatus();
+}
+
+// Gloo writes to its sockets without MSG_NOSIGNAL: a write to a peer that has just closed
+// would kill this process with SIGPIPE instead of raising the IoException we turn into
+// a Status. Ignore SIGPIPE unless the program installed its own handler.
+void ignoreSigpipe() {
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+    signal(SIGPIPE, SIG_IGN);
+  }
+}
+
+}  // namespace
+
+absl::Status RendezvousOptions::validate() const {
+  if (world_size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rendezvous: world_size must be >= 1, got ", world_size));
+  }
+  if (rank < 0 || rank >= world_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rendezvous: rank must be in [0, ", world_size, "), got ", rank));
+  }
+  if (run_id.empty()) {
+    return absl::InvalidArgumentError(
+        "rendezvous: run_id is empty; every run needs its own key prefix");
+  }
+  if (hostname.empty() == iface.empty()) {
+    return absl::InvalidArgumentError(
+        "rendezvous: give exactly one of hostname (e.g. 127.0.0.1) and iface");
+  }
+  if (master_port < 0 || master_port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rendezvous: master_port must be in [0, 65535], got ", master_port));
+  }
+  if (connect_timeout.count() <= 0) {
+    return absl::InvalidArgumentError("rendezvous: connect_timeout must be positive");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RendezvousOptions> rendezvousOptionsFromEnv(RendezvousOptions base) {
+  if (absl::Status s = readIntEnv("RANK", &base.rank); !s.ok()) return s;
+  if (absl::Status s = readIntEnv("WORLD_SIZE", &base.world_size); !s.ok()) return s;
+  if (absl::Status s = readIntEnv("MASTER_PORT", &base.master_port); !s.ok()) return s;
+  if (const char* addr = std::getenv("MASTER_ADDR")) base.master_addr = addr;
+  return base;
+}
+
+absl::StatusOr<std::shared_ptr<gloo::Context>> connectFullMesh(const RendezvousOptions& options,
+                                                               gloo::rendezvous::Store& store) {
+  if (absl::Status s = options.validate(); !s.ok()) return s;
+  ignoreSigpipe();
+  try {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = options.hostname;
+    attr.iface = options.iface;
+    auto device = gloo::transport::tcp::CreateDevice(attr);
+    gloo::rendezvous::PrefixStore prefixed(options.run_id, store);
+    auto context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.world_size);
+    context->setTimeout(options.connect_timeout);
+    context->connectFullMesh(prefixed, device);
+    return std::shared_ptr<gloo::Context>(std::move(context));
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat("rendezvous: rank ", options.rank, " of ",
+                                               options.world_size, " (run ", options.run_id,
+                                               ") could not connect: ", e.what()));
+  }
+}
+
+absl::StatusOr<std::shared_ptr<gloo::Context>> connectWithFileStore(
+    const RendezvousOptions& options) {
+  if (options.store_dir.empty()) {
+    return absl::InvalidArgumentError("rendezvous: store_dir is empty");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options.store_dir, ec);
+  if (ec) {
+    return absl::UnavailableError(absl::StrCat("rendezvous: cannot create store_dir ",
+                                               options.store_dir, ": ", ec.message()));
+  }
+  gloo::rendezvous::FileStore store(options.store_dir);
+  return connectFullMesh(options, store);
+}
+
+}  // namespace sparseps

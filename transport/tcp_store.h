@@ -1,0 +1,17 @@
+#pragma once
+// TCP store for rendezvous across machines: c10d::TCPStore from LibTorch, hosted by
+// rank 0 at master_addr:master_port, seen through Gloo's Store interface. A target of its
+// own (sparseps_transport_tcpstore) so that sparseps_transport needs no LibTorch.
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "transport/rendezvous.h"
+
+namespace sparseps {
+
+// Rank 0 hosts the store; every rank connects to options.master_addr:master_port.
+absl::StatusOr<std::unique_ptr<gloo::rendezvous::Store>> makeTcpStore(
+    const RendezvousOptions& options);
+
+}  // namespace sparseps
