@@ -422,7 +422,9 @@ void Channel::shutdown() {
       shut_down_ = true;
       for (int peer = 0; peer < worldSize(); ++peer) {
         Peer& p = peers_[peer];
-        if (peer == rank() || p.state == PeerState::kDead || p.gone) continue;
+        // A peer that said bye is closing too: it needs no bye from us (our watcher has
+        // acked its bye), and its stopped watcher would never ack ours.
+        if (peer == rank() || p.state != PeerState::kLive || p.gone) continue;
         // The bye says how many data messages preceded it, so the peer reports our
         // shutdown only after it has taken all of them.
         p.bye_word = p.counters.messages_sent;
