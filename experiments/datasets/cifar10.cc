@@ -17,10 +17,10 @@ constexpr int64_t kImageBytes = 3 * 32 * 32;
 constexpr int64_t kRecordBytes = 1 + kImageBytes;
 
 std::string notFound(const std::string& dir, const std::string& what) {
-  return absl::StrCat("CIFAR-10 not found in ", dir, ": expected ", what,
-                      " (the binary version: cifar-10-batches-bin/data_batch_1.bin .. "
-                      "data_batch_5.bin and test_batch.bin). Run: experiments/fetch-data cifar10 "
-                      "--dir ",
+  return absl::StrCat("CIFAR-10 not found in ", dir, ": no ", what,
+                      ". Expected the binary version, cifar-10-batches-bin/data_batch_1.bin "
+                      "(any of data_batch_1..5.bin) and cifar-10-batches-bin/test_batch.bin. "
+                      "Run: experiments/fetch-data cifar10 --dir ",
                       dir);
 }
 
@@ -56,7 +56,8 @@ absl::StatusOr<ImageSplits> loadCifar10(const std::string& dir) {
   fs::path base = fs::path(dir) / "cifar-10-batches-bin";
   if (!fs::is_directory(base, ec)) {
     if (!fs::exists(fs::path(dir) / "test_batch.bin", ec)) {
-      return absl::NotFoundError(notFound(dir, "cifar-10-batches-bin/data_batch_1.bin"));
+      return absl::NotFoundError(notFound(
+          dir, fs::is_directory(dir, ec) ? "cifar-10-batches-bin/ folder" : "such directory"));
     }
     base = dir;
   }

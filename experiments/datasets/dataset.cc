@@ -45,10 +45,13 @@ BatchIterator Dataset::trainBatches(int shard, int num_shards, int epoch, int64_
 }
 
 BatchIterator Dataset::testBatches(int64_t batch_size, int shard, int num_shards) const {
-  const int64_t n = size(Split::kTest);
-  std::vector<int64_t> order(static_cast<size_t>(n * (shard + 1) / num_shards -
-                                                  n * shard / num_shards));
-  std::iota(order.begin(), order.end(), n * shard / num_shards);
+  std::vector<int64_t> order;
+  if (num_shards >= 1 && shard >= 0 && shard < num_shards) {
+    const int64_t n = size(Split::kTest);
+    const int64_t begin = n * shard / num_shards, end = n * (shard + 1) / num_shards;
+    order.resize(static_cast<size_t>(end - begin));
+    std::iota(order.begin(), order.end(), begin);
+  }
   return BatchIterator(this, Split::kTest, std::move(order), batch_size, false, false, 0);
 }
 

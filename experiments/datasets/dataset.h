@@ -75,11 +75,12 @@ class Dataset {
                                          bool augment, uint64_t seed) const = 0;
 
   // Epoch `epoch` of worker `shard` of `num_shards`: its shard shuffled with seed + epoch,
-  // augmented when options.augment. Requires 0 <= shard < num_shards <= size(kTrain), batch_size
-  // >= 1.
+  // augmented when options.augment. A shard outside [0, num_shards) is empty; batch_size < 1
+  // counts as 1.
   BatchIterator trainBatches(int shard, int num_shards, int epoch, int64_t batch_size,
                              bool drop_last = false) const;
-  // The test split in index order, unaugmented; with num_shards > 1, a contiguous piece of it.
+  // The test split in index order, unaugmented; with num_shards > 1, the shard-th of
+  // num_shards contiguous pieces of it (empty when shard is not in [0, num_shards)).
   BatchIterator testBatches(int64_t batch_size, int shard = 0, int num_shards = 1) const;
 
  protected:

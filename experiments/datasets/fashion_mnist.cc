@@ -12,10 +12,10 @@ constexpr int kClasses = 10;
 
 std::string missingMessage(const std::string& dir, const std::string& file) {
   return absl::StrCat(
-      "Fashion-MNIST not found in ", dir, ": expected ", file,
-      ".gz (and train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
-      "t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz). Install it with: apt-get install "
-      "dataset-fashion-mnist (scripts/install-deps does), which puts the files in ",
+      "Fashion-MNIST not found in ", dir, ": no ", file,
+      ".gz. Expected train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
+      "t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz there. Install them with: "
+      "apt-get install dataset-fashion-mnist (scripts/install-deps does), which puts them in ",
       kFashionMnistDefaultDir, ", or copy the four files into ", dir);
 }
 

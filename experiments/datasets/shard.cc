@@ -14,6 +14,7 @@ uint64_t mixSeed(uint64_t a, uint64_t b) {
 }
 
 std::vector<int64_t> shardIndices(int64_t n, int shard, int num_shards, uint64_t seed) {
+  if (n <= 0 || num_shards < 1 || shard < 0 || shard >= num_shards) return {};
   std::vector<int64_t> perm(static_cast<size_t>(n));
   std::iota(perm.begin(), perm.end(), int64_t{0});
   std::mt19937_64 rng(mixSeed(seed, 0x5a4dull));

@@ -10,7 +10,7 @@
 namespace sparseps {
 
 // Indices of shard `shard` of `num_shards` over [0, n), in permutation order. Shard sizes
-// differ by at most one.
+// differ by at most one. Empty when shard is not in [0, num_shards).
 std::vector<int64_t> shardIndices(int64_t n, int shard, int num_shards, uint64_t seed);
 
 // The shard's indices shuffled for `epoch`.

@@ -7,6 +7,8 @@
 
 #include <jpeglib.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 #include <fstream>

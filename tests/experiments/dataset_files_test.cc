@@ -4,6 +4,8 @@
 
 #include <zlib.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>

@@ -3,6 +3,7 @@
 // No internet: the URL and checksum are overridden by option and by environment variable.
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
