@@ -15,6 +15,11 @@ absl::Status EncodeOptions::validate() const {
     return absl::InvalidArgumentError(
         "EncodeOptions.forced = delta_varint_f16 needs EncodeOptions.allow_f16 = true");
   }
+  if (forced && *forced == Encoding::kDenseF32) {
+    return absl::InvalidArgumentError(
+        "EncodeOptions.forced = dense_f32: dense segments always use it, and a sparse "
+        "segment must stay sparse; force one of the sparse encodings");
+  }
   if (forced && (static_cast<uint8_t>(*forced) < static_cast<uint8_t>(Encoding::kDenseF32) ||
                  static_cast<uint8_t>(*forced) > static_cast<uint8_t>(Encoding::kBitmapF32))) {
     return absl::InvalidArgumentError(absl::StrCat("EncodeOptions.forced: unknown encoding ",

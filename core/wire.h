@@ -22,7 +22,7 @@
 namespace sparseps {
 
 struct EncodeOptions {
-  std::optional<Encoding> forced;  // every sparse segment in this encoding; dense ones stay dense
+  std::optional<Encoding> forced;  // a sparse encoding for every sparse segment; dense ones stay dense
   bool allow_f16 = false;          // f16 values are lossy: the automatic choice uses them only if set
 
   EncodeOptions& force(Encoding encoding) {
@@ -33,7 +33,8 @@ struct EncodeOptions {
     allow_f16 = allow;
     return *this;
   }
-  // Forcing kDeltaVarintF16 needs allow_f16: lossy values are never sent unasked.
+  // Forcing kDeltaVarintF16 needs allow_f16 (lossy values are never sent unasked);
+  // kDenseF32 cannot be forced (it would turn sparse segments dense).
   absl::Status validate() const;
 };
 

@@ -102,6 +102,10 @@ absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
     return EncodingChoice{Encoding::kDenseF32, encodedBytes(segment, Encoding::kDenseF32)};
   }
   if (forced) {
+    if (*forced == Encoding::kDenseF32) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "segment ", segment.segment_id, " is sparse: dense_f32 would lose its sparse flag"));
+    }
     if (*forced == Encoding::kDeltaVarintF16 && !allFitHalf(segment.values)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "segment ", segment.segment_id, " has a value beyond the f16 range (|v| >= 65520)"));
@@ -109,9 +113,10 @@ absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
     return EncodingChoice{*forced, encodedBytes(segment, *forced)};
   }
   const size_t varint_bytes = deltaVarintIndexBytes(segment);
-  EncodingChoice best{Encoding::kDenseF32, sizeWithIndexBytes(segment, Encoding::kDenseF32, 0)};
-  for (Encoding candidate : {Encoding::kIndexValueF32, Encoding::kDeltaVarintF32,
-                             Encoding::kDeltaVarintF16, Encoding::kBitmapF32}) {
+  EncodingChoice best{Encoding::kIndexValueF32,
+                      sizeWithIndexBytes(segment, Encoding::kIndexValueF32, 0)};
+  for (Encoding candidate :
+       {Encoding::kDeltaVarintF32, Encoding::kDeltaVarintF16, Encoding::kBitmapF32}) {
     if (candidate == Encoding::kDeltaVarintF16 && !allow_f16) continue;
     const size_t bytes = sizeWithIndexBytes(segment, candidate, varint_bytes);
     if (bytes < best.bytes) best = {candidate, bytes};
@@ -159,19 +164,14 @@ size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out)
   *p++ = static_cast<uint8_t>(encoding);
   storeLe<uint32_t>(p, segment.segment_id);
   storeLe<uint32_t>(p + 4, segment.numel);
-  storeLe<uint32_t>(p + 8, encoding == Encoding::kDenseF32 ? segment.numel : nonzeros);
+  storeLe<uint32_t>(p + 8, nonzeros);
   p += 12;
   const std::vector<uint32_t>& indices = segment.indices;
   const std::vector<float>& values = segment.values;
   switch (encoding) {
     case Encoding::kDenseF32:
-      if (segment.dense) {
-        storeArrayLe(p, values.data(), values.size());
-      } else {
-        std::memset(p, 0, size_t{segment.numel} * 4);
-        for (size_t i = 0; i < indices.size(); ++i) storeLe<float>(p + size_t{indices[i]} * 4, values[i]);
-      }
-      p += size_t{segment.numel} * 4;
+      storeArrayLe(p, values.data(), values.size());
+      p += values.size() * 4;
       break;
     case Encoding::kIndexValueF32:
       storeArrayLe(p, indices.data(), indices.size());

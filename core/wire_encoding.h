@@ -9,7 +9,9 @@
 //                    padding bits zero), then nonzeros f32 values in index order
 // Delta-varint gaps: the first index itself, then index[i] - index[i-1] - 1 for the rest,
 // so strictly increasing indices cost one byte per gap below 128.
-// Dense SegmentData always travels as kDenseF32; the other encodings carry sparse ones.
+// The encoding keeps a segment's dense flag (a reply's dense segment is the model, a
+// sparse one a delta): dense SegmentData travels as kDenseF32 and only as that, sparse
+// SegmentData in one of the four sparse encodings, even when every index is set.
 
 #include <cstddef>
 #include <cstdint>
@@ -48,8 +50,8 @@ struct EncodingChoice {
   size_t bytes;  // encodedBytes(segment, encoding)
 };
 
-// The encoding a segment travels in: kDenseF32 for dense segments, forced where given,
-// else the smallest (kDeltaVarintF16 only with allow_f16 and when no finite value
+// The encoding a segment travels in: kDenseF32 for dense segments; for sparse ones the
+// forced encoding where given, else the smallest sparse encoding (kDeltaVarintF16 only with allow_f16 and when no finite value
 // would round to an infinite half). Fails when a forced kDeltaVarintF16 meets such a value.
 absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
                                               std::optional<Encoding> forced, bool allow_f16);
@@ -58,8 +60,8 @@ absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
 // and below numel.
 absl::Status validateSegment(const SegmentData& segment);
 
-// Writes a sparse or dense segment (already validated) in encoding at out, which has
-// room for choice.bytes; returns the bytes written.
+// Writes a segment (already validated) in the encoding chooseEncoding gave it at out,
+// which has room for its encodedBytes; returns the bytes written.
 size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out);
 
 // Reads one segment body (the bytes after its 13-byte header) from [*in, end), bounding

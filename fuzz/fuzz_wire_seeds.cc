@@ -25,6 +25,17 @@ sparseps::SegmentData sparse(uint32_t id, uint32_t numel, double density, std::m
   return s;
 }
 
+sparseps::SegmentData asDense(const sparseps::SegmentData& s) {
+  if (s.dense) return s;
+  sparseps::SegmentData d;
+  d.segment_id = s.segment_id;
+  d.numel = s.numel;
+  d.dense = true;
+  d.values.assign(s.numel, 0.0f);
+  for (size_t i = 0; i < s.indices.size(); ++i) d.values[s.indices[i]] = s.values[i];
+  return d;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -51,8 +62,13 @@ int main(int argc, char** argv) {
       sparseps::MessageHeader header;
       header.kind = static_cast<sparseps::MessageKind>(1 + count % 6);
       header.learning_rate = 0.05f;
-      absl::StatusOr<std::vector<uint8_t>> m = sparseps::encodeMessage(
-          header, segments, sparseps::EncodeOptions().force(e).allowF16(true));
+      sparseps::EncodeOptions options = sparseps::EncodeOptions().allowF16(true);
+      if (e == sparseps::Encoding::kDenseF32) {
+        for (sparseps::SegmentData& s : segments) s = asDense(s);
+      } else {
+        options.force(e);
+      }
+      absl::StatusOr<std::vector<uint8_t>> m = sparseps::encodeMessage(header, segments, options);
       if (!m.ok()) {
         std::fprintf(stderr, "%s\n", std::string(m.status().message()).c_str());
         return 1;

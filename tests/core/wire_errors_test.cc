@@ -30,9 +30,15 @@ SegmentData sample() {
 
 DecodeLimits limits() { return DecodeLimits().allow(0, kNumel); }
 
-std::vector<uint8_t> encode(const std::vector<SegmentData>& segments, Encoding encoding) {
-  absl::StatusOr<std::vector<uint8_t>> m =
-      encodeMessage(MessageHeader{}, segments, EncodeOptions().force(encoding).allowF16(true));
+// The segments in encoding (for kDenseF32, densified: it carries dense segments only).
+std::vector<uint8_t> encode(std::vector<SegmentData> segments, Encoding encoding) {
+  EncodeOptions options = EncodeOptions().allowF16(true);
+  if (encoding == Encoding::kDenseF32) {
+    for (SegmentData& s : segments) s = wire_test::asDense(s);
+  } else {
+    options.force(encoding);
+  }
+  absl::StatusOr<std::vector<uint8_t>> m = encodeMessage(MessageHeader{}, segments, options);
   EXPECT_TRUE(m.ok()) << m.status();
   return m.ok() ? *m : std::vector<uint8_t>{};
 }
@@ -306,6 +312,7 @@ TEST(WireErrors, EncoderRefusesBadInput) {
   s.dense = true;
   fails(s, {}, "dense segment 0");
   fails(sample(), EncodeOptions().force(Encoding::kDeltaVarintF16), "needs EncodeOptions.allow_f16");
+  fails(sample(), EncodeOptions().force(Encoding::kDenseF32), "must stay sparse");
   s = sample();
   s.values[0] = 1e6f;
   fails(s, EncodeOptions().force(Encoding::kDeltaVarintF16).allowF16(true), "beyond the f16 range");

@@ -53,4 +53,14 @@ inline std::vector<float> densify(const SegmentData& segment) {
   return out;
 }
 
+// The segment as a dense SegmentData (what kDenseF32 carries).
+inline SegmentData asDense(const SegmentData& segment) {
+  SegmentData dense;
+  dense.segment_id = segment.segment_id;
+  dense.numel = segment.numel;
+  dense.dense = true;
+  dense.values = densify(segment);
+  return dense;
+}
+
 }  // namespace sparseps::wire_test

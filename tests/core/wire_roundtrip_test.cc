@@ -11,6 +11,7 @@
 namespace sparseps {
 namespace {
 
+using wire_test::asDense;
 using wire_test::densify;
 using wire_test::freshSeed;
 using wire_test::randomDense;
@@ -40,8 +41,13 @@ TEST_P(WireRoundTrip, DecodesWhatWasSent) {
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   std::vector<SegmentData> sent;
-  for (uint32_t i = 0; i < std::size(kNumels); ++i) sent.push_back(randomSparse(2 * i + 1, kNumels[i], density, rng));
-  sent.push_back(randomDense(4, 37, rng));  // dense segments ride along, always dense
+  // kDenseF32 carries dense segments: the same random data, densified.
+  const bool dense_case = encoding == Encoding::kDenseF32;
+  for (uint32_t i = 0; i < std::size(kNumels); ++i) {
+    const SegmentData s = randomSparse(2 * i + 1, kNumels[i], density, rng);
+    sent.push_back(dense_case ? asDense(s) : s);
+  }
+  sent.push_back(randomDense(4, 37, rng));  // a dense segment rides along, always dense
 
   MessageHeader header;
   header.kind = MessageKind::kPush;
@@ -49,7 +55,8 @@ TEST_P(WireRoundTrip, DecodesWhatWasSent) {
   header.worker_step = 12345;
   header.model_version = 678;
   header.learning_rate = 0.1f;
-  const EncodeOptions options = EncodeOptions().force(encoding).allowF16(true);
+  EncodeOptions options = EncodeOptions().allowF16(true);
+  if (!dense_case) options.force(encoding);
   absl::StatusOr<std::vector<uint8_t>> message = encodeMessage(header, sent, options);
   ASSERT_TRUE(message.ok()) << message.status();
 
@@ -68,9 +75,8 @@ TEST_P(WireRoundTrip, DecodesWhatWasSent) {
     const SegmentData& b = decoded->segments[s];
     EXPECT_EQ(b.segment_id, a.segment_id);
     EXPECT_EQ(b.numel, a.numel);
-    const bool travels_dense = a.dense || encoding == Encoding::kDenseF32;
-    EXPECT_EQ(b.dense, travels_dense);
-    if (!travels_dense) {
+    EXPECT_EQ(b.dense, a.dense);  // the dense flag survives, whatever the density
+    if (!a.dense) {
       EXPECT_EQ(b.indices, a.indices);
     }
     const std::vector<float> want = densify(a);
@@ -104,9 +110,9 @@ TEST(WireEncoder, PicksTheSmallestEncoding) {
     for (double density : {0.0001, 0.001, 0.01, 0.1, 0.3, 0.5, 0.9, 1.0}) {
       SCOPED_TRACE(testing::Message() << "density " << density << " f16 " << allow_f16);
       const SegmentData segment = randomSparse(0, 50000, density, rng);
-      size_t smallest = SIZE_MAX;
+      size_t smallest = SIZE_MAX;  // over the sparse encodings: a sparse segment stays sparse
       for (Encoding e : kAllEncodings) {
-        if (e == Encoding::kDeltaVarintF16 && !allow_f16) continue;
+        if (e == Encoding::kDenseF32 || (e == Encoding::kDeltaVarintF16 && !allow_f16)) continue;
         smallest = std::min(smallest, encodedBytes(segment, e));
       }
       absl::StatusOr<std::vector<uint8_t>> message =
@@ -135,7 +141,8 @@ TEST(WireEncoder, ExpectedChoicesAtTheExtremes) {
   EXPECT_EQ(chosen(randomSparse(0, 1 << 20, 0.001, rng), EncodeOptions().allowF16(true)),
             Encoding::kDeltaVarintF16);
   EXPECT_EQ(chosen(randomSparse(0, 1 << 16, 0.5, rng), {}), Encoding::kBitmapF32);
-  EXPECT_EQ(chosen(randomSparse(0, 1 << 16, 1.0, rng), {}), Encoding::kDenseF32);
+  EXPECT_EQ(chosen(randomSparse(0, 1 << 16, 1.0, rng), {}), Encoding::kBitmapF32);
+  EXPECT_EQ(chosen(randomDense(0, 1000, rng), {}), Encoding::kDenseF32);
   EXPECT_EQ(chosen(randomDense(0, 1000, rng), EncodeOptions().force(Encoding::kIndexValueF32)),
             Encoding::kDenseF32);
   // A value beyond the half range: the automatic choice falls back to f32 values.
@@ -201,8 +208,10 @@ TEST(WireMessage, NonFiniteValuesPassWhenAllowed) {
   s.values = {std::nanf(""), -INFINITY};
   for (Encoding e : kAllEncodings) {
     SCOPED_TRACE(encodingName(e));
+    EncodeOptions options = EncodeOptions().allowF16(true);
+    if (e != Encoding::kDenseF32) options.force(e);
     absl::StatusOr<std::vector<uint8_t>> m =
-        encodeMessage(MessageHeader{}, {s}, EncodeOptions().force(e).allowF16(true));
+        encodeMessage(MessageHeader{}, {e == Encoding::kDenseF32 ? asDense(s) : s}, options);
     ASSERT_TRUE(m.ok()) << m.status();
     absl::StatusOr<DecodedMessage> d =
         decodeMessage(*m, DecodeLimits().allow(0, 10).nonFinite(NonFinitePolicy::kAllow));
