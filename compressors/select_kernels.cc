@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "compressors/magnitude_key.h"
@@ -28,6 +29,7 @@ class Appender {
   uint32_t* idx() { return indices_->data() + count_; }
   float* val() { return values_->data() + count_; }
   void advance(size_t n) { count_ += n; }
+  size_t count() const { return count_; }
   void push(uint32_t i, float v) {
     ensureBlock();
     (*indices_)[count_] = i;
@@ -51,109 +53,162 @@ class Appender {
   size_t count_;
 };
 
+// Every kernel below processes one chunk. Branchy variants skip a block of 64 elements
+// without a hit at the cost of a branch; branchless ones store every block. Which one
+// runs is chosen per chunk from the hit rate of the previous chunk (see appendAtLeast):
+// at a hit rate near 1/64 the branch would be mispredicted half the time.
+constexpr size_t kChunk = 1u << 14;
+
+template <bool kBranchless>
 void appendScalar(const float* x, size_t n, uint32_t key_min, uint32_t base, Appender* out) {
-  for (size_t i = 0; i < n; ++i) {
-    if (magnitudeKey(x[i]) >= key_min) out->push(base + static_cast<uint32_t>(i), x[i]);
+  if (!kBranchless) {
+    for (size_t i = 0; i < n; ++i) {
+      if (magnitudeKey(x[i]) >= key_min) out->push(base + static_cast<uint32_t>(i), x[i]);
+    }
+    return;
+  }
+  for (size_t i = 0; i < n; i += Appender::kBlock) {
+    out->ensureBlock();
+    uint32_t* oi = out->idx();
+    float* ov = out->val();
+    size_t c = 0;
+    size_t end = std::min(n, i + Appender::kBlock);
+    for (size_t j = i; j < end; ++j) {
+      oi[c] = base + static_cast<uint32_t>(j);
+      ov[c] = x[j];
+      c += magnitudeKey(x[j]) >= key_min;
+    }
+    out->advance(c);
   }
 }
 
 #if defined(__x86_64__)
 
-// Emits the set bits of an 8-lane (AVX2) or 16-lane block mask one by one; blocks with a
-// hit are rare at the densities we select, so the scalar emission costs little.
-__attribute__((target("avx2,bmi"))) inline void emitBits(uint64_t mask, const float* x,
-                                                        uint32_t first, Appender* out) {
-  out->ensureBlock();
-  uint32_t* oi = out->idx();
-  float* ov = out->val();
-  size_t c = 0;
-  while (mask) {
-    unsigned bit = static_cast<unsigned>(__builtin_ctzll(mask));
-    oi[c] = first + bit;
-    ov[c] = x[bit];
-    ++c;
-    mask &= mask - 1;
+// For each 8-bit mask, the positions of its set bits in order, one per byte: the
+// permutation that packs the selected lanes of an AVX2 vector to the front.
+struct PackTable {
+  uint64_t entry[256];
+  constexpr PackTable() : entry() {
+    for (int m = 0; m < 256; ++m) {
+      uint64_t e = 0;
+      int c = 0;
+      for (int b = 0; b < 8; ++b) {
+        if (m & (1 << b)) e |= static_cast<uint64_t>(b) << (8 * c++);
+      }
+      entry[m] = e;
+    }
   }
-  out->advance(c);
+};
+constexpr PackTable kPack;
+
+__attribute__((target("avx2,bmi"))) inline size_t pack8(int mask, __m256i idx, __m256 val,
+                                                       uint32_t* oi, float* ov) {
+  __m256i perm = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(kPack.entry[mask])));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(oi), _mm256_permutevar8x32_epi32(idx, perm));
+  _mm256_storeu_ps(ov, _mm256_permutevar8x32_ps(val, perm));
+  return static_cast<size_t>(__builtin_popcount(static_cast<unsigned>(mask)));
 }
 
+template <bool kBranchless>
 __attribute__((target("avx2,bmi"))) void appendAvx2(const float* x, size_t n, uint32_t key_min,
                                                      uint32_t base, Appender* out) {
   const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff);
   // Keys and key_min are in [0, 2^31): a signed compare against key_min - 1 is exact.
   const __m256i below = _mm256_set1_epi32(static_cast<int32_t>(key_min) - 1);
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i eight = _mm256_set1_epi32(8);
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    const __m256i* p = reinterpret_cast<const __m256i*>(x + i);
-    __m256i a = _mm256_and_si256(_mm256_loadu_si256(p), abs_mask);
-    __m256i b = _mm256_and_si256(_mm256_loadu_si256(p + 1), abs_mask);
-    __m256i c = _mm256_and_si256(_mm256_loadu_si256(p + 2), abs_mask);
-    __m256i d = _mm256_and_si256(_mm256_loadu_si256(p + 3), abs_mask);
-    __m256i ga = _mm256_cmpgt_epi32(a, below);
-    __m256i gb = _mm256_cmpgt_epi32(b, below);
-    __m256i gc = _mm256_cmpgt_epi32(c, below);
-    __m256i gd = _mm256_cmpgt_epi32(d, below);
-    __m256i any = _mm256_or_si256(_mm256_or_si256(ga, gb), _mm256_or_si256(gc, gd));
-    if (_mm256_testz_si256(any, any)) continue;
-    uint64_t mask = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(ga))) |
-                    static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(gb))) << 8 |
-                    static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(gc))) << 16 |
-                    static_cast<uint64_t>(_mm256_movemask_ps(_mm256_castsi256_ps(gd))) << 24;
-    emitBits(mask, x + i, base + static_cast<uint32_t>(i), out);
+    const float* p = x + i;
+    __m256 va = _mm256_loadu_ps(p), vb = _mm256_loadu_ps(p + 8);
+    __m256 vc = _mm256_loadu_ps(p + 16), vd = _mm256_loadu_ps(p + 24);
+    __m256i ga = _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_castps_si256(va), abs_mask), below);
+    __m256i gb = _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_castps_si256(vb), abs_mask), below);
+    __m256i gc = _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_castps_si256(vc), abs_mask), below);
+    __m256i gd = _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_castps_si256(vd), abs_mask), below);
+    if (!kBranchless) {
+      __m256i any = _mm256_or_si256(_mm256_or_si256(ga, gb), _mm256_or_si256(gc, gd));
+      if (_mm256_testz_si256(any, any)) continue;
+    }
+    out->ensureBlock();
+    uint32_t* oi = out->idx();
+    float* ov = out->val();
+    __m256i idx = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int32_t>(base + i)), iota);
+    size_t c = pack8(_mm256_movemask_ps(_mm256_castsi256_ps(ga)), idx, va, oi, ov);
+    idx = _mm256_add_epi32(idx, eight);
+    c += pack8(_mm256_movemask_ps(_mm256_castsi256_ps(gb)), idx, vb, oi + c, ov + c);
+    idx = _mm256_add_epi32(idx, eight);
+    c += pack8(_mm256_movemask_ps(_mm256_castsi256_ps(gc)), idx, vc, oi + c, ov + c);
+    idx = _mm256_add_epi32(idx, eight);
+    c += pack8(_mm256_movemask_ps(_mm256_castsi256_ps(gd)), idx, vd, oi + c, ov + c);
+    out->advance(c);
   }
-  appendScalar(x + i, n - i, key_min, base + static_cast<uint32_t>(i), out);
+  appendScalar<kBranchless>(x + i, n - i, key_min, base + static_cast<uint32_t>(i), out);
 }
 
 // 16 lanes: compress the hits into a register and store the whole vector; the Appender
 // guarantees kBlock entries of room past the count.
-__attribute__((target("avx512f"))) inline void emit16(__mmask16 m, const float* x, uint32_t first,
-                                                      Appender* out) {
-  if (!m) return;
-  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  __m512i idx = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int32_t>(first)), iota);
-  _mm512_storeu_si512(out->idx(), _mm512_maskz_compress_epi32(m, idx));
-  _mm512_storeu_ps(out->val(), _mm512_maskz_compress_ps(m, _mm512_loadu_ps(x)));
-  out->advance(static_cast<size_t>(__builtin_popcount(m)));
+__attribute__((target("avx512f"))) inline size_t emit16(__mmask16 m, __m512i idx, __m512 val,
+                                                        uint32_t* oi, float* ov) {
+  _mm512_storeu_si512(oi, _mm512_maskz_compress_epi32(m, idx));
+  _mm512_storeu_ps(ov, _mm512_maskz_compress_ps(m, val));
+  return static_cast<size_t>(__builtin_popcount(m));
 }
 
+template <bool kBranchless>
 __attribute__((target("avx512f"))) void appendAvx512(const float* x, size_t n, uint32_t key_min,
                                                       uint32_t base, Appender* out) {
   const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
   const __m512i kmin = _mm512_set1_epi32(static_cast<int32_t>(key_min));
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i sixteen = _mm512_set1_epi32(16);
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
     const float* p = x + i;
-    __m512i a = _mm512_and_si512(_mm512_loadu_si512(p), abs_mask);
-    __m512i b = _mm512_and_si512(_mm512_loadu_si512(p + 16), abs_mask);
-    __m512i c = _mm512_and_si512(_mm512_loadu_si512(p + 32), abs_mask);
-    __m512i d = _mm512_and_si512(_mm512_loadu_si512(p + 48), abs_mask);
-    __mmask16 ma = _mm512_cmpge_epu32_mask(a, kmin);
-    __mmask16 mb = _mm512_cmpge_epu32_mask(b, kmin);
-    __mmask16 mc = _mm512_cmpge_epu32_mask(c, kmin);
-    __mmask16 md = _mm512_cmpge_epu32_mask(d, kmin);
-    if (_mm512_kortestz(_mm512_kor(ma, mb), _mm512_kor(mc, md))) continue;
+    __m512 va = _mm512_loadu_ps(p), vb = _mm512_loadu_ps(p + 16);
+    __m512 vc = _mm512_loadu_ps(p + 32), vd = _mm512_loadu_ps(p + 48);
+    __mmask16 ma = _mm512_cmpge_epu32_mask(_mm512_and_si512(_mm512_castps_si512(va), abs_mask), kmin);
+    __mmask16 mb = _mm512_cmpge_epu32_mask(_mm512_and_si512(_mm512_castps_si512(vb), abs_mask), kmin);
+    __mmask16 mc = _mm512_cmpge_epu32_mask(_mm512_and_si512(_mm512_castps_si512(vc), abs_mask), kmin);
+    __mmask16 md = _mm512_cmpge_epu32_mask(_mm512_and_si512(_mm512_castps_si512(vd), abs_mask), kmin);
+    if (!kBranchless && _mm512_kortestz(_mm512_kor(ma, mb), _mm512_kor(mc, md))) continue;
     out->ensureBlock();
-    uint32_t first = base + static_cast<uint32_t>(i);
-    emit16(ma, p, first, out);
-    emit16(mb, p + 16, first + 16, out);
-    emit16(mc, p + 32, first + 32, out);
-    emit16(md, p + 48, first + 48, out);
+    uint32_t* oi = out->idx();
+    float* ov = out->val();
+    __m512i idx = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int32_t>(base + i)), iota);
+    size_t c = emit16(ma, idx, va, oi, ov);
+    idx = _mm512_add_epi32(idx, sixteen);
+    c += emit16(mb, idx, vb, oi + c, ov + c);
+    idx = _mm512_add_epi32(idx, sixteen);
+    c += emit16(mc, idx, vc, oi + c, ov + c);
+    idx = _mm512_add_epi32(idx, sixteen);
+    c += emit16(md, idx, vd, oi + c, ov + c);
+    out->advance(c);
   }
   for (; i < n; i += 16) {
     __mmask16 live = static_cast<__mmask16>(n - i >= 16 ? 0xffff : (1u << (n - i)) - 1);
-    __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(live, x + i), abs_mask);
-    __mmask16 m = _mm512_mask_cmpge_epu32_mask(live, a, kmin);
+    __m512 v = _mm512_maskz_loadu_ps(live, x + i);
+    __mmask16 m = _mm512_mask_cmpge_epu32_mask(
+        live, _mm512_and_si512(_mm512_castps_si512(v), abs_mask), kmin);
     if (!m) continue;
     out->ensureBlock();
-    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     __m512i idx = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int32_t>(base + i)), iota);
-    _mm512_storeu_si512(out->idx(), _mm512_maskz_compress_epi32(m, idx));
-    _mm512_storeu_ps(out->val(), _mm512_maskz_compress_ps(m, _mm512_maskz_loadu_ps(live, x + i)));
-    out->advance(static_cast<size_t>(__builtin_popcount(m)));
+    out->advance(emit16(m, idx, v, out->idx(), out->val()));
   }
 }
 
 #endif  // __x86_64__
+
+using ChunkKernel = void (*)(const float*, size_t, uint32_t, uint32_t, Appender*);
+
+// bracketKey's sample: aim for an expected sample rank of the k-th largest of at least
+// kTargetSampleRank, take at most one sample per kMinStride elements (4 cache lines, so
+// sampling stays cheap), and bracket with a margin of kMarginSigmas standard deviations
+// of the sample rank (binomial, ~sqrt(mean)).
+constexpr double kTargetSampleRank = 64.0;
+constexpr size_t kMinSample = 1u << 16;
+constexpr size_t kMinStride = 64;
+constexpr double kMarginSigmas = 4.0;
 
 // Walks histogram bins from the top until k elements are covered.
 // Returns the bin holding the k-th largest; *above += the count in higher bins.
@@ -174,15 +229,47 @@ size_t walkDown(const std::vector<uint32_t>& hist, size_t k, size_t* above) {
 
 void appendAtLeast(absl::Span<const float> x, uint32_t key_min, uint32_t base, SimdLevel level,
                    std::vector<uint32_t>* indices, std::vector<float>* values) {
-  Appender out(indices, values);
+  appendAtLeast(x, key_min, base, level, indices, values, [](size_t, size_t) {});
+}
+
+void appendAtLeast(absl::Span<const float> x, uint32_t key_min, uint32_t base, SimdLevel level,
+                   std::vector<uint32_t>* indices, std::vector<float>* values,
+                   absl::FunctionRef<void(size_t begin, size_t end)> on_chunk) {
+  ChunkKernel kernels[2] = {appendScalar<false>, appendScalar<true>};
   switch (usableSimdLevel(level)) {
 #if defined(__x86_64__)
-    case SimdLevel::kAvx512: appendAvx512(x.data(), x.size(), key_min, base, &out); break;
-    case SimdLevel::kAvx2: appendAvx2(x.data(), x.size(), key_min, base, &out); break;
+    case SimdLevel::kAvx512: kernels[0] = appendAvx512<false>; kernels[1] = appendAvx512<true>; break;
+    case SimdLevel::kAvx2: kernels[0] = appendAvx2<false>; kernels[1] = appendAvx2<true>; break;
 #endif
-    default: appendScalar(x.data(), x.size(), key_min, base, &out); break;
+    default: break;
+  }
+  Appender out(indices, values);
+  bool branchless = false;
+  for (size_t i = 0; i < x.size(); i += kChunk) {
+    size_t len = std::min(kChunk, x.size() - i);
+    size_t before = out.count();
+    kernels[branchless](x.data() + i, len, key_min, base + static_cast<uint32_t>(i), &out);
+    on_chunk(i, i + len);
+    // Branchless once more than one element in 256 hits: then at least ~1 block in 4 of
+    // 64 elements has a hit and the skip branch stops paying for itself.
+    branchless = (out.count() - before) * 256 > len;
   }
   out.finish();
+}
+
+uint32_t bracketKey(absl::Span<const float> x, size_t k) {
+  size_t n = x.size();
+  double want = std::max<double>(kMinSample, kTargetSampleRank * static_cast<double>(n) /
+                                                  static_cast<double>(k));
+  size_t m = std::min<size_t>(n / kMinStride, static_cast<size_t>(want));
+  if (m < 64) return 0;
+  size_t stride = n / m;
+  std::vector<float> sample(m);
+  for (size_t j = 0, i = stride / 2; j < m; ++j, i += stride) sample[j] = x[i];
+  double mean = static_cast<double>(k) * static_cast<double>(m) / static_cast<double>(n);
+  double rank = std::ceil(mean + kMarginSigmas * std::sqrt(mean) + kMarginSigmas);
+  if (rank >= static_cast<double>(m)) return 0;
+  return kthLargestKey(sample, static_cast<size_t>(rank)).key;
 }
 
 KthKey kthLargestKey(absl::Span<const float> x, size_t k) {

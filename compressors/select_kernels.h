@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
 #include "compressors/simd.h"
 
@@ -21,6 +22,16 @@ namespace sparseps {
 // indices offset by `base`. Uses `level` if the CPU supports it (else the best it has).
 void appendAtLeast(absl::Span<const float> x, uint32_t key_min, uint32_t base, SimdLevel level,
                    std::vector<uint32_t>* indices, std::vector<float>* values);
+// The same pass over x in chunks of a few ten KiB; after each chunk [begin, end) it calls
+// on_chunk(begin, end) while that chunk is still in cache (to gather a sample from it).
+void appendAtLeast(absl::Span<const float> x, uint32_t key_min, uint32_t base, SimdLevel level,
+                   std::vector<uint32_t>* indices, std::vector<float>* values,
+                   absl::FunctionRef<void(size_t begin, size_t end)> on_chunk);
+
+// A key such that, with high probability, at least k elements of x have a key >= it and
+// not many more: the 4-sigma lower bracket of the k-th largest key from a strided sample
+// of x. 0 (every element) when a sample cannot bracket it. Requires 1 <= k <= x.size().
+uint32_t bracketKey(absl::Span<const float> x, size_t k);
 
 struct KthKey {
   uint32_t key = 0;    // the k-th largest magnitude key

@@ -17,6 +17,51 @@ void thresholdFilter(absl::Span<const float> x, float thr, std::vector<uint32_t>
   appendAtLeast(x, magnitudeKey(thr), 0, level, indices, values);
 }
 
+DgcSamplePlan dgcSamplePlan(size_t n, double density, uint64_t random_bits,
+                            const SampledThresholdOptions& options) {
+  DgcSamplePlan plan;
+  if (n == 0) return plan;
+  size_t want = std::max<size_t>(
+      static_cast<size_t>(std::ceil(static_cast<double>(n) * options.sample_ratio)),
+      static_cast<size_t>(std::ceil(2.0 / std::max(density, 1e-12))));
+  if (want < n) {
+    plan.stride = n / want;
+    uint64_t state = random_bits;
+    plan.start = static_cast<size_t>(boundedRandom(&state, plan.stride));
+  }
+  plan.count = (n - plan.start + plan.stride - 1) / plan.stride;
+  plan.top = static_cast<size_t>(std::ceil(static_cast<double>(plan.count) * density));
+  plan.top = std::clamp<size_t>(plan.top, 1, plan.count);
+  return plan;
+}
+
+namespace {
+
+// Below this size the plain rule (sample, then filter passes) is as fast.
+constexpr size_t kFuseBelow = size_t{1} << 16;
+
+size_t countAtLeast(const std::vector<float>& values, uint32_t key_min) {
+  size_t c = 0;
+  for (float v : values) c += magnitudeKey(v) >= key_min;
+  return c;
+}
+
+// Keeps, in order, the entries whose key >= key_min.
+void compactAtLeast(uint32_t key_min, std::vector<uint32_t>* indices, std::vector<float>* values) {
+  size_t w = 0;
+  for (size_t j = 0; j < values->size(); ++j) {
+    if (magnitudeKey((*values)[j]) >= key_min) {
+      (*indices)[w] = (*indices)[j];
+      (*values)[w] = (*values)[j];
+      ++w;
+    }
+  }
+  indices->resize(w);
+  values->resize(w);
+}
+
+}  // namespace
+
 SampledThresholdResult sampledThreshold(absl::Span<const float> x, double density,
                                         uint64_t random_bits, std::vector<uint32_t>* indices,
                                         std::vector<float>* values,
@@ -28,40 +73,55 @@ SampledThresholdResult sampledThreshold(absl::Span<const float> x, double densit
   indices->clear();
   values->clear();
   if (r.k == 0) return r;
-
-  // The sample: ~sample_ratio of n, but at least enough that its top ceil(samples * r)
-  // holds 2 elements (as DGC's implementation does); all of x when that is everything.
-  size_t want = std::max<size_t>(
-      static_cast<size_t>(std::ceil(static_cast<double>(n) * options.sample_ratio)),
-      static_cast<size_t>(std::ceil(2.0 / std::max(density, 1e-12))));
+  DgcSamplePlan plan = dgcSamplePlan(n, density, random_bits, options);
   std::vector<float> sample;
-  if (want >= n) {
-    sample.assign(x.begin(), x.end());
-  } else {
-    size_t stride = n / want;
-    uint64_t state = random_bits;
-    size_t start = static_cast<size_t>(boundedRandom(&state, stride));
-    sample.reserve((n - start + stride - 1) / stride);
-    for (size_t i = start; i < n; i += stride) sample.push_back(x[i]);
-  }
-  size_t top = static_cast<size_t>(std::ceil(static_cast<double>(sample.size()) * density));
-  top = std::clamp<size_t>(top, 1, sample.size());
-  float thr = keyToFloat(kthLargestKey(sample, top).key);
+  sample.reserve(plan.count);
 
+  // (indices, values) hold candidates: every element whose key >= `floor`. With a
+  // provisional bracket they are gathered in the same pass as the sample. The bracket
+  // aims past the k-th largest by the 4-sigma noise of the sample's rank `top`, so the
+  // first threshold lies above it with high probability.
+  bool have_candidates = false;
+  uint32_t floor = 0;
+  double reach = 1.0 + 4.0 / std::sqrt(static_cast<double>(plan.top)) + 4.0 / static_cast<double>(plan.top);
+  size_t bracket_k = static_cast<size_t>(std::ceil(reach * static_cast<double>(r.k)));
+  if (n >= kFuseBelow && bracket_k < n / 2) floor = bracketKey(x, bracket_k);
+  if (floor > 0) {
+    size_t next = plan.start;
+    appendAtLeast(x, floor, 0, level, indices, values, [&](size_t, size_t end) {
+      for (; next < end; next += plan.stride) sample.push_back(x[next]);
+    });
+    have_candidates = true;
+  } else {
+    for (size_t i = plan.start; i < n; i += plan.stride) sample.push_back(x[i]);
+  }
+  float thr = keyToFloat(kthLargestKey(sample, plan.top).key);
+
+  // The rounds need only counts; the candidates are narrowed once at the end.
   const double upper = options.upper * static_cast<double>(r.k);
   const double lower = options.lower * static_cast<double>(r.k);
   for (int round = 0; round < options.max_rounds; ++round) {
-    thresholdFilter(x, thr, indices, values, level);
+    uint32_t key = magnitudeKey(thr);
+    size_t count;
+    if (!have_candidates || key < floor) {  // below the candidates: a pass over x
+      thresholdFilter(x, thr, indices, values, level);
+      have_candidates = true;
+      floor = key;
+      count = indices->size();
+    } else {
+      count = countAtLeast(*values, key);
+    }
     r.rounds = round + 1;
-    double count = static_cast<double>(indices->size());
-    if (count > upper) {
-      keepTopkInPlace(r.k, indices, values);
+    if (static_cast<double>(count) > upper) {
       r.exact = true;
       break;
     }
-    if (count >= lower) break;
+    if (static_cast<double>(count) >= lower) break;
     if (round + 1 < options.max_rounds) thr *= static_cast<float>(options.decay);
   }
+  uint32_t key = magnitudeKey(thr);
+  if (key > floor) compactAtLeast(key, indices, values);
+  if (r.exact) keepTopkInPlace(r.k, indices, values);
   if (indices->size() > r.k) {  // truncate to the first k by index
     indices->resize(r.k);
     values->resize(r.k);

@@ -10,6 +10,10 @@
 //      at most 10 rounds, then truncate to the first k (by index).
 //    With k = topkCount(numel, r). The count it reaches is reported: it lies in
 //    [0.8k, k] unless 10 rounds could not lower the threshold far enough.
+//    The result is exactly that of the rule, computed faster: one streaming pass gathers
+//    the sample while it keeps every element above a provisional lower bracket (from a
+//    small pre-sample, about 3k elements); the rounds then filter those candidates, and
+//    only a threshold below the bracket costs another pass over the segment.
 // Magnitudes compare as in magnitude_key.h (NaN above Inf, -0 == +0).
 
 #include <cstddef>
@@ -34,6 +38,19 @@ struct SampledThresholdOptions {
   double decay = 0.8;          // ...by this factor
   int max_rounds = 10;
 };
+
+// Where DGC's sample lies: count elements at start, start + stride, ... (all of x when
+// the sample would be everything), and the rank `top` = ceil(count * r) whose magnitude is
+// the threshold. The sample holds ~sample_ratio of n, but at least 2 / r elements so that
+// its top holds 2 or more, as DGC's implementation does.
+struct DgcSamplePlan {
+  size_t start = 0;
+  size_t stride = 1;
+  size_t count = 0;
+  size_t top = 0;
+};
+DgcSamplePlan dgcSamplePlan(size_t n, double density, uint64_t random_bits,
+                            const SampledThresholdOptions& options);
 
 struct SampledThresholdResult {
   float threshold = 0;  // the last threshold applied

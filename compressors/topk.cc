@@ -1,7 +1,6 @@
 #include "compressors/topk.h"
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 
 #include "compressors/segment_spec.h"
@@ -13,29 +12,6 @@ namespace {
 
 // Below this size a direct radix select (two passes, no sample) is as fast.
 constexpr size_t kDirectBelow = size_t{1} << 16;
-// Sample size: aim for an expected sample rank of the k-th largest of at least this.
-constexpr double kTargetSampleRank = 64.0;
-constexpr size_t kMinSample = 1u << 16;
-// At most one sample per this many elements (4 cache lines): sampling stays cheap.
-constexpr size_t kMinStride = 64;
-// Bracket margin in standard deviations of the sample rank (binomial, ~sqrt(mean)).
-constexpr double kMarginSigmas = 4.0;
-
-// Lower bracket of the k-th largest key from a strided sample; 0 when the sample
-// cannot bracket it (everything is a candidate).
-uint32_t bracketKey(absl::Span<const float> x, size_t k) {
-  size_t n = x.size();
-  double want = std::max<double>(kMinSample, kTargetSampleRank * static_cast<double>(n) /
-                                                  static_cast<double>(k));
-  size_t m = std::min<size_t>(n / kMinStride, static_cast<size_t>(want));
-  size_t stride = n / m;
-  std::vector<float> sample(m);
-  for (size_t j = 0, i = stride / 2; j < m; ++j, i += stride) sample[j] = x[i];
-  double mean = static_cast<double>(k) * static_cast<double>(m) / static_cast<double>(n);
-  double rank = std::ceil(mean + kMarginSigmas * std::sqrt(mean) + kMarginSigmas);
-  if (rank >= static_cast<double>(m)) return 0;
-  return kthLargestKey(sample, static_cast<size_t>(rank)).key;
-}
 
 }  // namespace
 

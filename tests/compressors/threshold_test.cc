@@ -20,6 +20,46 @@ std::vector<uint32_t> referenceAtLeast(const std::vector<float>& x, float thr) {
   return out;
 }
 
+// The DGC rule written plainly: sample by the plan, sort, filter with full passes.
+struct RuleResult {
+  std::vector<uint32_t> indices;
+  float threshold = 0;
+  int rounds = 0;
+  bool exact = false;
+};
+
+RuleResult referenceRule(const std::vector<float>& x, double density, uint64_t bits,
+                         const SampledThresholdOptions& options) {
+  RuleResult out;
+  size_t k = topkCount(x.size(), density);
+  if (k == 0) return out;
+  DgcSamplePlan plan = dgcSamplePlan(x.size(), density, bits, options);
+  std::vector<uint32_t> keys;
+  for (size_t i = plan.start; i < x.size(); i += plan.stride) keys.push_back(magnitudeKey(x[i]));
+  EXPECT_EQ(keys.size(), plan.count);
+  std::sort(keys.begin(), keys.end(), std::greater<uint32_t>());
+  float thr = keyToFloat(keys[plan.top - 1]);
+  for (int round = 0; round < options.max_rounds; ++round) {
+    out.indices = referenceAtLeast(x, thr);
+    out.rounds = round + 1;
+    if (static_cast<double>(out.indices.size()) > options.upper * static_cast<double>(k)) {
+      std::vector<float> kept;
+      for (uint32_t i : out.indices) kept.push_back(x[i]);
+      std::vector<uint32_t> pos = testing::referenceTopk(kept, k);
+      std::vector<uint32_t> top;
+      for (uint32_t p : pos) top.push_back(out.indices[p]);
+      out.indices = top;
+      out.exact = true;
+      break;
+    }
+    if (static_cast<double>(out.indices.size()) >= options.lower * static_cast<double>(k)) break;
+    if (round + 1 < options.max_rounds) thr *= static_cast<float>(options.decay);
+  }
+  if (out.indices.size() > k) out.indices.resize(k);
+  out.threshold = thr;
+  return out;
+}
+
 class ThresholdTest : public ::testing::TestWithParam<SimdLevel> {};
 
 TEST_P(ThresholdTest, FilterMatchesPlainLoop) {
@@ -76,6 +116,39 @@ TEST_P(ThresholdTest, SampledFollowsDgcRule) {
         for (size_t j = 0; j < idx.size(); ++j) ASSERT_TRUE(testing::sameBits(val[j], x[idx[j]]));
         if (dist == Dist::kNormal && n >= 65537) {  // a smooth distribution: one round suffices
           ASSERT_GE(static_cast<double>(r.count), 0.8 * static_cast<double>(k));
+        }
+      }
+    }
+  }
+}
+
+TEST_P(ThresholdTest, SampledEqualsPlainRule) {
+  uint64_t seed = testing::freshSeed();
+  SCOPED_TRACE(testing::seedTrace(seed));
+  std::mt19937_64 rng(seed);
+  SampledThresholdOptions plain;
+  SampledThresholdOptions slow_decay;  // many rounds that stay among the candidates
+  slow_decay.lower = 1.0;
+  slow_decay.decay = 0.99f;
+  SampledThresholdOptions far_decay;   // rounds that fall below the candidates
+  far_decay.lower = 3.0;
+  for (Dist dist : {Dist::kNormal, Dist::kTies, Dist::kSpecial, Dist::kZeros}) {
+    SCOPED_TRACE(testing::distName(dist));
+    for (size_t n : {1, 5, 300, 70001, 250007}) {
+      std::vector<float> x = testing::makeInput(n, dist, &rng);
+      for (double density : {0.001, 0.01, 0.3}) {
+        for (const SampledThresholdOptions* o : {&plain, &slow_decay, &far_decay}) {
+          uint64_t bits = rng();
+          SCOPED_TRACE("n=" + std::to_string(n) + " density=" + std::to_string(density) +
+                       " lower=" + std::to_string(o->lower));
+          RuleResult want = referenceRule(x, density, bits, *o);
+          std::vector<uint32_t> idx;
+          std::vector<float> val;
+          SampledThresholdResult r = sampledThreshold(x, density, bits, &idx, &val, *o, GetParam());
+          ASSERT_EQ(idx, want.indices);
+          ASSERT_TRUE(testing::sameBits(r.threshold, want.threshold));
+          ASSERT_EQ(r.rounds, want.rounds);
+          ASSERT_EQ(r.exact, want.exact);
         }
       }
     }

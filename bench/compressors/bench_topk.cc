@@ -1,0 +1,176 @@
+// Selection kernels against the memory floor and the obvious baselines, side by side:
+// a plain read pass (vectorized sum), torch::topk on |x| (LibTorch, 1 thread),
+// std::nth_element on a copy of |x|, exact top-k per SIMD level, the DGC sampled threshold,
+// and random-k. Inputs: n floats from N(0, 1); args are n and density in 1/10000.
+// Every kernel's result is checked against the exact top-k before it is timed.
+
+#include <benchmark/benchmark.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "bench/compressors/bench_data.h"
+#include "compressors/random_k.h"
+#include "compressors/segment_spec.h"
+#include "compressors/threshold.h"
+#include "compressors/topk.h"
+
+namespace sparseps::bench {
+namespace {
+
+void check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "bench_topk: verification failed: %s\n", what);
+    std::abort();
+  }
+}
+
+struct Case {
+  absl::Span<const float> x;
+  double density;
+  size_t k;
+};
+
+Case caseOf(const benchmark::State& state) {
+  const std::vector<float>& data = normalData(static_cast<size_t>(state.range(0)));
+  double density = static_cast<double>(state.range(1)) / 10000.0;
+  return {data, density, topkCount(data.size(), density)};
+}
+
+// Sorted magnitudes of a selection: equal for two correct top-k results of the same data
+// (they may differ only in which of equal magnitudes they took).
+std::vector<float> sortedMagnitudes(absl::Span<const float> v) {
+  std::vector<float> m(v.size());
+  for (size_t i = 0; i < v.size(); ++i) m[i] = std::fabs(v[i]);
+  std::sort(m.begin(), m.end());
+  return m;
+}
+
+std::vector<float> exactMagnitudes(const Case& c) {
+  std::vector<uint32_t> idx;
+  std::vector<float> val;
+  topkExact(c.x, c.k, &idx, &val);
+  return sortedMagnitudes(val);
+}
+
+void BM_ReadPass(benchmark::State& state) {
+  Case c = caseOf(state);
+  timeVsRead(state, c.x, [&] { benchmark::DoNotOptimize(readPass(c.x)); });
+}
+
+void BM_TorchTopk(benchmark::State& state) {
+  Case c = caseOf(state);
+  torch::set_num_threads(1);
+  torch::Tensor t = torch::from_blob(const_cast<float*>(c.x.data()),
+                                     {static_cast<int64_t>(c.x.size())}, torch::kFloat32);
+  auto run = [&] { return torch::topk(t.abs(), static_cast<int64_t>(c.k), 0, true, false); };
+  {
+    torch::Tensor vals = std::get<0>(run()).contiguous();
+    check(sortedMagnitudes({vals.data_ptr<float>(), c.k}) == exactMagnitudes(c), "torch::topk");
+  }
+  timeVsRead(state, c.x, [&] { benchmark::DoNotOptimize(run()); });
+}
+
+void BM_NthElement(benchmark::State& state) {
+  Case c = caseOf(state);
+  std::vector<float> mag(c.x.size());
+  auto run = [&] {
+    for (size_t i = 0; i < c.x.size(); ++i) mag[i] = std::fabs(c.x[i]);
+    std::nth_element(mag.begin(), mag.begin() + (c.k - 1), mag.end(), std::greater<float>());
+    return mag[c.k - 1];
+  };
+  check(run() == exactMagnitudes(c).front(), "nth_element");
+  timeVsRead(state, c.x, [&] { benchmark::DoNotOptimize(run()); });
+}
+
+void BM_TopkExact(benchmark::State& state) {
+  Case c = caseOf(state);
+  SimdLevel level = static_cast<SimdLevel>(state.range(2));
+  if (usableSimdLevel(level) != level) {
+    state.SkipWithError("SIMD level not supported by this CPU");
+    return;
+  }
+  state.SetLabel(simdLevelName(level));
+  std::vector<uint32_t> idx;
+  std::vector<float> val;
+  topkExact(c.x, c.k, &idx, &val, level);
+  check(idx.size() == c.k && sortedMagnitudes(val) == exactMagnitudes(c), "topkExact");
+  timeVsRead(state, c.x, [&] {
+    topkExact(c.x, c.k, &idx, &val, level);
+    benchmark::DoNotOptimize(idx.data());
+  });
+}
+
+void BM_SampledThreshold(benchmark::State& state) {
+  Case c = caseOf(state);
+  std::vector<uint32_t> idx;
+  std::vector<float> val;
+  SampledThresholdResult r = sampledThreshold(c.x, c.density, 1, &idx, &val);
+  // DGC's rule keeps between 0.8k and k on a smooth distribution, all at or above the
+  // threshold, which lies below the exact k-th magnitude... or the exact top-k itself.
+  check(r.count >= static_cast<size_t>(0.8 * static_cast<double>(c.k)) && r.count <= c.k,
+        "sampledThreshold count");
+  for (float v : val) check(std::fabs(v) >= r.threshold, "sampledThreshold threshold");
+  uint64_t bits = 0;
+  timeVsRead(state, c.x, [&] {
+    r = sampledThreshold(c.x, c.density, ++bits, &idx, &val);
+    benchmark::DoNotOptimize(idx.data());
+  });
+  state.counters["kept_vs_k"] = static_cast<double>(r.count) / static_cast<double>(c.k);
+  state.counters["rounds"] = r.rounds;
+}
+
+void BM_RandomK(benchmark::State& state) {
+  Case c = caseOf(state);
+  check(randomKIndices(c.x.size(), c.k, 7).size() == c.k, "randomKIndices");
+  uint64_t bits = 0;
+  timeVsRead(state, c.x, [&] { benchmark::DoNotOptimize(randomKIndices(c.x.size(), c.k, ++bits)); });
+}
+
+// With --benchmark_repetitions, the fastest repetition: the figure least disturbed by
+// other load on the machine.
+double minOf(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
+constexpr int64_t k1M = 1 << 20;
+constexpr int64_t k25M = 25600000;
+constexpr int64_t k100M = 100000000;
+
+void sizes(benchmark::internal::Benchmark* b) {
+  for (int64_t n : {k1M, k25M, k100M}) {
+    for (int64_t d : {10, 100}) b->Args({n, d});
+  }
+}
+
+void sizesAndLevels(benchmark::internal::Benchmark* b) {
+  for (int64_t n : {k1M, k25M, k100M}) {
+    for (int64_t d : {10, 100}) {
+      for (SimdLevel l : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
+        b->Args({n, d, static_cast<int64_t>(l)});
+      }
+    }
+  }
+}
+
+// The slow baselines at 100M floats take seconds per call: one iteration each.
+void slowBaselines(benchmark::internal::Benchmark* b) {
+  for (int64_t n : {k1M, k25M}) {
+    for (int64_t d : {10, 100}) b->Args({n, d});
+  }
+}
+
+BENCHMARK(BM_ReadPass)->Apply(sizes)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
+BENCHMARK(BM_TopkExact)->Apply(sizesAndLevels)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
+BENCHMARK(BM_SampledThreshold)->Apply(sizes)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
+BENCHMARK(BM_RandomK)->Apply(sizes)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
+BENCHMARK(BM_NthElement)->Apply(slowBaselines)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
+BENCHMARK(BM_NthElement)->Args({k100M, 10})->Args({k100M, 100})->Iterations(1)
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
+BENCHMARK(BM_TorchTopk)->Apply(slowBaselines)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
+BENCHMARK(BM_TorchTopk)->Args({k100M, 10})->Args({k100M, 100})->Iterations(1)
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
+
+}  // namespace
+}  // namespace sparseps::bench

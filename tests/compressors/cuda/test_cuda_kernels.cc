@@ -1,0 +1,280 @@
+// The CUDA kernels of compressors/cuda against the CPU kernels (topkExact,
+// thresholdFilter, sampledThreshold, scatterAdd, axpy) on random inputs. Tests that need
+// a GPU skip with a message where none is present; topkAuto's host path runs everywhere.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "compressors/apply.h"
+#include "compressors/cuda/device_scratch.h"
+#include "compressors/cuda/sparse_ops_cuda.h"
+#include "compressors/cuda/threshold_cuda.h"
+#include "compressors/cuda/topk_auto.h"
+#include "compressors/cuda/topk_cuda.h"
+#include "compressors/segment_spec.h"
+#include "compressors/threshold.h"
+#include "compressors/topk.h"
+
+namespace sparseps::gpu {
+namespace {
+
+uint64_t freshSeed() { return (uint64_t{std::random_device{}()} << 32) | std::random_device{}(); }
+
+bool haveDevice() {
+  int count = 0;
+  const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  cudaGetLastError();
+  return ok;
+}
+
+#define SKIP_WITHOUT_DEVICE() \
+  if (!haveDevice()) GTEST_SKIP() << "no CUDA device present: device kernel not run"
+
+// A device array that owns its memory; test-only.
+template <typename T>
+class DeviceArray {
+ public:
+  explicit DeviceArray(size_t n) : n_(n) {
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&ptr_), std::max<size_t>(n, 1) * sizeof(T)),
+              cudaSuccess);
+  }
+  explicit DeviceArray(const std::vector<T>& host) : DeviceArray(host.size()) {
+    EXPECT_EQ(cudaMemcpy(ptr_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~DeviceArray() { cudaFree(ptr_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  T* get() { return ptr_; }
+  std::vector<T> toHost(size_t count) const {
+    std::vector<T> host(count);
+    EXPECT_EQ(cudaMemcpy(host.data(), ptr_, count * sizeof(T), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    return host;
+  }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t n_;
+};
+
+std::vector<float> randomInput(size_t n, bool ties, std::mt19937_64* rng) {
+  std::vector<float> x(n);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> pick(-5, 5);
+  for (float& v : x) v = ties ? 0.25f * static_cast<float>(pick(*rng)) : normal(*rng);
+  if (n > 10) {
+    x[1] = std::numeric_limits<float>::quiet_NaN();
+    x[3] = -std::numeric_limits<float>::infinity();
+    x[5] = -0.0f;
+  }
+  return x;
+}
+
+std::vector<uint32_t> bitsOf(const std::vector<float>& v) {
+  std::vector<uint32_t> bits(v.size());
+  if (!v.empty()) std::memcpy(bits.data(), v.data(), v.size() * sizeof(float));
+  return bits;
+}
+
+struct Case {
+  size_t n;
+  bool ties;
+};
+
+class DeviceTopkTest : public testing::TestWithParam<Case> {};
+
+TEST_P(DeviceTopkTest, RadixAndSortMatchTopkExact) {
+  SKIP_WITHOUT_DEVICE();
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  const Case c = GetParam();
+  const std::vector<float> x = randomInput(c.n, c.ties, &rng);
+  DeviceArray<float> dx(x);
+  DeviceArray<uint32_t> dIdx(c.n);
+  DeviceArray<float> dVal(c.n);
+  DeviceScratch scratch;
+  for (size_t k : {size_t{1}, 1 + rng() % c.n, c.n}) {
+    SCOPED_TRACE(testing::Message() << "n " << c.n << " k " << k);
+    std::vector<uint32_t> cpuIdx;
+    std::vector<float> cpuVal;
+    topkExact(x, k, &cpuIdx, &cpuVal);
+    for (bool radix : {true, false}) {
+      SCOPED_TRACE(radix ? "radix" : "sort");
+      absl::StatusOr<size_t> got =
+          radix ? topkRadixDevice(dx.get(), c.n, k, dIdx.get(), dVal.get(), &scratch, nullptr)
+                : topkSortDevice(dx.get(), c.n, k, dIdx.get(), dVal.get(), &scratch, nullptr);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(*got, k);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_EQ(dIdx.toHost(k), cpuIdx);
+      EXPECT_EQ(bitsOf(dVal.toHost(k)), bitsOf(cpuVal));
+    }
+  }
+}
+
+TEST_P(DeviceTopkTest, ThresholdFilterMatchesCpu) {
+  SKIP_WITHOUT_DEVICE();
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  const Case c = GetParam();
+  const std::vector<float> x = randomInput(c.n, c.ties, &rng);
+  DeviceArray<float> dx(x);
+  DeviceArray<uint32_t> dIdx(c.n);
+  DeviceArray<float> dVal(c.n);
+  DeviceScratch scratch;
+  for (float thr : {0.0f, -0.5f, 1.25f, std::numeric_limits<float>::infinity()}) {
+    SCOPED_TRACE(testing::Message() << "thr " << thr);
+    std::vector<uint32_t> cpuIdx;
+    std::vector<float> cpuVal;
+    thresholdFilter(x, thr, &cpuIdx, &cpuVal);
+    absl::StatusOr<size_t> got =
+        thresholdFilterDevice(dx.get(), c.n, thr, dIdx.get(), dVal.get(), &scratch, nullptr);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(*got, cpuIdx.size());
+    EXPECT_EQ(dIdx.toHost(*got), cpuIdx);
+    EXPECT_EQ(bitsOf(dVal.toHost(*got)), bitsOf(cpuVal));
+  }
+}
+
+TEST_P(DeviceTopkTest, SampledThresholdMatchesCpu) {
+  SKIP_WITHOUT_DEVICE();
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  const Case c = GetParam();
+  const std::vector<float> x = randomInput(c.n, c.ties, &rng);
+  DeviceArray<float> dx(x);
+  DeviceScratch scratch;
+  for (double density : {0.001, 0.01, 0.3, 1.0}) {
+    SCOPED_TRACE(testing::Message() << "density " << density);
+    const size_t k = topkCount(c.n, density);
+    DeviceArray<uint32_t> dIdx(k);
+    DeviceArray<float> dVal(k);
+    const uint64_t bits = rng();
+    std::vector<uint32_t> cpuIdx;
+    std::vector<float> cpuVal;
+    const SampledThresholdResult cpu = sampledThreshold(x, density, bits, &cpuIdx, &cpuVal);
+    absl::StatusOr<SampledThresholdResult> dev = sampledThresholdDevice(
+        dx.get(), c.n, density, bits, dIdx.get(), dVal.get(), &scratch, nullptr);
+    ASSERT_TRUE(dev.ok()) << dev.status();
+    EXPECT_EQ(dev->k, cpu.k);
+    EXPECT_EQ(dev->rounds, cpu.rounds);
+    EXPECT_EQ(dev->exact, cpu.exact);
+    EXPECT_EQ(bitsOf({dev->threshold}), bitsOf({cpu.threshold}));
+    ASSERT_EQ(dev->count, cpu.count);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(dIdx.toHost(dev->count), cpuIdx);
+    EXPECT_EQ(bitsOf(dVal.toHost(dev->count)), bitsOf(cpuVal));
+  }
+}
+
+TEST_P(DeviceTopkTest, ApplyAndPackMatchCpu) {
+  SKIP_WITHOUT_DEVICE();
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  const Case c = GetParam();
+  const std::vector<float> x = randomInput(c.n, false, &rng);
+  std::vector<float> y = randomInput(c.n, false, &rng);
+  for (float& v : y) v = std::isfinite(v) ? v : 1.0f;
+  SegmentData s;
+  s.numel = static_cast<uint32_t>(c.n);
+  topkExact(x, 1 + rng() % c.n, &s.indices, &s.values);
+  DeviceArray<float> dx(x), dy(y);
+  DeviceArray<uint32_t> dIdx(s.indices);
+  DeviceArray<float> dVal(s.values);
+  DeviceArray<uint32_t> dPairs(2 * s.nonzeros());
+
+  std::vector<float> cpu = y;
+  scatterAdd(absl::MakeSpan(cpu), s, -0.5f);
+  ASSERT_TRUE(
+      scatterAddDevice(dIdx.get(), dVal.get(), s.nonzeros(), -0.5f, dy.get(), nullptr).ok());
+  std::vector<float> finiteX = x;
+  for (float& v : finiteX) v = std::isfinite(v) ? v : 2.0f;
+  DeviceArray<float> dFinite(finiteX);
+  axpy(0.75f, finiteX, absl::MakeSpan(cpu));
+  ASSERT_TRUE(axpyDevice(0.75f, dFinite.get(), c.n, dy.get(), nullptr).ok());
+  ASSERT_TRUE(packPairsDevice(dIdx.get(), dVal.get(), s.nonzeros(), dPairs.get(), nullptr).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+
+  // a*x + y may round once (FMA) or twice on either side: compare within 2 ulps.
+  const std::vector<float> dev = dy.toHost(c.n);
+  for (size_t i = 0; i < c.n; ++i) {
+    if (std::isnan(cpu[i])) {
+      ASSERT_TRUE(std::isnan(dev[i])) << "at " << i;
+    } else {
+      ASSERT_NEAR(dev[i], cpu[i],
+                  2 * std::numeric_limits<float>::epsilon() * std::max(1.0f, std::abs(cpu[i])))
+          << "at " << i;
+    }
+  }
+  const std::vector<uint32_t> pairs = dPairs.toHost(2 * s.nonzeros());
+  const std::vector<uint32_t> valueBits = bitsOf(s.values);
+  for (size_t j = 0; j < s.nonzeros(); ++j) {
+    ASSERT_EQ(pairs[2 * j], s.indices[j]);
+    ASSERT_EQ(pairs[2 * j + 1], valueBits[j]);
+  }
+}
+
+TEST_P(DeviceTopkTest, TopkAutoGivesTheSameOnBothSides) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  const Case c = GetParam();
+  const std::vector<float> x = randomInput(c.n, c.ties, &rng);
+  const size_t k = 1 + rng() % c.n;
+  std::vector<uint32_t> cpuIdx, hostIdx;
+  std::vector<float> cpuVal, hostVal;
+  topkExact(x, k, &cpuIdx, &cpuVal);
+  DeviceScratch scratch;
+  // Host memory: the CPU kernel, with or without a device.
+  EXPECT_EQ(memorySideOf(x.data()), MemorySide::kHost);
+  ASSERT_TRUE(topkAuto(x.data(), c.n, k, &hostIdx, &hostVal, &scratch, nullptr).ok());
+  EXPECT_EQ(hostIdx, cpuIdx);
+  EXPECT_EQ(bitsOf(hostVal), bitsOf(cpuVal));
+  if (!haveDevice()) GTEST_SKIP() << "no CUDA device present: device side of topkAuto not run";
+  DeviceArray<float> dx(x);
+  EXPECT_EQ(memorySideOf(dx.get()), MemorySide::kDevice);
+  std::vector<uint32_t> devIdx;
+  std::vector<float> devVal;
+  absl::Status s = topkAuto(dx.get(), c.n, k, &devIdx, &devVal, &scratch, nullptr);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(devIdx, cpuIdx);
+  EXPECT_EQ(bitsOf(devVal), bitsOf(cpuVal));
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, DeviceTopkTest,
+                         testing::Values(Case{1, false}, Case{7, false}, Case{7, true},
+                                         Case{1000, false}, Case{1000, true}, Case{1 << 20, false},
+                                         Case{1 << 20, true}));
+
+TEST(DeviceTopk, RejectsSegmentsBeyondU32Indices) {
+  DeviceScratch scratch;
+  const size_t tooBig = size_t{1} << 33;
+  EXPECT_EQ(
+      topkRadixDevice(nullptr, tooBig, 1, nullptr, nullptr, &scratch, nullptr).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(topkSortDevice(nullptr, tooBig, 1, nullptr, nullptr, &scratch, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(DeviceTopk, EmptyOrZeroKLaunchesNothing) {
+  DeviceScratch scratch;
+  absl::StatusOr<size_t> got = topkRadixDevice(nullptr, 0, 5, nullptr, nullptr, &scratch, nullptr);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, 0u);
+  got = topkSortDevice(nullptr, 10, 0, nullptr, nullptr, &scratch, nullptr);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, 0u);
+}
+
+}  // namespace
+}  // namespace sparseps::gpu

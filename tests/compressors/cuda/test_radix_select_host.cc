@@ -1,0 +1,204 @@
+// Host tests of compressors/cuda/radix_digits.h and of the radix-select simulation
+// (radix_select_sim.h) against a plain sort reference and the CPU kernel topkExact.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "compressors/cuda/radix_digits.h"
+#include "compressors/cuda/radix_select_sim.h"
+#include "compressors/magnitude_key.h"
+#include "compressors/topk.h"
+
+namespace sparseps::gpu {
+namespace {
+
+uint64_t freshSeed() { return (uint64_t{std::random_device{}()} << 32) | std::random_device{}(); }
+
+float fromBits(uint32_t bits) {
+  float v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+// Plain reference: all indices by (|x| key descending, index ascending).
+std::vector<uint32_t> rankOrder(const std::vector<float>& x) {
+  std::vector<uint32_t> order(x.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return sparseps::magnitudeKey(x[a]) > sparseps::magnitudeKey(x[b]);
+  });
+  return order;
+}
+
+// The first k of that order, indices increasing, with their values.
+void sortReference(const std::vector<float>& x, const std::vector<uint32_t>& order, size_t k,
+                   std::vector<uint32_t>* indices, std::vector<float>* values) {
+  indices->assign(order.begin(), order.begin() + std::min(k, order.size()));
+  std::sort(indices->begin(), indices->end());
+  values->clear();
+  for (uint32_t i : *indices) values->push_back(x[i]);
+}
+
+// Random values; with `ties`, drawn from 5 magnitudes and both signs so many keys repeat.
+std::vector<float> randomInput(size_t n, bool ties, std::mt19937_64* rng) {
+  std::vector<float> x(n);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> pick(-5, 5);
+  for (float& v : x) v = ties ? 0.25f * static_cast<float>(pick(*rng)) : normal(*rng);
+  return x;
+}
+
+void expectSameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    uint32_t ba, bb;
+    std::memcpy(&ba, &a[i], 4);
+    std::memcpy(&bb, &b[i], 4);
+    ASSERT_EQ(ba, bb) << "at " << i;
+  }
+}
+
+TEST(RadixDigits, MagnitudeKeyMatchesTheCpuKernelsOrder) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  std::vector<uint32_t> bits = {0u,          0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+                                0xffc00001u, 0x00000001u, 0x807fffffu, 0x7f7fffffu};
+  for (int i = 0; i < 100000; ++i) bits.push_back(static_cast<uint32_t>(rng()));
+  for (uint32_t b : bits) {
+    const float v = fromBits(b);
+    ASSERT_EQ(magnitudeKey(v), sparseps::magnitudeKey(v)) << std::hex << b;
+  }
+  EXPECT_EQ(magnitudeKey(-0.0f), magnitudeKey(0.0f));
+  EXPECT_GT(magnitudeKey(std::numeric_limits<float>::quiet_NaN()),
+            magnitudeKey(-std::numeric_limits<float>::infinity()));
+  EXPECT_GT(magnitudeKey(-std::numeric_limits<float>::infinity()),
+            magnitudeKey(std::numeric_limits<float>::max()));
+}
+
+TEST(RadixDigits, DigitsRebuildTheKeyAndOrderLikeIt) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 100000; ++i) {
+    const uint32_t a = magnitudeKey(fromBits(static_cast<uint32_t>(rng())));
+    const uint32_t b = magnitudeKey(fromBits(static_cast<uint32_t>(rng())));
+    uint32_t rebuilt = 0;
+    for (int pass = 0; pass < kRadixPasses; ++pass) {
+      ASSERT_LT(digitOf(a, pass), static_cast<uint32_t>(kBuckets));
+      rebuilt |= digitOf(a, pass) << digitShift(pass);
+    }
+    ASSERT_EQ(rebuilt, a);
+    const auto digits = [](uint32_t key) {
+      return std::vector<uint32_t>{digitOf(key, 0), digitOf(key, 1), digitOf(key, 2)};
+    };
+    ASSERT_EQ(a < b, digits(a) < digits(b));
+  }
+}
+
+TEST(RadixDigits, BucketSearchFindsExactlyTheBucketOfTheKthLargest) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  for (int trial = 0; trial < 200; ++trial) {
+    // A histogram of random digits, sometimes concentrated in a few buckets.
+    const int spread = trial % 2 == 0 ? kBuckets : 3;
+    const int n = 1 + static_cast<int>(rng() % 5000);
+    std::vector<uint32_t> hist(kBuckets, 0), digits;
+    for (int i = 0; i < n; ++i) {
+      const uint32_t d = static_cast<uint32_t>(rng() % spread) * (kBuckets / spread);
+      ++hist[d];
+      digits.push_back(d);
+    }
+    std::sort(digits.rbegin(), digits.rend());
+    const uint32_t kLeft = 1 + static_cast<uint32_t>(rng() % n);
+    uint32_t above = 0;
+    int found = 0;
+    for (int d = kBuckets - 1; d >= 0; --d) {
+      if (isTargetBucket(above, hist[d], kLeft)) {
+        ++found;
+        EXPECT_EQ(static_cast<uint32_t>(d), digits[kLeft - 1]);
+        // All digits above the target are taken, kLeft - above remain in it.
+        EXPECT_EQ(above, static_cast<uint32_t>(std::count_if(
+                             digits.begin(), digits.end(),
+                             [&](uint32_t v) { return v > static_cast<uint32_t>(d); })));
+      }
+      above += hist[d];
+    }
+    EXPECT_EQ(found, 1) << "kLeft " << kLeft << " n " << n;
+  }
+}
+
+TEST(RadixDigits, TieRuleTakesLowerIndicesAtTheThreshold) {
+  RadixState s;
+  s.prefix = 100;
+  s.cutIndex = 7;
+  EXPECT_TRUE(isSelected(101, 1000, s));  // above the threshold: always
+  EXPECT_TRUE(isSelected(100, 7, s));     // tie up to the cut
+  EXPECT_TRUE(isSelected(100, 0, s));
+  EXPECT_FALSE(isSelected(100, 8, s));  // tie past the cut
+  EXPECT_FALSE(isSelected(99, 0, s));   // below
+  EXPECT_TRUE(isTie(100, s));
+  EXPECT_FALSE(isTie(101, s));
+}
+
+struct SimCase {
+  size_t n;
+  bool ties;
+};
+
+class RadixSimTest : public testing::TestWithParam<SimCase> {};
+
+TEST_P(RadixSimTest, MatchesSortReferenceAndTopkExact) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  const SimCase c = GetParam();
+  std::vector<float> x = randomInput(c.n, c.ties, &rng);
+  if (c.n > 10) {  // specials: NaN above Inf above finite, -0 == +0
+    x[1] = std::numeric_limits<float>::quiet_NaN();
+    x[3] = -std::numeric_limits<float>::infinity();
+    x[5] = -0.0f;
+    x[6] = 0.0f;
+  }
+  const std::vector<uint32_t> order = rankOrder(x);
+  const size_t kRandom = 1 + rng() % c.n;
+  for (size_t k : {size_t{1}, c.n / 2 + 1, kRandom, c.n, c.n + 3}) {
+    // Block counts as the kernel may launch them; one suffices for the large input.
+    for (size_t blocks : c.n > 1000 ? std::vector<size_t>{1024} : std::vector<size_t>{1, 3, 1024}) {
+      SCOPED_TRACE(testing::Message() << "n " << c.n << " k " << k << " blocks " << blocks);
+      std::vector<uint32_t> simIdx, refIdx, cpuIdx;
+      std::vector<float> simVal, refVal, cpuVal;
+      ASSERT_TRUE(radixTopkSim(x, k, blocks, 256, &simIdx, &simVal).ok());
+      sortReference(x, order, k, &refIdx, &refVal);
+      ASSERT_EQ(simIdx, refIdx);
+      expectSameBits(simVal, refVal);
+      topkExact(x, k, &cpuIdx, &cpuVal);
+      ASSERT_EQ(simIdx, cpuIdx);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, RadixSimTest,
+                         testing::Values(SimCase{1, false}, SimCase{7, false}, SimCase{7, true},
+                                         SimCase{1000, false}, SimCase{1000, true},
+                                         SimCase{1 << 20, false}, SimCase{1 << 20, true}));
+
+TEST(RadixSim, EmptyAndZeroK) {
+  std::vector<uint32_t> idx{1};
+  std::vector<float> val{1.0f};
+  ASSERT_TRUE(radixTopkSim({}, 3, 4, 256, &idx, &val).ok());
+  EXPECT_TRUE(idx.empty());
+  std::vector<float> x{1.0f, 2.0f};
+  ASSERT_TRUE(radixTopkSim(x, 0, 4, 256, &idx, &val).ok());
+  EXPECT_TRUE(idx.empty() && val.empty());
+}
+
+}  // namespace
+}  // namespace sparseps::gpu
