@@ -236,22 +236,29 @@ std::optional<int> Channel::unreportedEvent(absl::Span<const int> ranks) {
   return std::nullopt;
 }
 
-absl::StatusOr<ChannelMessage> Channel::reportEvent(int peer) {
+absl::Status Channel::reportEvent(int peer, ChannelMessage* m) {
   std::lock_guard<std::mutex> lock(mu_);
   Peer& p = peers_[peer];
   p.reported = true;
   if (p.state == PeerState::kDead) {
     return absl::UnavailableError(absl::StrCat("channel: rank ", peer, " is dead: ", p.reason));
   }
-  ChannelMessage m;
-  m.kind = ChannelMessage::Kind::kShutdown;
-  m.src = peer;
-  return m;
+  m->kind = ChannelMessage::Kind::kShutdown;
+  m->src = peer;
+  m->header.clear();
+  m->payload.clear();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ChannelMessage> Channel::recvFromAny(absl::Span<const int> ranks) {
+  ChannelMessage m;
+  if (absl::Status s = recvFromAny(ranks, &m); !s.ok()) return s;
+  return m;
+}
+
+absl::Status Channel::recvFromAny(absl::Span<const int> ranks, ChannelMessage* into) {
   for (;;) {
-    if (std::optional<int> peer = unreportedEvent(ranks)) return reportEvent(*peer);
+    if (std::optional<int> peer = unreportedEvent(ranks)) return reportEvent(*peer, into);
     std::vector<int> live;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -301,16 +308,16 @@ absl::StatusOr<ChannelMessage> Channel::recvFromAny(absl::Span<const int> ranks)
                                                  " failed: ", e.what()));
     }
     posted_ranks_.clear();
-    return receivePosted(src);
+    return receivePosted(src, into);
   }
 }
 
-absl::StatusOr<ChannelMessage> Channel::receivePosted(int src) {
-  ChannelMessage m;
-  m.src = src;
+absl::Status Channel::receivePosted(int src, ChannelMessage* m) {
+  m->kind = ChannelMessage::Kind::kData;
+  m->src = src;
   int64_t stamp = 0;
   std::memcpy(&stamp, recv_frame_.data(), kFrameBytes);
-  m.header.assign(recv_frame_.begin() + kFrameBytes, recv_frame_.end());
+  m->header.assign(recv_frame_.begin() + kFrameBytes, recv_frame_.end());
   auto refuse = [&](std::string why) -> absl::Status {
     markDead(src, why);
     std::lock_guard<std::mutex> lock(mu_);
@@ -318,15 +325,15 @@ absl::StatusOr<ChannelMessage> Channel::receivePosted(int src) {
     return absl::InvalidArgumentError(
         absl::StrCat("channel: rank ", src, " ", why, "; rank ", src, " is dropped"));
   };
-  absl::StatusOr<size_t> announced = options_.payload_size(m.header);
+  absl::StatusOr<size_t> announced = options_.payload_size(m->header);
   if (!announced.ok()) return refuse(absl::StrCat("sent a bad header: ", announced.status().message()));
   if (*announced > options_.max_payload_bytes) {
     return refuse(absl::StrCat("announced a payload of ", *announced,
                                " bytes, more than the limit of ", options_.max_payload_bytes));
   }
-  m.payload.resize(*announced);
-  if (!m.payload.empty()) {
-    auto body = context_->createUnboundBuffer(m.payload.data(), m.payload.size());
+  m->payload.resize(*announced);
+  if (!m->payload.empty()) {
+    auto body = context_->createUnboundBuffer(m->payload.data(), m->payload.size());
     std::string failure;
     try {
       body->recv(src, kPayloadSlot);
@@ -357,7 +364,7 @@ absl::StatusOr<ChannelMessage> Channel::receivePosted(int src) {
           "channel: rank ", src, " is dead (payload receive failed): ", failure));
     }
   }
-  const size_t bytes = m.header.size() + m.payload.size();
+  const size_t bytes = m->header.size() + m->payload.size();
   if (down_) {
     const int64_t now = clock_->nowNanos();
     // An unshaped sender's message starts on our downlink when it arrives.
@@ -371,7 +378,7 @@ absl::StatusOr<ChannelMessage> Channel::receivePosted(int src) {
   if (p.state == PeerState::kClosing && p.counters.messages_received >= p.bye_messages) {
     p.state = PeerState::kClosed;
   }
-  return m;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<std::vector<uint8_t>>> Channel::exchange(

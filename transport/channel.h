@@ -115,6 +115,9 @@ class Channel {
   // Errors: Cancelled after interrupt(), FailedPrecondition when no rank is live.
   // One receiving thread at a time.
   absl::StatusOr<ChannelMessage> recvFromAny(absl::Span<const int> ranks);
+  // The same into a caller's message, whose buffers are reused: a loop that keeps one
+  // ChannelMessage allocates (and page-faults) nothing per message in a steady stream.
+  absl::Status recvFromAny(absl::Span<const int> ranks, ChannelMessage* into);
 
   // Exchanges one fixed-size blob with each of `peers` (both sides call it with the same
   // size), e.g. the handshake's Hello. Returns the peers' blobs in the order of `peers`.
@@ -158,8 +161,8 @@ class Channel {
   void markDead(int peer, const std::string& reason);
   // A closed or dead peer of `ranks` whose state recvFromAny has not reported yet.
   std::optional<int> unreportedEvent(absl::Span<const int> ranks);
-  absl::StatusOr<ChannelMessage> reportEvent(int peer);
-  absl::StatusOr<ChannelMessage> receivePosted(int src);
+  absl::Status reportEvent(int peer, ChannelMessage* m);
+  absl::Status receivePosted(int src, ChannelMessage* m);
 
   std::shared_ptr<gloo::Context> context_;
   const ChannelOptions options_;
