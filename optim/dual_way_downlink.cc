@@ -9,8 +9,7 @@
 
 namespace sparseps {
 
-DualWayDownlink::DualWayDownlink(SegmentSpecs specs, int num_workers,
-                                 const MethodOptions& options)
+DualWayDownlink::DualWayDownlink(SegmentSpecs specs, int num_workers, const MethodOptions& options)
     : index_(std::move(specs)),
       num_workers_(num_workers),
       server_density_(options.server_density),
@@ -103,9 +102,9 @@ absl::Status expectField(Read read, absl::string_view what, T expected) {
   auto got = read(what);
   if (!got.ok()) return got.status();
   if (static_cast<uint64_t>(*got) != static_cast<uint64_t>(expected)) {
-    return absl::FailedPreconditionError(absl::StrCat("method state: ", what, " is ",
-                                                      static_cast<uint64_t>(*got), ", this run has ",
-                                                      static_cast<uint64_t>(expected)));
+    return absl::FailedPreconditionError(
+        absl::StrCat("method state: ", what, " is ", static_cast<uint64_t>(*got), ", this run has ",
+                     static_cast<uint64_t>(expected)));
   }
   return absl::OkStatus();
 }
@@ -149,8 +148,8 @@ absl::Status DualWayDownlink::load(StateReader& r) {
     if (!index_[i].compressed || !*synced) continue;
     if (auto s = r.floats("W_sync", index_[i].numel, &w_sync[i]); !s.ok()) return s;
   }
-  std::vector<std::vector<std::vector<float>>> residual(residual_.size(),
-                                                       std::vector<std::vector<float>>(index_.size()));
+  std::vector<std::vector<std::vector<float>>> residual(
+      residual_.size(), std::vector<std::vector<float>>(index_.size()));
   for (auto& per_worker : residual) {
     for (size_t i = 0; i < index_.size(); ++i) {
       if (!index_[i].compressed) continue;

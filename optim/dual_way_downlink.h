@@ -49,12 +49,12 @@ class DualWayDownlink {
   std::unique_ptr<Compressor> selector_;
 
   uint64_t versions_ = 0;
-  bool synced_ = false;       // W_sync holds a snapshot of W
-  bool resync_due_ = false;   // R versions passed: take W_sync = W at the next reply
-  std::vector<uint8_t> dense_next_;                   // per worker: next reply is W_sync
-  std::vector<std::vector<float>> w_sync_;            // per spec; empty for dense specs
+  bool synced_ = false;                     // W_sync holds a snapshot of W
+  bool resync_due_ = false;                 // R versions passed: take W_sync = W at the next reply
+  std::vector<uint8_t> dense_next_;         // per worker: next reply is W_sync
+  std::vector<std::vector<float>> w_sync_;  // per spec; empty for dense specs
   std::vector<std::vector<std::vector<float>>> residual_;  // [worker][spec]: A_k
-  std::vector<float> diff_;                           // scratch: D - A_k of one segment
+  std::vector<float> diff_;                                // scratch: D - A_k of one segment
 };
 
 }  // namespace sparseps

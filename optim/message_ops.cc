@@ -46,8 +46,8 @@ absl::Status checkMessage(const Message& message, const SegmentIndex& index) {
       }
     } else {
       if (s.indices.size() != s.values.size()) {
-        return segmentError(s, absl::StrCat(s.indices.size(), " indices but ", s.values.size(),
-                                            " values"));
+        return segmentError(
+            s, absl::StrCat(s.indices.size(), " indices but ", s.values.size(), " values"));
       }
       for (size_t i = 0; i < s.indices.size(); ++i) {
         if (s.indices[i] >= s.numel || (i > 0 && s.indices[i] <= s.indices[i - 1])) {

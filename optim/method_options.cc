@@ -44,8 +44,7 @@ absl::Status MethodOptions::validate() const {
     }
     for (size_t i = 0; i < warmup_densities.size(); ++i) {
       if (!isFraction(warmup_densities[i])) {
-        return bad(absl::StrCat("warmup_densities[", i, "]"), "in (0, 1]",
-                   warmup_densities[i]);
+        return bad(absl::StrCat("warmup_densities[", i, "]"), "in (0, 1]", warmup_densities[i]);
       }
     }
   }

@@ -22,8 +22,8 @@ absl::Status MethodRegistry::add(std::unique_ptr<Method> method) {
 absl::StatusOr<const Method*> MethodRegistry::find(absl::string_view name) const {
   auto it = methods_.find(name);
   if (it == methods_.end()) {
-    return absl::NotFoundError(absl::StrCat("unknown method '", name, "'; known methods: ",
-                                            absl::StrJoin(names(), ", ")));
+    return absl::NotFoundError(
+        absl::StrCat("unknown method '", name, "'; known methods: ", absl::StrJoin(names(), ", ")));
   }
   return it->second.get();
 }

@@ -25,8 +25,8 @@ absl::Span<const float> SegmentWorker::foldedGradient(const SegmentSpec& spec,
 
 void SegmentWorker::checkSizes(absl::Span<const float> grad, absl::Span<const float> w) const {
   if (grad.size() < index_.extent() || w.size() < index_.extent()) {
-    fatal("worker rule: gradient (", grad.size(), ") and model (", w.size(),
-          ") must cover the ", index_.extent(), " elements of the segments");
+    fatal("worker rule: gradient (", grad.size(), ") and model (", w.size(), ") must cover the ",
+          index_.extent(), " elements of the segments");
   }
 }
 

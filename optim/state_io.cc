@@ -52,8 +52,7 @@ absl::StatusOr<uint64_t> StateReader::u64(absl::string_view what) {
   return v;
 }
 
-absl::Status StateReader::floats(absl::string_view what, size_t expected,
-                                 std::vector<float>* out) {
+absl::Status StateReader::floats(absl::string_view what, size_t expected, std::vector<float>* out) {
   absl::StatusOr<uint64_t> n = u64(what);
   if (!n.ok()) return n.status();
   if (*n != expected) {
@@ -75,8 +74,8 @@ absl::Status StateReader::floats(absl::string_view what, size_t expected,
 
 absl::Status StateReader::finish() const {
   if (pos_ != bytes_.size()) {
-    return absl::DataLossError(absl::StrCat("method state: ", bytes_.size() - pos_,
-                                            " unexpected bytes after the end"));
+    return absl::DataLossError(
+        absl::StrCat("method state: ", bytes_.size() - pos_, " unexpected bytes after the end"));
   }
   return absl::OkStatus();
 }

@@ -128,8 +128,8 @@ TEST(DgsTest, ResyncSendsDenseWSyncOncePerWorker) {
     ASSERT_EQ(all_dense, any_dense) << "version " << version;
     // The worker that triggers a resync (version % R == 0) and the next push of the other
     // worker get W_sync; the very first reply of each worker too.
-    const bool want_dense = version <= kWorkers || version % kResync == 0 ||
-                            (version - 1) % kResync == 0;
+    const bool want_dense =
+        version <= kWorkers || version % kResync == 0 || (version - 1) % kResync == 0;
     EXPECT_EQ(all_dense, want_dense) << "version " << version;
     dense_replies[k] += all_dense ? 1 : 0;
   }

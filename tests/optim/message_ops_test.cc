@@ -1,13 +1,14 @@
 // checkMessage rejects what does not fit the layout; a reply's dense segment replaces the
 // model, a sparse one adds to it.
 
+#include "optim/message_ops.h"
+
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "optim/message_ops.h"
 #include "tests/optim/reference.h"
 
 namespace sparseps::test {

@@ -18,7 +18,9 @@
 namespace sparseps::test {
 
 // A fresh seed per run, to be SCOPED_TRACE'd.
-inline uint64_t freshSeed() { return (uint64_t{std::random_device{}()} << 32) ^ std::random_device{}(); }
+inline uint64_t freshSeed() {
+  return (uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+}
 
 inline std::vector<float> randomVector(std::mt19937_64& rng, size_t n, float scale = 1.0f) {
   std::normal_distribution<float> dist(0.0f, scale);
@@ -134,8 +136,8 @@ class RefWorker {
     }
   }
 
-  Message push(const std::vector<float>& grad, const std::vector<float>& w,
-               const StepContext& ctx, const Message& rule_push) {
+  Message push(const std::vector<float>& grad, const std::vector<float>& w, const StepContext& ctx,
+               const Message& rule_push) {
     const float m = static_cast<float>(o_.momentum);
     const float wd = static_cast<float>(o_.weight_decay);
     const float lr = ctx.lr;

@@ -55,10 +55,20 @@ TEST_P(RulesTest, MatchesReferenceStepByStep) {
   const SegmentSpecs specs = mixedSpecs();
   const size_t n = extent(specs);
   MethodOptions o;
-  o.setLr0(0.1).setMomentum(0.8).setWeightDecay(0.01).setDensity(0.1).setServerDensity(0.2)
-      .setDownlink(c.downlink).setSelection(c.selection).setResyncEvery(7)
-      .setNesterov(c.nesterov).setClipNorm(c.clip_norm).setNumWorkers(kWorkers)
-      .setWarmup(c.warmup).setWarmupDensities({0.5, 0.25, 0.125}).setSeed(seed);
+  o.setLr0(0.1)
+      .setMomentum(0.8)
+      .setWeightDecay(0.01)
+      .setDensity(0.1)
+      .setServerDensity(0.2)
+      .setDownlink(c.downlink)
+      .setSelection(c.selection)
+      .setResyncEvery(7)
+      .setNesterov(c.nesterov)
+      .setClipNorm(c.clip_norm)
+      .setNumWorkers(kWorkers)
+      .setWarmup(c.warmup)
+      .setWarmupDensities({0.5, 0.25, 0.125})
+      .setSeed(seed);
 
   MethodRegistry registry;
   ASSERT_TRUE(registerBuiltinMethods(registry).ok());
