@@ -2,11 +2,11 @@
 // Turns a CUDA runtime error into an absl::Status that names the failed step, and checks
 // that a segment fits the u32 indices the kernels use.
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-
-#include <cuda_runtime_api.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"

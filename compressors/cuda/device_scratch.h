@@ -3,9 +3,9 @@
 // temporaries from (histograms, candidate buffers, CUB temp storage), so repeated calls
 // on the same stream do not allocate. Not thread-safe: one per stream.
 
-#include <cstddef>
-
 #include <cuda_runtime_api.h>
+
+#include <cstddef>
 
 namespace sparseps::gpu {
 

@@ -4,14 +4,23 @@
 // validate arguments and carve `temp` (device memory of at least the *TempBytes size)
 // from a DeviceScratch. All pointers are device pointers.
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
-
-#include <cuda_runtime_api.h>
 
 #include "compressors/cuda/radix_digits.h"
 
 namespace sparseps::gpu {
+
+// select_indices.cu: writes, in increasing order, every i < n whose magnitudeKey(x[i])
+// is >= keyMin (kAtLeast), is a tie at state's threshold (kTie), or is selected by
+// state's threshold and tie cut (kSelected); *count on the device.
+enum class SelectMode : uint32_t { kAtLeast, kTie, kSelected };
+size_t selectIndicesTempBytes(uint32_t n);
+cudaError_t launchSelectIndices(const float* x, uint32_t n, SelectMode mode, uint32_t keyMin,
+                                const RadixState* state, uint32_t* out, uint32_t* count, void* temp,
+                                cudaStream_t stream);
 
 // topk_radix.cu. Requires 1 <= k <= n.
 // The three radix passes alone: leave in *state the k-th largest key (prefix) and the
@@ -24,21 +33,20 @@ cudaError_t launchTopkRadix(const float* x, uint32_t n, uint32_t k, uint32_t* in
 
 // topk_sort.cu: the cub::DeviceRadixSort baseline. Requires 1 <= k <= n.
 size_t topkSortTempBytes(uint32_t n, uint32_t k);
-cudaError_t launchTopkSort(const float* x, uint32_t n, uint32_t k, uint32_t* indices,
-                           float* values, void* temp, cudaStream_t stream);
+cudaError_t launchTopkSort(const float* x, uint32_t n, uint32_t k, uint32_t* indices, float* values,
+                           void* temp, cudaStream_t stream);
 
 // sparse_ops.cu.
-cudaError_t launchGather(const float* x, const uint32_t* indices, uint32_t count,
-                         float* values, cudaStream_t stream);
+cudaError_t launchGather(const float* x, const uint32_t* indices, uint32_t count, float* values,
+                         cudaStream_t stream);
 // Every i with magnitudeKey(x[i]) >= magnitudeKey(thr), increasing; *count on the device.
 size_t thresholdFilterTempBytes(uint32_t n);
 cudaError_t launchThresholdFilter(const float* x, uint32_t n, float thr, uint32_t* indices,
-                                  float* values, uint32_t* count, void* temp,
-                                  cudaStream_t stream);
+                                  float* values, uint32_t* count, void* temp, cudaStream_t stream);
 cudaError_t launchGatherIndices(const uint32_t* src, const uint32_t* positions, uint32_t count,
                                 uint32_t* out, cudaStream_t stream);
-cudaError_t launchStridedGather(const float* x, uint32_t start, uint32_t stride,
-                                uint32_t count, float* out, cudaStream_t stream);
+cudaError_t launchStridedGather(const float* x, uint32_t start, uint32_t stride, uint32_t count,
+                                float* out, cudaStream_t stream);
 cudaError_t launchScatterAdd(const uint32_t* indices, const float* values, uint32_t count,
                              float alpha, float* y, cudaStream_t stream);
 cudaError_t launchAxpy(float alpha, const float* x, uint32_t n, float* y, cudaStream_t stream);

@@ -1,11 +1,7 @@
 // Element-wise device kernels around selection: gather, the threshold filter
-// (keep |x| >= |thr| in magnitudeKey order, via cub::DeviceSelect), DGC's strided sample,
+// (keep |x| >= |thr| in magnitudeKey order, via select_indices.cu), DGC's strided sample,
 // scatter-add and axpy for applying updates, and packing into u32 index + f32 value pairs.
 
-#include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
-
-#include "compressors/cuda/device_scratch.h"
 #include "compressors/cuda/launchers.h"
 
 namespace sparseps::gpu {
@@ -19,8 +15,10 @@ uint32_t blocksFor(uint32_t n) {
   return blocks == 0 ? 1 : (blocks > kMaxBlocks ? kMaxBlocks : blocks);
 }
 
-#define SPARSEPS_GRID_STRIDE(i, n) \
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)
+// size_t, so the last stride cannot wrap around for n close to 2^32.
+#define SPARSEPS_GRID_STRIDE(i, n)                                                     \
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
 
 __global__ void gatherKernel(const float* __restrict__ x, const uint32_t* __restrict__ indices,
                              uint32_t count, float* values) {
@@ -35,8 +33,8 @@ __global__ void gatherIndicesKernel(const uint32_t* __restrict__ src,
 
 // As gatherKernel, with the count known only on the device.
 __global__ void gatherCountedKernel(const float* __restrict__ x,
-                                    const uint32_t* __restrict__ indices,
-                                    const uint32_t* count, uint32_t capacity, float* values) {
+                                    const uint32_t* __restrict__ indices, const uint32_t* count,
+                                    uint32_t capacity, float* values) {
   const uint32_t c = *count;
   SPARSEPS_GRID_STRIDE(j, c < capacity ? c : capacity) values[j] = x[indices[j]];
 }
@@ -58,23 +56,14 @@ __global__ void axpyKernel(float alpha, const float* __restrict__ x, uint32_t n,
 }
 
 __global__ void packPairsKernel(const uint32_t* __restrict__ indices,
-                                const float* __restrict__ values, uint32_t count,
-                                uint2* pairs) {
+                                const float* __restrict__ values, uint32_t count, uint2* pairs) {
   SPARSEPS_GRID_STRIDE(j, count) pairs[j] = make_uint2(indices[j], __float_as_uint(values[j]));
 }
 
-struct AtLeastOp {
-  const float* x;
-  uint32_t keyMin;
-  __device__ bool operator()(uint32_t i) const { return magnitudeKey(x[i]) >= keyMin; }
-};
-
-using Counting = thrust::counting_iterator<uint32_t>;
-
 }  // namespace
 
-cudaError_t launchGather(const float* x, const uint32_t* indices, uint32_t count,
-                         float* values, cudaStream_t stream) {
+cudaError_t launchGather(const float* x, const uint32_t* indices, uint32_t count, float* values,
+                         cudaStream_t stream) {
   gatherKernel<<<blocksFor(count), kThreads, 0, stream>>>(x, indices, count, values);
   return cudaGetLastError();
 }
@@ -85,29 +74,19 @@ cudaError_t launchGatherIndices(const uint32_t* src, const uint32_t* positions, 
   return cudaGetLastError();
 }
 
-size_t thresholdFilterTempBytes(uint32_t n) {
-  size_t bytes = 0;
-  if (cub::DeviceSelect::If(nullptr, bytes, Counting(0), static_cast<uint32_t*>(nullptr),
-                            static_cast<uint32_t*>(nullptr), n, AtLeastOp{},
-                            cudaStream_t{}) != cudaSuccess) {
-    return 0;
-  }
-  return bytes;
-}
+size_t thresholdFilterTempBytes(uint32_t n) { return selectIndicesTempBytes(n); }
 
 cudaError_t launchThresholdFilter(const float* x, uint32_t n, float thr, uint32_t* indices,
-                                  float* values, uint32_t* count, void* temp,
-                                  cudaStream_t stream) {
-  size_t bytes = thresholdFilterTempBytes(n);
-  cudaError_t err = cub::DeviceSelect::If(temp, bytes, Counting(0), indices, count, n,
-                                          AtLeastOp{x, magnitudeKey(thr)}, stream);
+                                  float* values, uint32_t* count, void* temp, cudaStream_t stream) {
+  cudaError_t err = launchSelectIndices(x, n, SelectMode::kAtLeast, magnitudeKey(thr), nullptr,
+                                        indices, count, temp, stream);
   if (err != cudaSuccess) return err;
   gatherCountedKernel<<<blocksFor(n), kThreads, 0, stream>>>(x, indices, count, n, values);
   return cudaGetLastError();
 }
 
-cudaError_t launchStridedGather(const float* x, uint32_t start, uint32_t stride,
-                                uint32_t count, float* out, cudaStream_t stream) {
+cudaError_t launchStridedGather(const float* x, uint32_t start, uint32_t stride, uint32_t count,
+                                float* out, cudaStream_t stream) {
   stridedGatherKernel<<<blocksFor(count), kThreads, 0, stream>>>(x, start, stride, count, out);
   return cudaGetLastError();
 }

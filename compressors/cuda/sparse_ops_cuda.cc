@@ -24,9 +24,8 @@ absl::Status packPairsDevice(const uint32_t* indices, const float* values, size_
                              uint32_t* pairs, cudaStream_t stream) {
   if (absl::Status s = checkSegmentSize(count); !s.ok()) return s;
   if (count == 0) return absl::OkStatus();
-  return cudaStatus(
-      launchPackPairs(indices, values, static_cast<uint32_t>(count), pairs, stream),
-      "packPairsDevice");
+  return cudaStatus(launchPackPairs(indices, values, static_cast<uint32_t>(count), pairs, stream),
+                    "packPairsDevice");
 }
 
 }  // namespace sparseps::gpu

@@ -8,10 +8,10 @@
 //                     (little-endian on every CUDA device, as the wire format is).
 // All arrays are device pointers; the work is enqueued on `stream`.
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
-
-#include <cuda_runtime_api.h>
 
 #include "absl/status/status.h"
 

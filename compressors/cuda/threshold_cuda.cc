@@ -20,9 +20,9 @@ cudaError_t readBack(const T* device, T* host, cudaStream_t stream) {
 
 }  // namespace
 
-absl::StatusOr<size_t> thresholdFilterDevice(const float* x, size_t n, float thr,
-                                             uint32_t* indices, float* values,
-                                             DeviceScratch* scratch, cudaStream_t stream) {
+absl::StatusOr<size_t> thresholdFilterDevice(const float* x, size_t n, float thr, uint32_t* indices,
+                                             float* values, DeviceScratch* scratch,
+                                             cudaStream_t stream) {
   if (absl::Status s = checkSegmentSize(n); !s.ok()) return s;
   if (n == 0) return size_t{0};
   const auto n32 = static_cast<uint32_t>(n);
@@ -93,9 +93,9 @@ absl::StatusOr<SampledThresholdResult> sampledThresholdDevice(
   SPARSEPS_CUDA_TRY(launchStridedGather(x, static_cast<uint32_t>(start),
                                         static_cast<uint32_t>(stride), samples, sample, stream),
                     "sampledThresholdDevice sample");
-  SPARSEPS_CUDA_TRY(launchRadixPasses(sample, samples, static_cast<uint32_t>(top), state, hist,
-                                      stream),
-                    "sampledThresholdDevice sample select");
+  SPARSEPS_CUDA_TRY(
+      launchRadixPasses(sample, samples, static_cast<uint32_t>(top), state, hist, stream),
+      "sampledThresholdDevice sample select");
   RadixState selected;
   SPARSEPS_CUDA_TRY(readBack(state, &selected, stream), "sampledThresholdDevice threshold");
   float thr = keyToFloat(selected.prefix);
@@ -128,9 +128,9 @@ absl::StatusOr<SampledThresholdResult> sampledThresholdDevice(
     SPARSEPS_CUDA_TRY(cudaMemcpyAsync(indices, fIdx, r.count * sizeof(uint32_t),
                                       cudaMemcpyDeviceToDevice, stream),
                       "sampledThresholdDevice copy indices");
-    SPARSEPS_CUDA_TRY(cudaMemcpyAsync(values, fVal, r.count * sizeof(float),
-                                      cudaMemcpyDeviceToDevice, stream),
-                      "sampledThresholdDevice copy values");
+    SPARSEPS_CUDA_TRY(
+        cudaMemcpyAsync(values, fVal, r.count * sizeof(float), cudaMemcpyDeviceToDevice, stream),
+        "sampledThresholdDevice copy values");
   }
   return r;
 }

@@ -12,10 +12,10 @@
 //    synchronizes `stream`.
 // All arrays are device pointers.
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
-
-#include <cuda_runtime_api.h>
 
 #include "absl/status/statusor.h"
 #include "compressors/cuda/device_scratch.h"
@@ -24,9 +24,9 @@
 namespace sparseps::gpu {
 
 // indices/values: room for n entries. Returns how many were written (synchronizes).
-absl::StatusOr<size_t> thresholdFilterDevice(const float* x, size_t n, float thr,
-                                             uint32_t* indices, float* values,
-                                             DeviceScratch* scratch, cudaStream_t stream);
+absl::StatusOr<size_t> thresholdFilterDevice(const float* x, size_t n, float thr, uint32_t* indices,
+                                             float* values, DeviceScratch* scratch,
+                                             cudaStream_t stream);
 
 // indices/values: room for topkCount(n, density) entries.
 absl::StatusOr<SampledThresholdResult> sampledThresholdDevice(

@@ -15,14 +15,13 @@ MemorySide memorySideOf(const void* p) {
     cudaGetLastError();  // no device or driver: clear the error, it is host memory
     return MemorySide::kHost;
   }
-  const bool device = attributes.type == cudaMemoryTypeDevice ||
-                      attributes.type == cudaMemoryTypeManaged;
+  const bool device =
+      attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
   return device ? MemorySide::kDevice : MemorySide::kHost;
 }
 
 absl::Status topkAuto(const float* x, size_t n, size_t k, std::vector<uint32_t>* indices,
-                      std::vector<float>* values, DeviceScratch* scratch,
-                      cudaStream_t stream) {
+                      std::vector<float>* values, DeviceScratch* scratch, cudaStream_t stream) {
   if (memorySideOf(x) == MemorySide::kHost) {
     topkExact(absl::MakeConstSpan(x, n), k, indices, values);
     return absl::OkStatus();
@@ -48,12 +47,12 @@ absl::Status topkAuto(const float* x, size_t n, size_t k, std::vector<uint32_t>*
   layout(carver, &dIdx, &dVal, &temp);
   SPARSEPS_CUDA_TRY(launchTopkRadix(x, n32, static_cast<uint32_t>(k), dIdx, dVal, temp, stream),
                     "topkAuto");
-  SPARSEPS_CUDA_TRY(cudaMemcpyAsync(indices->data(), dIdx, k * sizeof(uint32_t),
-                                    cudaMemcpyDeviceToHost, stream),
-                    "topkAuto copy indices");
-  SPARSEPS_CUDA_TRY(cudaMemcpyAsync(values->data(), dVal, k * sizeof(float),
-                                    cudaMemcpyDeviceToHost, stream),
-                    "topkAuto copy values");
+  SPARSEPS_CUDA_TRY(
+      cudaMemcpyAsync(indices->data(), dIdx, k * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream),
+      "topkAuto copy indices");
+  SPARSEPS_CUDA_TRY(
+      cudaMemcpyAsync(values->data(), dVal, k * sizeof(float), cudaMemcpyDeviceToHost, stream),
+      "topkAuto copy values");
   return cudaStatus(cudaStreamSynchronize(stream), "topkAuto synchronize");
 }
 

@@ -5,11 +5,11 @@
 // present) -> topkExact on the CPU (compressors/topk.h). Both give the same result: indices
 // increasing with their values, equal magnitudes -> the lower index.
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
-
-#include <cuda_runtime_api.h>
 
 #include "absl/status/status.h"
 #include "compressors/cuda/device_scratch.h"

@@ -8,8 +8,7 @@
 namespace sparseps::gpu {
 
 absl::StatusOr<size_t> topkRadixDevice(const float* x, size_t n, size_t k, uint32_t* indices,
-                                       float* values, DeviceScratch* scratch,
-                                       cudaStream_t stream) {
+                                       float* values, DeviceScratch* scratch, cudaStream_t stream) {
   if (absl::Status s = checkSegmentSize(n); !s.ok()) return s;
   k = std::min(k, n);
   if (k == 0) return size_t{0};
@@ -23,18 +22,15 @@ absl::StatusOr<size_t> topkRadixDevice(const float* x, size_t n, size_t k, uint3
 }
 
 absl::StatusOr<size_t> topkSortDevice(const float* x, size_t n, size_t k, uint32_t* indices,
-                                      float* values, DeviceScratch* scratch,
-                                      cudaStream_t stream) {
+                                      float* values, DeviceScratch* scratch, cudaStream_t stream) {
   if (absl::Status s = checkSegmentSize(n); !s.ok()) return s;
   k = std::min(k, n);
   if (k == 0) return size_t{0};
   const auto n32 = static_cast<uint32_t>(n);
   const auto k32 = static_cast<uint32_t>(k);
   void* temp = nullptr;
-  SPARSEPS_CUDA_TRY(scratch->reserve(topkSortTempBytes(n32, k32), &temp),
-                    "topkSortDevice scratch");
-  SPARSEPS_CUDA_TRY(launchTopkSort(x, n32, k32, indices, values, temp, stream),
-                    "topkSortDevice");
+  SPARSEPS_CUDA_TRY(scratch->reserve(topkSortTempBytes(n32, k32), &temp), "topkSortDevice scratch");
+  SPARSEPS_CUDA_TRY(launchTopkSort(x, n32, k32, indices, values, temp, stream), "topkSortDevice");
   return k;
 }
 

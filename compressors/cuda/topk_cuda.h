@@ -8,10 +8,10 @@
 // x, indices and values are device pointers; indices/values hold min(k, n) entries.
 // The work is enqueued on `stream` and the call returns without waiting for it.
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
-
-#include <cuda_runtime_api.h>
 
 #include "absl/status/statusor.h"
 #include "compressors/cuda/device_scratch.h"
@@ -20,10 +20,8 @@ namespace sparseps::gpu {
 
 // Both return the number of entries written, min(k, n); n must be < 2^32.
 absl::StatusOr<size_t> topkRadixDevice(const float* x, size_t n, size_t k, uint32_t* indices,
-                                       float* values, DeviceScratch* scratch,
-                                       cudaStream_t stream);
+                                       float* values, DeviceScratch* scratch, cudaStream_t stream);
 absl::StatusOr<size_t> topkSortDevice(const float* x, size_t n, size_t k, uint32_t* indices,
-                                      float* values, DeviceScratch* scratch,
-                                      cudaStream_t stream);
+                                      float* values, DeviceScratch* scratch, cudaStream_t stream);
 
 }  // namespace sparseps::gpu

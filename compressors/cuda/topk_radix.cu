@@ -3,12 +3,10 @@
 // shared-memory histogram of the next 11-bit digit; blocks add their histogram to a
 // global one, and the last block to finish scans it and advances the RadixState in
 // device memory, so the passes follow each other with no host round trip. Then
-// cub::DeviceSelect compacts the ties (key == T) to find the tie cut, and compacts the
-// selected indices in increasing order.
+// a stable compaction (select_indices.cu, cub::DeviceSelect) collects the ties
+// (key == T) to find the tie cut, and then the selected indices in increasing order.
 
 #include <cub/block/block_scan.cuh>
-#include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
 
 #include "compressors/cuda/device_scratch.h"
 #include "compressors/cuda/launchers.h"
@@ -42,7 +40,8 @@ __global__ void __launch_bounds__(kThreads)
   const RadixState s = *state;
   for (int b = threadIdx.x; b < kBuckets; b += kThreads) local[b] = 0;
   __syncthreads();
-  for (uint32_t i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads) {
+  for (size_t i = static_cast<size_t>(blockIdx.x) * kThreads + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * kThreads) {
     const uint32_t key = magnitudeKey(x[i]);
     if (matchesPrefix(key, s)) atomicAdd(&local[digitOf(key, pass)], 1u);
   }
@@ -84,50 +83,26 @@ __global__ void tieCutKernel(RadixState* state, const uint32_t* ties) {
   state->cutIndex = ties[state->kLeft - 1];
 }
 
-struct TieOp {
-  const float* x;
-  const RadixState* state;
-  __device__ bool operator()(uint32_t i) const { return isTie(magnitudeKey(x[i]), *state); }
-};
-
-struct SelectedOp {
-  const float* x;
-  const RadixState* state;
-  __device__ bool operator()(uint32_t i) const {
-    return isSelected(magnitudeKey(x[i]), i, *state);
-  }
-};
-
-using Counting = thrust::counting_iterator<uint32_t>;
-
 // The layout of temp, measured when temp == nullptr.
 struct RadixTemp {
   RadixState* state;
   uint32_t* hist;
   uint32_t* ties;
   uint32_t* selected;
-  void* cub;
-  size_t cubBytes;
+  void* select;
   size_t total;
 };
 
-cudaError_t layoutRadixTemp(uint32_t n, void* temp, RadixTemp* t) {
-  size_t tieBytes = 0, selectBytes = 0;
-  cudaError_t err = cub::DeviceSelect::If(nullptr, tieBytes, Counting(0), t->ties,
-                                          t->selected, n, TieOp{}, cudaStream_t{});
-  if (err != cudaSuccess) return err;
-  err = cub::DeviceSelect::If(nullptr, selectBytes, Counting(0), t->ties, t->selected, n,
-                              SelectedOp{}, cudaStream_t{});
-  if (err != cudaSuccess) return err;
+RadixTemp layoutRadixTemp(uint32_t n, void* temp) {
+  RadixTemp t{};
   ScratchCarver carver(temp);
-  t->state = carver.take<RadixState>(1);
-  t->hist = carver.take<uint32_t>(kBuckets);
-  t->ties = carver.take<uint32_t>(n);
-  t->selected = carver.take<uint32_t>(1);
-  t->cubBytes = tieBytes > selectBytes ? tieBytes : selectBytes;
-  t->cub = carver.take<char>(t->cubBytes);
-  t->total = carver.used();
-  return cudaSuccess;
+  t.state = carver.take<RadixState>(1);
+  t.hist = carver.take<uint32_t>(kBuckets);
+  t.ties = carver.take<uint32_t>(n);
+  t.selected = carver.take<uint32_t>(1);
+  t.select = carver.take<char>(selectIndicesTempBytes(n));
+  t.total = carver.used();
+  return t;
 }
 
 }  // namespace
@@ -143,26 +118,19 @@ cudaError_t launchRadixPasses(const float* x, uint32_t n, uint32_t k, RadixState
   return cudaGetLastError();
 }
 
-size_t topkRadixTempBytes(uint32_t n) {
-  RadixTemp t{};
-  return layoutRadixTemp(n, nullptr, &t) == cudaSuccess ? t.total : 0;
-}
+size_t topkRadixTempBytes(uint32_t n) { return layoutRadixTemp(n, nullptr).total; }
 
 cudaError_t launchTopkRadix(const float* x, uint32_t n, uint32_t k, uint32_t* indices,
                             float* values, void* temp, cudaStream_t stream) {
-  RadixTemp t{};
-  cudaError_t err = layoutRadixTemp(n, temp, &t);
+  const RadixTemp t = layoutRadixTemp(n, temp);
+  cudaError_t err = launchRadixPasses(x, n, k, t.state, t.hist, stream);
   if (err != cudaSuccess) return err;
-  err = launchRadixPasses(x, n, k, t.state, t.hist, stream);
-  if (err != cudaSuccess) return err;
-  size_t bytes = t.cubBytes;
-  err = cub::DeviceSelect::If(t.cub, bytes, Counting(0), t.ties, t.selected, n,
-                              TieOp{x, t.state}, stream);
+  err =
+      launchSelectIndices(x, n, SelectMode::kTie, 0, t.state, t.ties, t.selected, t.select, stream);
   if (err != cudaSuccess) return err;
   tieCutKernel<<<1, 1, 0, stream>>>(t.state, t.ties);
-  bytes = t.cubBytes;
-  err = cub::DeviceSelect::If(t.cub, bytes, Counting(0), indices, t.selected, n,
-                              SelectedOp{x, t.state}, stream);
+  err = launchSelectIndices(x, n, SelectMode::kSelected, 0, t.state, indices, t.selected, t.select,
+                            stream);
   if (err != cudaSuccess) return err;
   return launchGather(x, indices, k, values, stream);
 }

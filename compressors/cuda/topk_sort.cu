@@ -3,6 +3,7 @@
 // keep the lower index first), the first k indices are the top-k, and a second sort puts
 // them in increasing order.
 
+#include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
 
 #include "compressors/cuda/device_scratch.h"
@@ -13,9 +14,10 @@ namespace {
 
 __global__ void makeKeysKernel(const float* __restrict__ x, uint32_t n, uint32_t* keys,
                                uint32_t* indices) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     keys[i] = magnitudeKey(x[i]);
-    indices[i] = i;
+    indices[i] = static_cast<uint32_t>(i);
   }
 }
 
@@ -36,8 +38,8 @@ struct SortTemp {
 cudaError_t layoutSortTemp(uint32_t n, uint32_t k, void* temp, SortTemp* t) {
   size_t pairBytes = 0, keyBytes = 0;
   cub::DoubleBuffer<uint32_t> keys(nullptr, nullptr), indices(nullptr, nullptr);
-  cudaError_t err = cub::DeviceRadixSort::SortPairsDescending(nullptr, pairBytes, keys,
-                                                              indices, n, 0, 31);
+  cudaError_t err =
+      cub::DeviceRadixSort::SortPairsDescending(nullptr, pairBytes, keys, indices, n, 0, 31);
   if (err != cudaSuccess) return err;
   err = cub::DeviceRadixSort::SortKeys(nullptr, keyBytes, static_cast<const uint32_t*>(nullptr),
                                        static_cast<uint32_t*>(nullptr), k, 0, bitsFor(n - 1));
@@ -60,14 +62,13 @@ size_t topkSortTempBytes(uint32_t n, uint32_t k) {
   return layoutSortTemp(n, k, nullptr, &t) == cudaSuccess ? t.total : 0;
 }
 
-cudaError_t launchTopkSort(const float* x, uint32_t n, uint32_t k, uint32_t* indices,
-                           float* values, void* temp, cudaStream_t stream) {
+cudaError_t launchTopkSort(const float* x, uint32_t n, uint32_t k, uint32_t* indices, float* values,
+                           void* temp, cudaStream_t stream) {
   SortTemp t{};
   cudaError_t err = layoutSortTemp(n, k, temp, &t);
   if (err != cudaSuccess) return err;
-  uint32_t blocks = (n + 255) / 256;
-  makeKeysKernel<<<blocks < 4096 ? blocks : 4096, 256, 0, stream>>>(x, n, t.keys[0],
-                                                                    t.indices[0]);
+  const uint32_t blocks = std::min((n + 255) / 256, 4096u);
+  makeKeysKernel<<<blocks, 256, 0, stream>>>(x, n, t.keys[0], t.indices[0]);
   cub::DoubleBuffer<uint32_t> keys(t.keys[0], t.keys[1]);
   cub::DoubleBuffer<uint32_t> order(t.indices[0], t.indices[1]);
   size_t bytes = t.cubBytes;

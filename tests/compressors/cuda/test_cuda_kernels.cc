@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <ostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "compressors/apply.h"
@@ -86,6 +88,8 @@ struct Case {
   size_t n;
   bool ties;
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << "n " << c.n << (c.ties ? " ties" : ""); }
 
 class DeviceTopkTest : public testing::TestWithParam<Case> {};
 
@@ -224,31 +228,44 @@ TEST_P(DeviceTopkTest, ApplyAndPackMatchCpu) {
   }
 }
 
-TEST_P(DeviceTopkTest, TopkAutoGivesTheSameOnBothSides) {
+// Host memory: the CPU kernel, with or without a device (this part runs everywhere).
+TEST_P(DeviceTopkTest, TopkAutoOnHostMemoryIsTheCpuKernel) {
   const uint64_t seed = freshSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   const Case c = GetParam();
   const std::vector<float> x = randomInput(c.n, c.ties, &rng);
   const size_t k = 1 + rng() % c.n;
-  std::vector<uint32_t> cpuIdx, hostIdx;
-  std::vector<float> cpuVal, hostVal;
+  std::vector<uint32_t> cpuIdx, autoIdx;
+  std::vector<float> cpuVal, autoVal;
   topkExact(x, k, &cpuIdx, &cpuVal);
   DeviceScratch scratch;
-  // Host memory: the CPU kernel, with or without a device.
   EXPECT_EQ(memorySideOf(x.data()), MemorySide::kHost);
-  ASSERT_TRUE(topkAuto(x.data(), c.n, k, &hostIdx, &hostVal, &scratch, nullptr).ok());
-  EXPECT_EQ(hostIdx, cpuIdx);
-  EXPECT_EQ(bitsOf(hostVal), bitsOf(cpuVal));
-  if (!haveDevice()) GTEST_SKIP() << "no CUDA device present: device side of topkAuto not run";
-  DeviceArray<float> dx(x);
-  EXPECT_EQ(memorySideOf(dx.get()), MemorySide::kDevice);
-  std::vector<uint32_t> devIdx;
-  std::vector<float> devVal;
-  absl::Status s = topkAuto(dx.get(), c.n, k, &devIdx, &devVal, &scratch, nullptr);
-  ASSERT_TRUE(s.ok()) << s;
-  EXPECT_EQ(devIdx, cpuIdx);
-  EXPECT_EQ(bitsOf(devVal), bitsOf(cpuVal));
+  ASSERT_TRUE(topkAuto(x.data(), c.n, k, &autoIdx, &autoVal, &scratch, nullptr).ok());
+  EXPECT_EQ(autoIdx, cpuIdx);
+  EXPECT_EQ(bitsOf(autoVal), bitsOf(cpuVal));
+}
+
+TEST_P(DeviceTopkTest, TopkAutoOnDeviceMemoryMatchesTheCpuKernel) {
+  SKIP_WITHOUT_DEVICE();
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  const Case c = GetParam();
+  const std::vector<float> x = randomInput(c.n, c.ties, &rng);
+  for (size_t k : {size_t{1}, 1 + rng() % c.n, c.n}) {
+    SCOPED_TRACE(testing::Message() << "k " << k);
+    std::vector<uint32_t> cpuIdx, autoIdx;
+    std::vector<float> cpuVal, autoVal;
+    topkExact(x, k, &cpuIdx, &cpuVal);
+    DeviceScratch scratch;
+    DeviceArray<float> dx(x);
+    EXPECT_EQ(memorySideOf(dx.get()), MemorySide::kDevice);
+    absl::Status s = topkAuto(dx.get(), c.n, k, &autoIdx, &autoVal, &scratch, nullptr);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(autoIdx, cpuIdx);
+    EXPECT_EQ(bitsOf(autoVal), bitsOf(cpuVal));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, DeviceTopkTest,

@@ -7,7 +7,9 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <ostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "compressors/cuda/radix_digits.h"
@@ -152,6 +154,8 @@ struct SimCase {
   size_t n;
   bool ties;
 };
+
+void PrintTo(const SimCase& c, std::ostream* os) { *os << "n " << c.n << (c.ties ? " ties" : ""); }
 
 class RadixSimTest : public testing::TestWithParam<SimCase> {};
 
