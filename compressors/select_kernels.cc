@@ -202,19 +202,41 @@ __attribute__((target("avx512f"))) void appendAvx512(const float* x, size_t n, u
 using ChunkKernel = void (*)(const float*, size_t, uint32_t, uint32_t, Appender*);
 
 // bracketKey's sample: aim for an expected sample rank of the k-th largest of at least
-// kTargetSampleRank, take at most one sample per kMinStride elements (4 cache lines, so
-// sampling stays cheap), and bracket with a margin of kMarginSigmas standard deviations
-// of the sample rank (binomial, ~sqrt(mean)).
+// kTargetSampleRank (at least kMinSample elements), read in runs of kRun elements, at
+// most one run in kMinRunStride (so sampling reads at most ~3% of x), and bracket with a
+// margin of kMarginSigmas standard deviations of the sample rank (binomial, ~sqrt(mean)).
 constexpr double kTargetSampleRank = 64.0;
-constexpr size_t kMinSample = 1u << 16;
-constexpr size_t kMinStride = 64;
+constexpr size_t kMinSample = 4096;
+constexpr size_t kRun = 16;
+constexpr size_t kMinRunStride = 32;
 constexpr double kMarginSigmas = 4.0;
+
+struct KeyRange {
+  uint32_t lo;
+  uint32_t hi;
+};
+
+// Smallest and largest key of x[0, n), n >= 1; vectorized by the compiler per target.
+#if defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+KeyRange keyRange(const float* x, size_t n) {
+  uint32_t lo = 0xffffffffu, hi = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &x[i], sizeof bits);
+    bits &= 0x7fffffffu;
+    lo = std::min(lo, bits);
+    hi = std::max(hi, bits);
+  }
+  return {lo, hi};
+}
 
 // Walks histogram bins from the top until k elements are covered.
 // Returns the bin holding the k-th largest; *above += the count in higher bins.
-size_t walkDown(const std::vector<uint32_t>& hist, size_t k, size_t* above) {
+size_t walkDown(const uint32_t* hist, size_t bins, size_t k, size_t* above) {
   size_t acc = *above;
-  for (size_t b = hist.size(); b-- > 0;) {
+  for (size_t b = bins; b-- > 0;) {
     if (acc + hist[b] >= k) {
       *above = acc;
       return b;
@@ -258,14 +280,22 @@ void appendAtLeast(absl::Span<const float> x, uint32_t key_min, uint32_t base, S
 }
 
 uint32_t bracketKey(absl::Span<const float> x, size_t k) {
+  // The sample is made of whole runs of kRun consecutive elements (a cache line), so it
+  // costs a few lines of memory traffic rather than one line per sampled element.
   size_t n = x.size();
+  size_t runs_in_x = n / kRun;
   double want = std::max<double>(kMinSample, kTargetSampleRank * static_cast<double>(n) /
                                                   static_cast<double>(k));
-  size_t m = std::min<size_t>(n / kMinStride, static_cast<size_t>(want));
-  if (m < 64) return 0;
-  size_t stride = n / m;
+  size_t runs = std::min<size_t>(runs_in_x / kMinRunStride,
+                                 static_cast<size_t>(std::ceil(want / kRun)));
+  if (runs == 0) return 0;
+  size_t m = runs * kRun;
+  size_t run_stride = runs_in_x / runs;
   std::vector<float> sample(m);
-  for (size_t j = 0, i = stride / 2; j < m; ++j, i += stride) sample[j] = x[i];
+  for (size_t j = 0; j < runs; ++j) {
+    const float* src = x.data() + (j * run_stride + run_stride / 2) * kRun;
+    std::copy(src, src + kRun, sample.data() + j * kRun);
+  }
   double mean = static_cast<double>(k) * static_cast<double>(m) / static_cast<double>(n);
   double rank = std::ceil(mean + kMarginSigmas * std::sqrt(mean) + kMarginSigmas);
   if (rank >= static_cast<double>(m)) return 0;
@@ -274,7 +304,7 @@ uint32_t bracketKey(absl::Span<const float> x, size_t k) {
 
 KthKey kthLargestKey(absl::Span<const float> x, size_t k) {
   KthKey r;
-  if (x.size() <= 2048) {  // small: a partial sort of a copy beats two histograms
+  if (x.size() <= 256) {  // small: a partial sort of a copy beats histograms
     std::vector<uint32_t> keys(x.size());
     for (size_t i = 0; i < x.size(); ++i) keys[i] = magnitudeKey(x[i]);
     std::nth_element(keys.begin(), keys.begin() + (k - 1), keys.end(), std::greater<uint32_t>());
@@ -282,18 +312,45 @@ KthKey kthLargestKey(absl::Span<const float> x, size_t k) {
     for (uint32_t key : keys) r.above += key > r.key;
     return r;
   }
-  // Key bits 30..16 (15 bits), then bits 15..0 among the elements of the chosen bin.
-  std::vector<uint32_t> hist(1u << 15, 0);
-  for (float v : x) ++hist[magnitudeKey(v) >> 16];
-  size_t above = 0;
-  uint32_t hi = static_cast<uint32_t>(walkDown(hist, k, &above));
-  std::vector<uint32_t> low(1u << 16, 0);
-  for (float v : x) {
-    uint32_t key = magnitudeKey(v);
-    if ((key >> 16) == hi) ++low[key & 0xffffu];
+  // Radix select on key - lo over the bits that vary, 11 bits at a time from the top, so
+  // that the digits spread even when every key lies in a narrow range (a candidate set).
+  // After the first pass over x only the keys of the chosen bin are kept (usually few).
+  KeyRange range = keyRange(x.data(), x.size());
+  uint32_t span = range.hi - range.lo;
+  if (span == 0) {
+    r.key = range.lo;
+    return r;
   }
-  uint32_t lo = static_cast<uint32_t>(walkDown(low, k, &above));
-  r.key = hi << 16 | lo;
+  constexpr int kDigit = 11;
+  int width = 32 - __builtin_clz(span);
+  int shift = std::max(0, width - kDigit);
+  uint32_t hist[1u << kDigit];
+  std::fill(std::begin(hist), std::end(hist), 0u);
+  for (float v : x) ++hist[(magnitudeKey(v) - range.lo) >> shift];
+  size_t above = 0;
+  uint32_t prefix = static_cast<uint32_t>(walkDown(hist, size_t{1} << (width - shift), k, &above));
+  std::vector<uint32_t> keys;  // key - lo of the chosen bin
+  keys.reserve(hist[prefix]);
+  for (float v : x) {
+    uint32_t d = magnitudeKey(v) - range.lo;
+    if ((d >> shift) == prefix) keys.push_back(d);
+  }
+  while (shift > 0) {
+    int bits = std::min(kDigit, shift);
+    shift -= bits;
+    uint32_t mask = (1u << bits) - 1;
+    std::fill(hist, hist + (1u << bits), 0u);
+    for (uint32_t d : keys) ++hist[(d >> shift) & mask];
+    uint32_t bin = static_cast<uint32_t>(walkDown(hist, size_t{1} << bits, k, &above));
+    prefix = prefix << bits | bin;
+    if (shift == 0) break;
+    size_t w = 0;
+    for (uint32_t d : keys) {
+      if (((d >> shift) & mask) == bin) keys[w++] = d;
+    }
+    keys.resize(w);
+  }
+  r.key = range.lo + prefix;
   r.above = above;
   return r;
 }

@@ -3,9 +3,9 @@
 // compressors/. All of them order elements by magnitudeKey (magnitude_key.h).
 //  - appendAtLeast: the streaming pass. One read of x that appends every element whose
 //    key is >= key_min (index, value), in index order; scalar, AVX2 and AVX-512 variants.
-//  - kthLargestKey: a two-digit radix select (15 + 16 bits of the key) that returns the
-//    k-th largest key and how many elements are strictly above it, in two passes and
-//    without copying or reordering the input.
+//  - kthLargestKey: a radix select over the key bits that vary (11 at a time) that returns the
+//    k-th largest key and how many elements are strictly above it: three passes over x,
+//    then only over the keys of the chosen bin; the input is not reordered.
 //  - keepTopkInPlace / emitTopk: exact top-k given that key, ties to the lower index.
 
 #include <cstddef>
