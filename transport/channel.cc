@@ -80,6 +80,12 @@ Channel::Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options)
 
 Channel::~Channel() {
   shutdown();
+  stopping_ = true;
+  for (int peer = 0; peer < worldSize(); ++peer) {
+    if (peer == rank()) continue;
+    peers_[peer].control->abortWaitRecv();
+    if (peers_[peer].watcher.joinable()) peers_[peer].watcher.join();
+  }
   // The watchers' and the header receive's buffers die with us; close the pairs first so
   // no late message lands in them.
   try {
@@ -459,12 +465,7 @@ void Channel::shutdown() {
       }
     }
   }
-  stopping_ = true;
-  for (int peer = 0; peer < worldSize(); ++peer) {
-    if (peer == rank()) continue;
-    peers_[peer].control->abortWaitRecv();
-    if (peers_[peer].watcher.joinable()) peers_[peer].watcher.join();
-  }
+  // Wake a receive in progress; the watchers keep acking byes until we are destroyed.
   recv_header_->abortWaitRecv();
 }
 

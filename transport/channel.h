@@ -127,8 +127,9 @@ class Channel {
   // Wakes a blocked recvFromAny (it returns Cancelled). Any thread.
   void interrupt();
 
-  // Says goodbye to every live peer and stops the watchers. Idempotent. The context may be
-  // destroyed afterwards without a peer taking this for a death.
+  // Says goodbye to every live peer and waits (bounded) until each has read all we sent.
+  // Idempotent; the destructor calls it. Until destruction the watchers still ack the
+  // peers' byes, so peers shutting down at the same time never wait on us.
   void shutdown();
 
   // Whether `peer` may still send to us (neither closed, dead nor refused).
