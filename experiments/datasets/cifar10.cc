@@ -32,10 +32,10 @@ absl::Status appendBatch(const std::string& path, ImageSet& set) {
                              std::istreambuf_iterator<char>());
   const int64_t n = static_cast<int64_t>(bytes.size());
   if (n == 0 || n % kRecordBytes != 0) {
-    return absl::DataLossError(absl::StrCat(
-        path, ": ", n, " bytes is not a whole number of 3073-byte CIFAR-10 records (",
-        n / kRecordBytes, " records and ", n % kRecordBytes,
-        " bytes left over); the file is truncated or not a CIFAR-10 binary batch"));
+    return absl::DataLossError(
+        absl::StrCat(path, ": ", n, " bytes is not a whole number of 3073-byte CIFAR-10 records (",
+                     n / kRecordBytes, " records and ", n % kRecordBytes,
+                     " bytes left over); the file is truncated or not a CIFAR-10 binary batch"));
   }
   for (int64_t r = 0; r < n / kRecordBytes; ++r) {
     const uint8_t* rec = bytes.data() + r * kRecordBytes;

@@ -7,12 +7,12 @@
 // Everything random derives from DatasetOptions::seed, so a run is reproducible.
 // Build one with makeDataset (make_dataset.h).
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <ATen/core/Tensor.h>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -32,8 +32,8 @@ class Dataset;
 // Dataset, which must outlive it.
 class BatchIterator {
  public:
-  BatchIterator(const Dataset* dataset, Split split, std::vector<int64_t> order,
-                int64_t batch_size, bool drop_last, bool augment, uint64_t seed);
+  BatchIterator(const Dataset* dataset, Split split, std::vector<int64_t> order, int64_t batch_size,
+                bool drop_last, bool augment, uint64_t seed);
 
   // Fills `batch` with the next batch and returns true, or returns false at the end of the
   // pass. The last batch is smaller unless drop_last. An error means data could not be read

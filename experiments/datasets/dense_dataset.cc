@@ -1,8 +1,8 @@
 #include "experiments/datasets/dense_dataset.h"
 
-#include <random>
-
 #include <ATen/ATen.h>
+
+#include <random>
 
 #include "absl/strings/str_cat.h"
 

@@ -72,8 +72,8 @@ absl::StatusOr<ImageSplits> loadFashionMnist(const std::string& dir) {
   absl::StatusOr<ImageSet> test = loadSplit(dir, "t10k");
   if (!test.ok()) return test.status();
   if (train->height != test->height || train->width != test->width) {
-    return absl::DataLossError(absl::StrCat("Fashion-MNIST in ", dir,
-                                            ": train and test images differ in size"));
+    return absl::DataLossError(
+        absl::StrCat("Fashion-MNIST in ", dir, ": train and test images differ in size"));
   }
   out.train = std::move(*train);
   out.test = std::move(*test);

@@ -58,9 +58,11 @@ absl::StatusOr<IdxArray> readIdxFile(const std::string& path, int expected_ndim)
   if (b.size() < 4 || bigEndian32(b.data()) != want_magic) {
     return absl::DataLossError(absl::StrCat(
         path, ": bad magic, not an unsigned-byte IDX file with ", expected_ndim,
-        " dimensions (expected 0x", absl::Hex(want_magic, absl::kZeroPad8), b.size() >= 4
+        " dimensions (expected 0x", absl::Hex(want_magic, absl::kZeroPad8),
+        b.size() >= 4
             ? absl::StrCat(", found 0x", absl::Hex(bigEndian32(b.data()), absl::kZeroPad8))
-            : std::string(", file shorter than 4 bytes"), ")"));
+            : std::string(", file shorter than 4 bytes"),
+        ")"));
   }
   const size_t header = 4 + 4 * static_cast<size_t>(expected_ndim);
   if (b.size() < header) {
@@ -81,8 +83,8 @@ absl::StatusOr<IdxArray> readIdxFile(const std::string& path, int expected_ndim)
                                             " data bytes, the file has ", b.size() - header));
   }
   if (b.size() - header > count) {
-    return absl::DataLossError(absl::StrCat(path, ": ", b.size() - header - count,
-                                            " unexpected bytes after the data"));
+    return absl::DataLossError(
+        absl::StrCat(path, ": ", b.size() - header - count, " unexpected bytes after the data"));
   }
   out.data.assign(b.begin() + static_cast<std::ptrdiff_t>(header), b.end());
   return out;

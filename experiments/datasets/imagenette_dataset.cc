@@ -1,11 +1,11 @@
 #include "experiments/datasets/imagenette_dataset.h"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <random>
-
-#include <ATen/ATen.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -136,8 +136,7 @@ absl::StatusOr<std::unique_ptr<ImagenetteDataset>> ImagenetteDataset::open(
       absl::StrCat("Imagenette from ", root.string(), ": ", parts[0].paths.size(), " train, ",
                    parts[1].paths.size(), " val images in ", wnids.size(), " classes");
   std::unique_ptr<ImagenetteDataset> ds(new ImagenetteDataset(
-      options, std::move(wnids), std::move(parts[0]), std::move(parts[1]),
-      std::move(description)));
+      options, std::move(wnids), std::move(parts[0]), std::move(parts[1]), std::move(description)));
   if (options.preload) {
     for (Split split : {Split::kTrain, Split::kTest}) {
       for (int64_t i = 0; i < ds->size(split); ++i) {
@@ -148,9 +147,8 @@ absl::StatusOr<std::unique_ptr<ImagenetteDataset>> ImagenetteDataset::open(
   return ds;
 }
 
-ImagenetteDataset::ImagenetteDataset(const DatasetOptions& options,
-                                     std::vector<std::string> wnids, Part train, Part val,
-                                     std::string description)
+ImagenetteDataset::ImagenetteDataset(const DatasetOptions& options, std::vector<std::string> wnids,
+                                     Part train, Part val, std::string description)
     : Dataset(options.seed, options.augment),
       image_size_(options.image_size),
       short_side_(std::lround(options.image_size * 256.0 / 224.0)),
@@ -185,8 +183,7 @@ absl::StatusOr<at::Tensor> ImagenetteDataset::image(Split split, int64_t index) 
   const double shorter = std::min(rgb->height, rgb->width);
   const int64_t h = std::max<int64_t>(1, std::lround(rgb->height * short_side_ / shorter));
   const int64_t w = std::max<int64_t>(1, std::lround(rgb->width * short_side_ / shorter));
-  at::Tensor cached =
-      resize(chw, h, w).round_().clamp_(0, 255).to(at::kByte).contiguous();
+  at::Tensor cached = resize(chw, h, w).round_().clamp_(0, 255).to(at::kByte).contiguous();
   std::lock_guard<std::mutex> lock(mutex_);
   if (!part.cache[index].defined()) {
     part.cache[index] = cached;
@@ -218,8 +215,8 @@ absl::StatusOr<Batch> ImagenetteDataset::getBatch(Split split, absl::Span<const 
     at::Tensor crop;
     if (train_aug) {
       const Box box = randomResizedCropBox(h, w, rng);
-      crop = resize(img->narrow(1, box.top, box.height).narrow(2, box.left, box.width),
-                    image_size_, image_size_);
+      crop = resize(img->narrow(1, box.top, box.height).narrow(2, box.left, box.width), image_size_,
+                    image_size_);
       if (flip(rng)) crop = crop.flip({2});
     } else {
       // Small images (shorter side < image_size cannot happen after the resize to S >=

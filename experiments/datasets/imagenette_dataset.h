@@ -47,7 +47,8 @@ class ImagenetteDataset : public Dataset {
   struct Part {
     std::vector<std::string> paths;
     std::vector<int64_t> labels;
-    std::vector<at::Tensor> cache;  // uint8 [3, H, W], shorter side short_side_; undefined = not yet
+    std::vector<at::Tensor>
+        cache;  // uint8 [3, H, W], shorter side short_side_; undefined = not yet
   };
 
   ImagenetteDataset(const DatasetOptions& options, std::vector<std::string> wnids, Part train,

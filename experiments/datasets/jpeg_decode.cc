@@ -1,17 +1,19 @@
 #include "experiments/datasets/jpeg_decode.h"
 
-// jpeglib.h needs size_t and FILE declared first.
 #include <algorithm>
-#include <cstddef>
-#include <cstdio>
 #include <csetjmp>
 #include <fstream>
 #include <iterator>
 
+#include "absl/strings/str_cat.h"
+
+// jpeglib.h needs size_t and FILE declared before it.
+// clang-format off
+#include <cstddef>
+#include <cstdio>
 #include <jpeglib.h>
 #include <jerror.h>
-
-#include "absl/strings/str_cat.h"
+// clang-format on
 
 namespace sparseps {
 namespace {

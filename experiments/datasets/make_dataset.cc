@@ -40,12 +40,11 @@ absl::StatusOr<std::unique_ptr<Dataset>> makeDataset(const std::string& name,
     return std::unique_ptr<Dataset>(std::move(*ds));
   }
   if (name == "synthetic") {
-    return std::unique_ptr<Dataset>(new DenseDataset(name, makeSyntheticImages(options),
-                                                     DenseAugment::kNone, options.seed,
-                                                     options.augment));
+    return std::unique_ptr<Dataset>(new DenseDataset(
+        name, makeSyntheticImages(options), DenseAugment::kNone, options.seed, options.augment));
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown dataset \"", name, "\"; known: ",
-                                                 absl::StrJoin(knownDatasets(), ", ")));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown dataset \"", name, "\"; known: ", absl::StrJoin(knownDatasets(), ", ")));
 }
 
 }  // namespace sparseps

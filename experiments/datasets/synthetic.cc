@@ -50,10 +50,10 @@ ImageSplits makeSyntheticImages(const DatasetOptions& options) {
   // Pixels are about uniform on [48, 208] plus noise: mean 0.5, std ~0.24 on the 0..1 scale.
   out.stats.mean.assign(options.synthetic_shape[0], 0.5f);
   out.stats.stddev.assign(options.synthetic_shape[0], 0.24f);
-  out.description = absl::StrCat("synthetic (seed ", options.seed, "): ", out.train.size(),
-                                 " train, ", out.test.size(), " test images of ",
-                                 out.train.channels, "x", out.train.height, "x", out.train.width,
-                                 ", ", out.num_classes, " classes");
+  out.description =
+      absl::StrCat("synthetic (seed ", options.seed, "): ", out.train.size(), " train, ",
+                   out.test.size(), " test images of ", out.train.channels, "x", out.train.height,
+                   "x", out.train.width, ", ", out.num_classes, " classes");
   return out;
 }
 

@@ -2,22 +2,16 @@
 // decoding (color and grayscale) and the Imagenette pipeline on JPEGs written here with
 // libjpeg, the factory's errors, and the real samples in ../shared/data when present.
 
-#include <cstddef>
-#include <cstdio>
-
-#include <jpeglib.h>
-
+#include <ATen/ATen.h>
 #include <unistd.h>
 
 #include <filesystem>
-#include <iostream>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <ATen/ATen.h>
 
 #include "absl/strings/str_cat.h"
 #include "experiments/datasets/dense_dataset.h"
@@ -26,6 +20,13 @@
 #include "experiments/datasets/make_dataset.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
+// jpeglib.h needs size_t and FILE declared before it.
+// clang-format off
+#include <cstddef>
+#include <cstdio>
+#include <jpeglib.h>
+// clang-format on
 
 namespace sparseps {
 namespace {
@@ -94,7 +95,8 @@ std::vector<uint8_t> smoothImage(int h, int w, int channels, int offset) {
 void writeFile(const fs::path& p, const std::vector<uint8_t>& bytes) {
   fs::create_directories(p.parent_path());
   std::ofstream out(p, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 TEST(JpegDecodeTest, ColorAndGrayscale) {
@@ -133,8 +135,7 @@ TEST(JpegDecodeTest, BrokenFilesAreErrors) {
   absl::StatusOr<RgbImage> t = decodeJpeg(truncated, "half.JPEG");
   ASSERT_FALSE(t.ok());
   EXPECT_THAT(t.status().message(), HasSubstr("half.JPEG"));
-  EXPECT_THAT(t.status().message(),
-              ::testing::AnyOf(HasSubstr("truncated"), HasSubstr("corrupt")));
+  EXPECT_THAT(t.status().message(), ::testing::AnyOf(HasSubstr("truncated"), HasSubstr("corrupt")));
   std::vector<uint8_t> not_jpeg = {'G', 'I', 'F', '8', '9', 'a', 0, 0};
   EXPECT_THAT(decodeJpeg(not_jpeg, "x").status().message(), HasSubstr("not a JPEG"));
   std::vector<uint8_t> header_only(jpeg.begin(), jpeg.begin() + 30);
@@ -151,7 +152,8 @@ ImageSplits randomSplits(int64_t n_train, int64_t n_test, int64_t c, int64_t h, 
     set->channels = c;
     set->height = h;
     set->width = w;
-    for (int64_t i = 0; i < n * c * h * w; ++i) set->pixels.push_back(static_cast<uint8_t>(byte(rng)));
+    for (int64_t i = 0; i < n * c * h * w; ++i)
+      set->pixels.push_back(static_cast<uint8_t>(byte(rng)));
     for (int64_t i = 0; i < n; ++i) set->labels.push_back(label(rng));
   }
   s.num_classes = 10;
@@ -228,9 +230,8 @@ TEST(DenseDatasetTest, PadCropFlipIsAShiftedPossiblyMirroredWindow) {
               const float byte = (sy >= 0 && sy < 12 && sx >= 0 && sx < 12)
                                      ? copy.train.pixels[(i * 12 + sy) * 12 + sx]
                                      : -1.0f;
-              const float want = byte < 0 ? pad
-                                           : (byte / 255.0f - copy.stats.mean[0]) /
-                                                 copy.stats.stddev[0];
+              const float want =
+                  byte < 0 ? pad : (byte / 255.0f - copy.stats.mean[0]) / copy.stats.stddev[0];
               ok = std::abs(img[i][0][y][x] - want) < 1e-5;
             }
           }
@@ -336,12 +337,18 @@ TEST(ImagenetteTest, WrittenJpegsGiveNormalizedBatches) {
       decodeJpegFile((dir.path() / "val/n01440764/n01440764_0.JPEG").string());
   ASSERT_TRUE(rgb.ok());
   at::Tensor chw = at::from_blob(rgb->pixels.data(), {rgb->height, rgb->width, 3}, at::kByte)
-                       .permute({2, 0, 1}).to(at::kFloat).unsqueeze(0);
+                       .permute({2, 0, 1})
+                       .to(at::kFloat)
+                       .unsqueeze(0);
   const double shorter = std::min(rgb->height, rgb->width);
-  at::Tensor r = at::_upsample_bilinear2d_aa(
-      chw, {std::lround(rgb->height * 37 / shorter), std::lround(rgb->width * 37 / shorter)},
-      false).round().clamp(0, 255);
-  const int64_t top = std::lround((r.size(2) - 32) / 2.0), left = std::lround((r.size(3) - 32) / 2.0);
+  at::Tensor r =
+      at::_upsample_bilinear2d_aa(
+          chw, {std::lround(rgb->height * 37 / shorter), std::lround(rgb->width * 37 / shorter)},
+          false)
+          .round()
+          .clamp(0, 255);
+  const int64_t top = std::lround((r.size(2) - 32) / 2.0),
+                left = std::lround((r.size(3) - 32) / 2.0);
   at::Tensor want = r.narrow(2, top, 32).narrow(3, left, 32);
   want = (want / 255.0 - at::tensor({0.485, 0.456, 0.406}).view({1, 3, 1, 1})) /
          at::tensor({0.229, 0.224, 0.225}).view({1, 3, 1, 1});
@@ -470,7 +477,8 @@ TEST(InstalledDataTest, FashionMnistDefaultDir) {
   EXPECT_EQ((*ds)->size(Split::kTrain), 60000);
   EXPECT_EQ((*ds)->size(Split::kTest), 10000);
   EXPECT_EQ((*ds)->imageShape(), (std::vector<int64_t>{1, 28, 28}));
-  EXPECT_TRUE(at::equal(at::bincount((*ds)->labels(Split::kTest)), at::full({10}, 1000, at::kLong)));
+  EXPECT_TRUE(
+      at::equal(at::bincount((*ds)->labels(Split::kTest)), at::full({10}, 1000, at::kLong)));
   BatchIterator it = (*ds)->testBatches(10000);
   Batch b;
   ASSERT_TRUE(*it.next(&b));

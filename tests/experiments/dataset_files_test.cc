@@ -2,9 +2,8 @@
 // written here in the real formats from random contents, read back and compared byte for byte;
 // broken files give clear errors.
 
-#include <zlib.h>
-
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -46,7 +45,8 @@ class TempDir {
 
 void writeBytes(const fs::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 std::vector<uint8_t> idxBytes(const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data) {
@@ -295,7 +295,10 @@ TEST(SyntheticTest, DeterministicBalancedAndLearnable) {
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   DatasetOptions o;
-  o.setSeed(seed).setSyntheticTrainSize(200).setSyntheticTestSize(100).setSyntheticClasses(4)
+  o.setSeed(seed)
+      .setSyntheticTrainSize(200)
+      .setSyntheticTestSize(100)
+      .setSyntheticClasses(4)
       .setSyntheticShape({1, 8, 8});
   ImageSplits a = makeSyntheticImages(o);
   ImageSplits b = makeSyntheticImages(o);

@@ -55,10 +55,9 @@ class FetchDataTest : public ::testing::Test {
                          absl::StrCat("sparseps_fetch_", ::getpid(), "_", std::random_device{}()));
     fs::create_directories(*root_ / "serve");
     const fs::path log = *root_ / "server.log";
-    std::string cmd =
-        absl::StrCat("python3 -u -m http.server 0 --bind 127.0.0.1 --directory ",
-                     (*root_ / "serve").string(), " >", log.string(), " 2>&1 & echo $! >",
-                     (*root_ / "server.pid").string());
+    std::string cmd = absl::StrCat("python3 -u -m http.server 0 --bind 127.0.0.1 --directory ",
+                                   (*root_ / "serve").string(), " >", log.string(),
+                                   " 2>&1 & echo $! >", (*root_ / "server.pid").string());
     ASSERT_EQ(std::system(cmd.c_str()), 0);
     pid_ = std::stoi(readText(*root_ / "server.pid"));
     // Wait (bounded) for "Serving HTTP on 127.0.0.1 port N".
@@ -66,8 +65,10 @@ class FetchDataTest : public ::testing::Test {
     for (int i = 0; i < 200 && port_ == 0; ++i) {
       std::smatch m;
       std::string text = readText(log);
-      if (std::regex_search(text, m, port_re)) port_ = std::stoi(m[1]);
-      else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (std::regex_search(text, m, port_re))
+        port_ = std::stoi(m[1]);
+      else
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
   static void TearDownTestSuite() {
@@ -113,7 +114,8 @@ int FetchDataTest::port_ = 0;
 void writeCifarBatch(const fs::path& p, int records, uint8_t label) {
   std::vector<char> bytes(static_cast<size_t>(records) * 3073, 7);
   for (int r = 0; r < records; ++r) bytes[static_cast<size_t>(r) * 3073] = static_cast<char>(label);
-  std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(p, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 TEST_F(FetchDataTest, Cifar10DownloadVerifyUnpack) {
