@@ -257,7 +257,7 @@ TEST_F(DatasetFilesTest, Cifar10TruncatedAndBadLabel) {
   EXPECT_THAT(s.status().message(), HasSubstr("label 200"));
 }
 
-TEST(ShardTest, DisjointCoveringAndReshuffled) {
+TEST(DatasetShardTest, DisjointCoveringAndReshuffled) {
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   for (int64_t n : {1, 10, 101, 1000}) {
@@ -291,7 +291,7 @@ TEST(ShardTest, DisjointCoveringAndReshuffled) {
   EXPECT_NE(shardIndices(1000, 0, 4, seed), shardIndices(1000, 0, 4, seed + 1));
 }
 
-TEST(SyntheticTest, DeterministicBalancedAndLearnable) {
+TEST(SyntheticDataTest, DeterministicBalancedAndLearnable) {
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   DatasetOptions o;
@@ -329,7 +329,7 @@ TEST(SyntheticTest, DeterministicBalancedAndLearnable) {
   EXPECT_GE(correct, 90);
 }
 
-TEST(OptionsTest, ValidateNamesTheField) {
+TEST(DatasetOptionsTest, ValidateNamesTheField) {
   EXPECT_TRUE(DatasetOptions().validate().ok());
   EXPECT_THAT(DatasetOptions().setImageSize(2).validate().message(), HasSubstr("image_size"));
   EXPECT_THAT(DatasetOptions().setSyntheticClasses(1).validate().message(),
