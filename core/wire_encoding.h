@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "compressors/segment_data.h"
+#include "core/wire_header.h"
 
 namespace sparseps {
 
@@ -38,6 +39,12 @@ const char* encodingName(Encoding encoding);
 
 // What decoding does with an infinite or NaN value.
 enum class NonFinitePolicy { kReject, kAllow };
+
+// The most bytes any encoding can take for a segment of numel elements: index/value
+// pairs with every element set (per element, dense takes 4 B, bitmap at most 4.125 B,
+// delta-varint at most 5 B: a gap g costs at most 1 + g bytes and the gaps plus one per
+// index add up to at most numel). A receiver sizes its limits from this.
+inline constexpr uint64_t maxEncodedBytes(uint64_t numel) { return kSegmentHeaderBytes + 8 * numel; }
 
 // Exact encoded size of segment in encoding, its 13-byte segment header included. For a
 // dense segment in a sparse encoding it counts every element as a nonzero.

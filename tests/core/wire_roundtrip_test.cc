@@ -61,7 +61,10 @@ TEST_P(WireRoundTrip, DecodesWhatWasSent) {
   ASSERT_TRUE(message.ok()) << message.status();
 
   size_t expected_bytes = kHeaderBytes;
-  for (const SegmentData& s : sent) expected_bytes += encodedBytes(s, s.dense ? Encoding::kDenseF32 : encoding);
+  for (const SegmentData& s : sent) {
+    expected_bytes += encodedBytes(s, s.dense ? Encoding::kDenseF32 : encoding);
+    for (Encoding e : kAllEncodings) EXPECT_LE(encodedBytes(s, e), maxEncodedBytes(s.numel));
+  }
   EXPECT_EQ(message->size(), expected_bytes);
 
   absl::StatusOr<DecodedMessage> decoded = decodeMessage(*message, limitsFor(sent));

@@ -25,6 +25,7 @@ TEST(WireSize, BytesPerNonzeroOnAMillionElements) {
     std::printf("%-9g %9zu", density, segment.nonzeros());
     for (Encoding e : kAllEncodings) {
       const size_t bytes = encodedBytes(segment, e);
+      EXPECT_LE(bytes, maxEncodedBytes(kNumel)) << encodingName(e);
       std::printf(" %17.3f", static_cast<double>(bytes) / k);
       // The estimate is the size the encoder really writes (kDenseF32: of the densified
       // segment, which is what would travel).
