@@ -1,10 +1,10 @@
 #include "transport/channel.h"
 
-#include <algorithm>
-#include <cstring>
-
 #include <gloo/context.h>
 #include <gloo/transport/unbound_buffer.h>
+
+#include <algorithm>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -177,8 +177,8 @@ LinkCounters Channel::totalCounters() const {
 absl::Status Channel::send(int dst, absl::Span<const uint8_t> header,
                            absl::Span<const uint8_t> payload) {
   if (dst < 0 || dst >= worldSize() || dst == rank()) {
-    return absl::InvalidArgumentError(absl::StrCat("channel: rank ", rank(),
-                                                   " cannot send to rank ", dst));
+    return absl::InvalidArgumentError(
+        absl::StrCat("channel: rank ", rank(), " cannot send to rank ", dst));
   }
   if (header.size() != options_.header_bytes) {
     return absl::InvalidArgumentError(absl::StrCat("channel: header is ", header.size(),
@@ -186,8 +186,8 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> header,
   }
   absl::StatusOr<size_t> announced = options_.payload_size(header);
   if (!announced.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("channel: send to rank ", dst, ": bad header: ", announced.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat("channel: send to rank ", dst,
+                                                   ": bad header: ", announced.status().message()));
   }
   if (*announced != payload.size() || payload.size() > options_.max_payload_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -224,7 +224,8 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> header,
     if (body) body->waitSend(nullptr, options_.timeout);
   } catch (const std::exception& e) {
     markDead(dst, e.what());
-    return absl::UnavailableError(absl::StrCat("channel: send to rank ", dst, " failed: ", e.what()));
+    return absl::UnavailableError(
+        absl::StrCat("channel: send to rank ", dst, " failed: ", e.what()));
   }
   std::lock_guard<std::mutex> lock(mu_);
   peers_[dst].counters.bytes_sent += bytes;
@@ -296,9 +297,9 @@ absl::Status Channel::recvFromAny(absl::Span<const int> ranks, ChannelMessage* i
           if (s == PeerState::kLive || s == PeerState::kClosing) posted_live.push_back(r);
         }
         if (posted_live != live) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "channel: a receive from ranks ", rankList(posted_ranks_),
-              " is still posted; cannot receive from ", rankList(live), " instead"));
+          return absl::FailedPreconditionError(
+              absl::StrCat("channel: a receive from ranks ", rankList(posted_ranks_),
+                           " is still posted; cannot receive from ", rankList(live), " instead"));
         }
       }
     }
@@ -310,8 +311,8 @@ absl::Status Channel::recvFromAny(absl::Span<const int> ranks, ChannelMessage* i
       }
       if (!recv_header_->waitRecv(&src, options_.timeout)) continue;  // woken: look again
     } catch (const std::exception& e) {
-      return absl::UnavailableError(absl::StrCat("channel: receive from ranks ", rankList(live),
-                                                 " failed: ", e.what()));
+      return absl::UnavailableError(
+          absl::StrCat("channel: receive from ranks ", rankList(live), " failed: ", e.what()));
     }
     posted_ranks_.clear();
     return receivePosted(src, into);
@@ -332,7 +333,8 @@ absl::Status Channel::receivePosted(int src, ChannelMessage* m) {
         absl::StrCat("channel: rank ", src, " ", why, "; rank ", src, " is dropped"));
   };
   absl::StatusOr<size_t> announced = options_.payload_size(m->header);
-  if (!announced.ok()) return refuse(absl::StrCat("sent a bad header: ", announced.status().message()));
+  if (!announced.ok())
+    return refuse(absl::StrCat("sent a bad header: ", announced.status().message()));
   if (*announced > options_.max_payload_bytes) {
     return refuse(absl::StrCat("announced a payload of ", *announced,
                                " bytes, more than the limit of ", options_.max_payload_bytes));
@@ -366,15 +368,16 @@ absl::Status Channel::receivePosted(int src, ChannelMessage* m) {
         p.reason = failure;
       }
       p.reported = true;
-      return absl::UnavailableError(absl::StrCat(
-          "channel: rank ", src, " is dead (payload receive failed): ", failure));
+      return absl::UnavailableError(
+          absl::StrCat("channel: rank ", src, " is dead (payload receive failed): ", failure));
     }
   }
   const size_t bytes = m->header.size() + m->payload.size();
   if (down_) {
     const int64_t now = clock_->nowNanos();
     // An unshaped sender's message starts on our downlink when it arrives.
-    const int64_t finish = stamp == 0 ? down_->reserve(now, 0, bytes) : down_->reserve(0, stamp, bytes);
+    const int64_t finish =
+        stamp == 0 ? down_->reserve(now, 0, bytes) : down_->reserve(0, stamp, bytes);
     clock_->sleepUntilNanos(finish + down_->spec().latency_ns);
   }
   std::lock_guard<std::mutex> lock(mu_);

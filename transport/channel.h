@@ -14,8 +14,8 @@
 // a control slot: it sees the peer's orderly "bye" (shutdown) or the closed connection
 // (death) and wakes the receiving thread. A bye is acknowledged: Gloo completes a send
 // once the bytes are in the kernel, so only the ack (sent after everything before the
-// bye was read, TCP keeping order) makes it safe to close the connection. Gloo exceptions are caught here and come back
-// as a Status naming the rank.
+// bye was read, TCP keeping order) makes it safe to close the connection. Gloo exceptions are
+// caught here and come back as a Status naming the rank.
 //
 // Optional link shaping (link_shaping.h) delays each received message until its last
 // byte would have arrived over the simulated links.
@@ -61,16 +61,31 @@ struct ChannelOptions {
   // Time source of shaping; a SteadyClock when null.
   std::shared_ptr<Clock> clock;
 
-  ChannelOptions& setHeaderBytes(size_t v) { header_bytes = v; return *this; }
+  ChannelOptions& setHeaderBytes(size_t v) {
+    header_bytes = v;
+    return *this;
+  }
   ChannelOptions& setPayloadSize(
       std::function<absl::StatusOr<size_t>(absl::Span<const uint8_t>)> v) {
     payload_size = std::move(v);
     return *this;
   }
-  ChannelOptions& setMaxPayloadBytes(size_t v) { max_payload_bytes = v; return *this; }
-  ChannelOptions& setTimeout(std::chrono::milliseconds v) { timeout = v; return *this; }
-  ChannelOptions& setShaping(ShapingOptions v) { shaping = v; return *this; }
-  ChannelOptions& setClock(std::shared_ptr<Clock> v) { clock = std::move(v); return *this; }
+  ChannelOptions& setMaxPayloadBytes(size_t v) {
+    max_payload_bytes = v;
+    return *this;
+  }
+  ChannelOptions& setTimeout(std::chrono::milliseconds v) {
+    timeout = v;
+    return *this;
+  }
+  ChannelOptions& setShaping(ShapingOptions v) {
+    shaping = v;
+    return *this;
+  }
+  ChannelOptions& setClock(std::shared_ptr<Clock> v) {
+    clock = std::move(v);
+    return *this;
+  }
 
   // Names the first bad field.
   absl::Status validate() const;
@@ -145,14 +160,14 @@ class Channel {
     bool reported = false;      // its close or death was handed to recvFromAny
     std::string reason;         // why it is dead
     LinkCounters counters;
-    bool gone = false;          // its connection closed (after a bye or not)
+    bool gone = false;  // its connection closed (after a bye or not)
     std::unique_ptr<gloo::transport::UnboundBuffer> control;
     uint64_t control_word = 0;
-    std::unique_ptr<gloo::transport::UnboundBuffer> bye;     // our bye to it
+    std::unique_ptr<gloo::transport::UnboundBuffer> bye;  // our bye to it
     uint64_t bye_word = 0;
-    std::unique_ptr<gloo::transport::UnboundBuffer> bye_ack; // its ack of our bye
+    std::unique_ptr<gloo::transport::UnboundBuffer> bye_ack;  // its ack of our bye
     uint64_t bye_ack_word = 0;
-    std::unique_ptr<gloo::transport::UnboundBuffer> ack;     // our ack of its bye
+    std::unique_ptr<gloo::transport::UnboundBuffer> ack;  // our ack of its bye
     uint64_t ack_word = 0;
     std::thread watcher;
   };

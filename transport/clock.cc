@@ -14,8 +14,7 @@ int64_t SteadyClock::nowNanos() {
 void SteadyClock::sleepUntilNanos(int64_t t) {
   // sleep_until on steady_clock is clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME): it
   // does not drift when a sleep is cut short.
-  std::this_thread::sleep_until(
-      std::chrono::steady_clock::time_point(std::chrono::nanoseconds(t)));
+  std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(t)));
 }
 
 }  // namespace sparseps

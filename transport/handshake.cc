@@ -44,8 +44,8 @@ absl::Status mismatch(const char* field, int server_rank, const std::string& ser
 
 absl::StatusOr<std::array<uint8_t, kHelloBytes>> encodeHello(const Hello& hello) {
   if (hello.method.size() > kHelloMaxName || hello.mode.size() > kHelloMaxName) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "handshake: method and mode names must be at most ", kHelloMaxName, " bytes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("handshake: method and mode names must be at most ", kHelloMaxName, " bytes"));
   }
   std::array<uint8_t, kHelloBytes> out{};
   std::memcpy(out.data(), kMagic, sizeof(kMagic));
@@ -80,8 +80,8 @@ absl::Status compareHello(const Hello& server, int server_rank, const Hello& wor
                     worker_rank, absl::StrCat(worker.protocol_version));
   }
   if (server.layout_fingerprint != worker.layout_fingerprint) {
-    return mismatch("layout fingerprint", server_rank, hex(server.layout_fingerprint),
-                    worker_rank, hex(worker.layout_fingerprint));
+    return mismatch("layout fingerprint", server_rank, hex(server.layout_fingerprint), worker_rank,
+                    hex(worker.layout_fingerprint));
   }
   if (server.method != worker.method) {
     return mismatch("method", server_rank, absl::StrCat("\"", server.method, "\""), worker_rank,

@@ -28,7 +28,7 @@ struct Hello {
   std::string method;  // at most kHelloMaxName bytes
   uint32_t world_size = 0;
   uint32_t num_server_shards = 0;
-  std::string mode;    // at most kHelloMaxName bytes
+  std::string mode;  // at most kHelloMaxName bytes
 };
 
 absl::StatusOr<std::array<uint8_t, kHelloBytes>> encodeHello(const Hello& hello);

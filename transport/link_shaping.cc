@@ -38,13 +38,13 @@ absl::StatusOr<double> parseBandwidth(absl::string_view text) {
   if (lower == "none" || lower == "unlimited") return 0.0;
   auto parts = splitNumber("bandwidth", text);
   if (!parts.ok()) return parts.status();
-  static constexpr Unit kUnits[] = {{"bit", 1}, {"kbit", 1e3}, {"mbit", 1e6},
-                                    {"gbit", 1e9}, {"tbit", 1e12}};
+  static constexpr Unit kUnits[] = {
+      {"bit", 1}, {"kbit", 1e3}, {"mbit", 1e6}, {"gbit", 1e9}, {"tbit", 1e12}};
   for (const Unit& unit : kUnits) {
     if (parts->second == unit.suffix) {
       if (parts->first == 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "bandwidth: \"", text, "\" is zero; use \"none\" for an unlimited link"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("bandwidth: \"", text, "\" is zero; use \"none\" for an unlimited link"));
       }
       return parts->first * unit.scale;
     }
@@ -62,8 +62,8 @@ absl::StatusOr<int64_t> parseDuration(absl::string_view text) {
   for (const Unit& unit : kUnits) {
     if (parts->second == unit.suffix) return std::llround(parts->first * unit.scale);
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "duration: unknown unit in \"", text, "\": expected ns, us, ms or s (e.g. 50us, 1ms)"));
+  return absl::InvalidArgumentError(absl::StrCat("duration: unknown unit in \"", text,
+                                                 "\": expected ns, us, ms or s (e.g. 50us, 1ms)"));
 }
 
 int64_t transmitNanos(double bits_per_second, size_t bytes) {

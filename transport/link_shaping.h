@@ -17,9 +17,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace sparseps {
 

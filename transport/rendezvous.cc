@@ -1,16 +1,15 @@
 #include "transport/rendezvous.h"
 
-#include <signal.h>
-
-#include <cstdlib>
-#include <filesystem>
-#include <system_error>
-
 #include <gloo/common/error.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -22,9 +21,8 @@ absl::Status readIntEnv(const char* name, int* out) {
   const char* value = std::getenv(name);
   if (value == nullptr) return absl::OkStatus();
   if (!absl::SimpleAtoi(value, out)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rendezvous: environment variable ", name, "=\"", value,
-                     "\" is not an integer"));
+    return absl::InvalidArgumentError(absl::StrCat("rendezvous: environment variable ", name, "=\"",
+                                                   value, "\" is not an integer"));
   }
   return absl::OkStatus();
 }

@@ -25,26 +25,49 @@ namespace sparseps {
 struct RendezvousOptions {
   int rank = -1;
   int world_size = 0;
-  std::string run_id;                 // key prefix of this run; required
-  std::string store_dir;              // FileStore directory (one machine)
-  std::string master_addr;            // TCP store host (rank 0 hosts it)
+  std::string run_id;       // key prefix of this run; required
+  std::string store_dir;    // FileStore directory (one machine)
+  std::string master_addr;  // TCP store host (rank 0 hosts it)
   int master_port = 29500;
-  std::string hostname = "127.0.0.1"; // address to bind; or set iface instead
-  std::string iface;                  // network interface name, e.g. "eth0"
+  std::string hostname = "127.0.0.1";  // address to bind; or set iface instead
+  std::string iface;                   // network interface name, e.g. "eth0"
   std::chrono::milliseconds connect_timeout = std::chrono::minutes(2);
 
-  RendezvousOptions& setRank(int v) { rank = v; return *this; }
-  RendezvousOptions& setWorldSize(int v) { world_size = v; return *this; }
-  RendezvousOptions& setRunId(std::string v) { run_id = std::move(v); return *this; }
-  RendezvousOptions& setStoreDir(std::string v) { store_dir = std::move(v); return *this; }
+  RendezvousOptions& setRank(int v) {
+    rank = v;
+    return *this;
+  }
+  RendezvousOptions& setWorldSize(int v) {
+    world_size = v;
+    return *this;
+  }
+  RendezvousOptions& setRunId(std::string v) {
+    run_id = std::move(v);
+    return *this;
+  }
+  RendezvousOptions& setStoreDir(std::string v) {
+    store_dir = std::move(v);
+    return *this;
+  }
   RendezvousOptions& setMaster(std::string addr, int port) {
     master_addr = std::move(addr);
     master_port = port;
     return *this;
   }
-  RendezvousOptions& setHostname(std::string v) { hostname = std::move(v); iface.clear(); return *this; }
-  RendezvousOptions& setIface(std::string v) { iface = std::move(v); hostname.clear(); return *this; }
-  RendezvousOptions& setConnectTimeout(std::chrono::milliseconds v) { connect_timeout = v; return *this; }
+  RendezvousOptions& setHostname(std::string v) {
+    hostname = std::move(v);
+    iface.clear();
+    return *this;
+  }
+  RendezvousOptions& setIface(std::string v) {
+    iface = std::move(v);
+    hostname.clear();
+    return *this;
+  }
+  RendezvousOptions& setConnectTimeout(std::chrono::milliseconds v) {
+    connect_timeout = v;
+    return *this;
+  }
 
   // Names the first bad field.
   absl::Status validate() const;

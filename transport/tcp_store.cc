@@ -1,6 +1,7 @@
 #include "transport/tcp_store.h"
 
 #include <gloo/rendezvous/store.h>
+
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -49,8 +50,8 @@ absl::StatusOr<std::unique_ptr<gloo::rendezvous::Store>> makeTcpStore(
         new TcpStoreAdapter(std::make_unique<c10d::TCPStore>(options.master_addr, opts)));
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat("rendezvous: TCP store at ", options.master_addr,
-                                               ":", options.master_port, " (rank ",
-                                               options.rank, "): ", e.what()));
+                                               ":", options.master_port, " (rank ", options.rank,
+                                               "): ", e.what()));
   }
 }
 

@@ -6,7 +6,8 @@
 // first to its last delivery (counter goodput_Gbps).
 
 #include <benchmark/benchmark.h>
-
+#include <gloo/context.h>
+#include <gloo/transport/unbound_buffer.h>
 #include <stdlib.h>
 
 #include <chrono>
@@ -14,9 +15,6 @@
 #include <memory>
 #include <thread>
 #include <vector>
-
-#include <gloo/context.h>
-#include <gloo/transport/unbound_buffer.h>
 
 #include "transport/channel.h"
 #include "transport/rendezvous.h"

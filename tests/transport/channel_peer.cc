@@ -31,8 +31,10 @@ int fail(const std::string& what) {
 
 int main(int argc, char** argv) {
   using namespace sparseps;
-  std::map<std::string, std::string> args = {{"messages", "10"}, {"bytes", "1048576"},
-                                             {"bandwidth", "none"}, {"latency", "0"},
+  std::map<std::string, std::string> args = {{"messages", "10"},
+                                             {"bytes", "1048576"},
+                                             {"bandwidth", "none"},
+                                             {"latency", "0"},
                                              {"host", "127.0.0.1"}};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -52,8 +54,12 @@ int main(int argc, char** argv) {
   if (!latency.ok()) return fail(std::string(latency.status().message()));
 
   RendezvousOptions rv;
-  rv.setRank(rank).setWorldSize(world).setRunId(args["run"]).setStoreDir(args["store"])
-      .setHostname(args["host"]).setConnectTimeout(std::chrono::seconds(20));
+  rv.setRank(rank)
+      .setWorldSize(world)
+      .setRunId(args["run"])
+      .setStoreDir(args["store"])
+      .setHostname(args["host"])
+      .setConnectTimeout(std::chrono::seconds(20));
   auto context = connectWithFileStore(rv);
   if (!context.ok()) return fail(std::string(context.status().message()));
   ChannelOptions options = testing::testChannelOptions(bytes).setTimeout(std::chrono::seconds(60));
@@ -93,7 +99,10 @@ int main(int argc, char** argv) {
       if (m->kind != ChannelMessage::Kind::kData) continue;
       last = std::chrono::steady_clock::now();
       // Goodput counts what arrived after the first message: n-1 messages in (last-first).
-      if (data_messages++ == 0) first = last; else payload_bytes += m->payload.size();
+      if (data_messages++ == 0)
+        first = last;
+      else
+        payload_bytes += m->payload.size();
     }
     const double seconds = std::chrono::duration<double>(last - first).count();
     std::printf("messages=%d goodput_bps=%.6g\n", data_messages,

@@ -1,12 +1,12 @@
 #include "transport/channel.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <chrono>
 #include <map>
 #include <random>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "tests/transport/mesh.h"
 #include "tests/transport/test_header.h"
@@ -219,8 +219,9 @@ TEST(Channel, ShapingDeliversWhenTheLastByteWouldArrive) {
   // 1000 bytes (8 header + 992 payload): 8 us up, 80 us down.
   ShapingOptions sender{LinkSpec{1e9, 10'000}, LinkSpec{1e9, 0}};
   ShapingOptions receiver{LinkSpec{1e9, 0}, LinkSpec{100e6, 40'000}};
-  auto channels = makeChannels(contexts, {testChannelOptions(992).setShaping(receiver).setClock(clock),
-                                          testChannelOptions(992).setShaping(sender).setClock(clock)});
+  auto channels =
+      makeChannels(contexts, {testChannelOptions(992).setShaping(receiver).setClock(clock),
+                              testChannelOptions(992).setShaping(sender).setClock(clock)});
   std::thread t([&] {
     std::vector<uint8_t> payload(992);
     for (int i = 0; i < 3; ++i) EXPECT_TRUE(channels[1]->send(0, testHeader(992), payload).ok());
@@ -251,7 +252,8 @@ TEST(Channel, ShapedGoodputIsNearTheConfiguredRate) {
     delivered.push_back(std::chrono::steady_clock::now());
   }
   t.join();
-  const double seconds = std::chrono::duration<double>(delivered.back() - delivered.front()).count();
+  const double seconds =
+      std::chrono::duration<double>(delivered.back() - delivered.front()).count();
   const double goodput = 4 * (kBytes + testing::kTestHeaderBytes) * 8.0 / seconds;
   EXPECT_NEAR(goodput / rate, 1.0, 0.15) << "goodput " << goodput / 1e6 << " Mbit/s";
 }

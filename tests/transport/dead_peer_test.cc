@@ -1,10 +1,10 @@
 // A peer process that dies (SIGKILL) is reported by rank, without a hang, while the
 // other peers go on. channel_peer runs the other ranks as real processes.
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "tests/transport/mesh.h"
 #include "tests/transport/peer_process.h"
@@ -15,8 +15,14 @@ namespace {
 
 std::vector<std::string> peerArgs(const std::string& dir, int rank, int world,
                                   const std::string& mode) {
-  return {CHANNEL_PEER_PATH, "--store=" + dir, "--run=dead", "--rank=" + std::to_string(rank),
-          "--world=" + std::to_string(world), "--mode=" + mode, "--messages=3", "--bytes=1000"};
+  return {CHANNEL_PEER_PATH,
+          "--store=" + dir,
+          "--run=dead",
+          "--rank=" + std::to_string(rank),
+          "--world=" + std::to_string(world),
+          "--mode=" + mode,
+          "--messages=3",
+          "--bytes=1000"};
 }
 
 TEST(DeadPeer, IsReportedByRankAndTheOthersGoOn) {
@@ -31,7 +37,8 @@ TEST(DeadPeer, IsReportedByRankAndTheOthersGoOn) {
   // Never hang: a watchdog interrupts the receive (the test then fails on Cancelled).
   std::atomic<bool> done{false};
   std::thread watchdog([&] {
-    for (int i = 0; i < 200 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < 200 && !done; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (!done) (*channel)->interrupt();
   });
   // Rank 2's data and shutdown; rank 1 is killed while we wait on it.

@@ -1,9 +1,9 @@
 #include "transport/handshake.h"
 
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "tests/transport/mesh.h"
 #include "tests/transport/test_header.h"
@@ -65,12 +65,13 @@ TEST_P(HandshakeMismatch, IsAnErrorOnBothSidesNamingTheField) {
   threads.emplace_back([&] {
     status[0] = handshake(*channels[0], serverHello(), /*is_server=*/true, std::vector<int>{1, 2});
   });
-  threads.emplace_back([&] {
-    status[1] = handshake(*channels[1], serverHello(), false, std::vector<int>{0});
-  });
-  threads.emplace_back([&] { status[2] = handshake(*channels[2], bad, false, std::vector<int>{0}); });
+  threads.emplace_back(
+      [&] { status[1] = handshake(*channels[1], serverHello(), false, std::vector<int>{0}); });
+  threads.emplace_back(
+      [&] { status[2] = handshake(*channels[2], bad, false, std::vector<int>{0}); });
   for (auto& t : threads) t.join();
-  const std::string expected = std::string("handshake: ") + GetParam().field + " mismatch: server 0 ";
+  const std::string expected =
+      std::string("handshake: ") + GetParam().field + " mismatch: server 0 ";
   EXPECT_TRUE(status[1].ok()) << status[1];
   for (int r : {0, 2}) {
     SCOPED_TRACE(r);
@@ -84,14 +85,16 @@ TEST_P(HandshakeMismatch, IsAnErrorOnBothSidesNamingTheField) {
 INSTANTIATE_TEST_SUITE_P(
     Fields, HandshakeMismatch,
     ::testing::Values(FieldCase{"protocol version", [](Hello& h) { h.protocol_version = 4; }},
-                      FieldCase{"layout fingerprint", [](Hello& h) { h.layout_fingerprint = 0xcd; }},
+                      FieldCase{"layout fingerprint",
+                                [](Hello& h) { h.layout_fingerprint = 0xcd; }},
                       FieldCase{"method", [](Hello& h) { h.method = "topk"; }},
                       FieldCase{"world size", [](Hello& h) { h.world_size = 5; }},
                       FieldCase{"server shards", [](Hello& h) { h.num_server_shards = 2; }},
                       FieldCase{"mode", [](Hello& h) { h.mode = "sync"; }}),
     [](const ::testing::TestParamInfo<FieldCase>& info) {
       std::string name = info.param.field;
-      for (char& c : name) if (c == ' ') c = '_';
+      for (char& c : name)
+        if (c == ' ') c = '_';
       return name;
     });
 
@@ -108,7 +111,8 @@ TEST(Handshake, MatchingHellosPass) {
   auto channels = testing::makeChannels(
       contexts, std::vector<ChannelOptions>(2, testing::testChannelOptions(16)));
   absl::Status worker;
-  std::thread t([&] { worker = handshake(*channels[1], serverHello(), false, std::vector<int>{0}); });
+  std::thread t(
+      [&] { worker = handshake(*channels[1], serverHello(), false, std::vector<int>{0}); });
   EXPECT_TRUE(handshake(*channels[0], serverHello(), true, std::vector<int>{1}).ok());
   t.join();
   EXPECT_TRUE(worker.ok()) << worker;

@@ -46,7 +46,7 @@ TEST(ParseDuration, RejectsWithClearErrors) {
 TEST(Link, SerializesMessagesInArrivalOrder) {
   Link link(LinkSpec{1e9, 0});  // 1 Gbit/s: 1000 bytes take 8000 ns
   EXPECT_EQ(link.reserve(0, 0, 1000), 8000);
-  EXPECT_EQ(link.reserve(0, 0, 1000), 16000);   // queued behind the first
+  EXPECT_EQ(link.reserve(0, 0, 1000), 16000);      // queued behind the first
   EXPECT_EQ(link.reserve(50000, 0, 1000), 58000);  // idle link: starts on arrival
 }
 

@@ -2,14 +2,13 @@
 // Test helper: connects n ranks, one thread each, over a FileStore in a fresh temp dir
 // on loopback, and makes their Channels.
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "transport/channel.h"
 #include "transport/rendezvous.h"
@@ -24,8 +23,13 @@ inline std::string makeTempDir() {
 }
 
 inline RendezvousOptions loopbackOptions(const std::string& dir, int rank, int n) {
-  return RendezvousOptions().setRank(rank).setWorldSize(n).setRunId("test").setStoreDir(dir)
-      .setHostname("127.0.0.1").setConnectTimeout(std::chrono::seconds(20));
+  return RendezvousOptions()
+      .setRank(rank)
+      .setWorldSize(n)
+      .setRunId("test")
+      .setStoreDir(dir)
+      .setHostname("127.0.0.1")
+      .setConnectTimeout(std::chrono::seconds(20));
 }
 
 inline std::vector<std::shared_ptr<gloo::Context>> connectMesh(int n) {

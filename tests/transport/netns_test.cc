@@ -5,20 +5,21 @@
 // (tbf's count of frame bytes converted to payload bytes).
 // Needs root, ip and tc; skipped otherwise. The namespaces are always removed.
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <string>
 
-#include <gtest/gtest.h>
-
 #include "tests/transport/mesh.h"
 
 namespace sparseps {
 namespace {
 
-bool run(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()) == 0; }
+bool run(const std::string& command) {
+  return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
+}
 
 // Runs a command, returns its stdout.
 std::string capture(const std::string& command) {
@@ -101,8 +102,10 @@ TEST(TcNetns, ShapedLoopbackMatchesATbfShapedVethPair) {
   // tbf meters whole Ethernet frames, the Channel application bytes: at MTU 1500 a frame
   // of 1514 bytes carries 1448 bytes of TCP payload (20 IP + 32 TCP with timestamps + 14).
   const double wire_overhead = 1514.0 / 1448.0;
-  std::printf("tc/netns goodput %.2f Mbit/s (x%.3f wire overhead = %.2f), shaped loopback %.2f "
-              "Mbit/s\n", real / 1e6, wire_overhead, real * wire_overhead / 1e6, simulated / 1e6);
+  std::printf(
+      "tc/netns goodput %.2f Mbit/s (x%.3f wire overhead = %.2f), shaped loopback %.2f "
+      "Mbit/s\n",
+      real / 1e6, wire_overhead, real * wire_overhead / 1e6, simulated / 1e6);
   EXPECT_NEAR(simulated / (real * wire_overhead), 1.0, 0.10);
 }
 

@@ -1,11 +1,9 @@
 #include "transport/rendezvous.h"
 
-#include <stdlib.h>
-
 #include <gloo/context.h>
 #include <gloo/rendezvous/file_store.h>
-
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include "tests/transport/mesh.h"
 
@@ -67,8 +65,9 @@ TEST(Rendezvous, StaleKeysOfAnotherRunDoNotInterfere) {
 
 TEST(Rendezvous, MissingPeerIsAnErrorNotAHang) {
   const std::string dir = testing::makeTempDir();
-  auto c = connectWithFileStore(testing::loopbackOptions(dir, 0, 2).setRunId("alone")
-                                    .setConnectTimeout(std::chrono::milliseconds(500)));
+  auto c =
+      connectWithFileStore(testing::loopbackOptions(dir, 0, 2).setRunId("alone").setConnectTimeout(
+          std::chrono::milliseconds(500)));
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("could not connect"), absl::string_view::npos) << c.status();
 }

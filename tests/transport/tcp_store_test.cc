@@ -1,15 +1,13 @@
 #include "transport/tcp_store.h"
 
+#include <gloo/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <thread>
-
-#include <gloo/context.h>
-#include <gloo/rendezvous/store.h>
-
-#include <gtest/gtest.h>
 
 #include "transport/rendezvous.h"
 
@@ -30,7 +28,11 @@ int freePort() {
 }
 
 RendezvousOptions options(int rank, int port) {
-  return RendezvousOptions().setRank(rank).setWorldSize(2).setRunId("tcp").setMaster("127.0.0.1", port)
+  return RendezvousOptions()
+      .setRank(rank)
+      .setWorldSize(2)
+      .setRunId("tcp")
+      .setMaster("127.0.0.1", port)
       .setConnectTimeout(std::chrono::seconds(20));
 }
 
