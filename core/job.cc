@@ -38,9 +38,13 @@ absl::Status JobSpec::validate() const {
 
 namespace {
 
-MethodOptions withWorkers(const JobSpec& job) {
+// The method's view of the job: its worker count, the schedule's initial rate (DGS scales
+// its density by lr / lr0) and a seed of this rank's own (the sampled threshold's sample).
+MethodOptions methodOptionsFor(const JobSpec& job, int rank) {
   MethodOptions options = job.method_options;
   options.num_workers = job.num_workers;
+  options.lr0 = job.server.lr.lr0;
+  options.seed = job.method_options.seed + static_cast<uint64_t>(rank);
   return options;
 }
 
@@ -55,7 +59,8 @@ absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& jo
   if (auto s = job.validate(); !s.ok()) return s;
   auto method = methods.find(job.method);
   if (!method.ok()) return method.status();
-  if (auto s = (*method)->validate(withWorkers(job)); !s.ok()) return s;
+  const MethodOptions method_options = methodOptionsFor(job, endpoint.rank());
+  if (auto s = (*method)->validate(method_options); !s.ok()) return s;
   auto plan = ShardPlan::make(specs, job.num_servers);
   if (!plan.ok()) return plan.status();
   const int shard_index = endpoint.rank();
@@ -64,7 +69,7 @@ absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& jo
 
   std::vector<float> model(initial_params.begin() + shard.offset,
                            initial_params.begin() + shard.offset + shard.numel);
-  ServerCore core((*method)->makeServer(shard.local_specs, job.num_workers, withWorkers(job)),
+  ServerCore core((*method)->makeServer(shard.local_specs, job.num_workers, method_options),
                   std::move(model), num_buffers, job.num_workers, job.server);
   if (num_buffers > 0) core.onBuffers(0, {initial_buffers.begin(), initial_buffers.end()});
 
@@ -102,7 +107,8 @@ absl::StatusOr<std::unique_ptr<WorkerSession>> WorkerSession::create(
   if (auto s = job.validate(); !s.ok()) return s;
   auto method = methods.find(job.method);
   if (!method.ok()) return method.status();
-  if (auto s = (*method)->validate(withWorkers(job)); !s.ok()) return s;
+  const MethodOptions method_options = methodOptionsFor(job, endpoint.rank());
+  if (auto s = (*method)->validate(method_options); !s.ok()) return s;
   auto plan = ShardPlan::make(specs, job.num_servers);
   if (!plan.ok()) return plan.status();
   std::unique_ptr<WorkerSession> session(new WorkerSession(std::move(*plan)));
@@ -111,7 +117,7 @@ absl::StatusOr<std::unique_ptr<WorkerSession>> WorkerSession::create(
   options.num_buffers = num_buffers;
   options.encode = job.encode;
   session->client_ = std::make_unique<WorkerClient>(
-      endpoint, session->plan_, specs, (*method)->makeWorker(specs, withWorkers(job)), options);
+      endpoint, session->plan_, specs, (*method)->makeWorker(specs, method_options), options);
   return session;
 }
 

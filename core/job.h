@@ -27,7 +27,7 @@ struct JobSpec {
   int num_servers = 1;
   int num_workers = 1;
   std::string method = "dgs";
-  MethodOptions method_options;
+  MethodOptions method_options;  // lr0, num_workers and seed (+ rank) are set from the job
   ServerOptions server;          // mode, staleness, schedule, pushes per epoch, log
   EncodeOptions encode;
   std::string checkpoint_path;   // empty: none; shard s writes <path>.shard<s>

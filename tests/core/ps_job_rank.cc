@@ -110,7 +110,7 @@ int run(int argc, char** argv) {
   job.num_servers = servers;
   job.num_workers = world - servers;
   job.method = method;
-  job.method_options.setLr0(lr).setDensity(density).setServerDensity(density).setWeightDecay(0);
+  job.method_options.setDensity(density).setServerDensity(density).setWeightDecay(0);
   job.server.lr = LrSchedule{lr, {}, 0.1, 0};
   job.server.mode = mode == "sync" ? ConsistencyMode::kSync : ConsistencyMode::kAsync;
   job.server.pushes_per_epoch = 1e9;

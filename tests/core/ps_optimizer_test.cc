@@ -43,7 +43,7 @@ TEST(PsOptimizerTest, AsgdWithOneWorkerMatchesTorchSgd) {
   ASSERT_TRUE(registerBuiltinMethods(methods).ok());
   JobSpec job;
   job.method = "asgd";
-  job.method_options.setLr0(kLr).setWeightDecay(kWd).setMomentum(0);
+  job.method_options.setWeightDecay(kWd).setMomentum(0);
   job.server.lr = LrSchedule{kLr, {}, 0.1, 0};
 
   LocalHub hub(2);
