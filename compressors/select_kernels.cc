@@ -201,12 +201,14 @@ __attribute__((target("avx512f"))) void appendAvx512(const float* x, size_t n, u
 
 using ChunkKernel = void (*)(const float*, size_t, uint32_t, uint32_t, Appender*);
 
-// bracketKey's sample: aim for an expected sample rank of the k-th largest of at least
-// kTargetSampleRank (at least kMinSample elements), read in runs of kRun elements, at
-// most one run in kMinRunStride (so sampling reads at most ~3% of x), and bracket with a
-// margin of kMarginSigmas standard deviations of the sample rank (binomial, ~sqrt(mean)).
-constexpr double kTargetSampleRank = 64.0;
+// bracketKey's sample: aim for an expected sample rank of the k-th largest of
+// kTargetSampleRank (between kMinSample and kMaxSample elements), read in runs of kRun
+// elements, at most one run in kMinRunStride (so sampling reads at most ~3% of x), and
+// bracket with a margin of kMarginSigmas standard deviations of the sample rank
+// (binomial, ~sqrt(mean)): 25% of k at the target rank.
+constexpr double kTargetSampleRank = 256.0;
 constexpr size_t kMinSample = 4096;
+constexpr size_t kMaxSample = 1u << 16;
 constexpr size_t kRun = 16;
 constexpr size_t kMinRunStride = 32;
 constexpr double kMarginSigmas = 4.0;
@@ -284,8 +286,8 @@ uint32_t bracketKey(absl::Span<const float> x, size_t k) {
   // costs a few lines of memory traffic rather than one line per sampled element.
   size_t n = x.size();
   size_t runs_in_x = n / kRun;
-  double want = std::max<double>(kMinSample, kTargetSampleRank * static_cast<double>(n) /
-                                                  static_cast<double>(k));
+  double want = std::clamp<double>(
+      kTargetSampleRank * static_cast<double>(n) / static_cast<double>(k), kMinSample, kMaxSample);
   size_t runs = std::min<size_t>(runs_in_x / kMinRunStride,
                                  static_cast<size_t>(std::ceil(want / kRun)));
   if (runs == 0) return 0;
