@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""Tests of experiments/sweep-bandwidth and experiments/plot.
+
+The run directories here are FIXTURES: well-formed but invented summaries, metrics and
+evaluations written by the tests, never results. A fake launcher (a small script written by
+the tests) stands in for experiments/run so the grid runs in milliseconds.
+"""
+
+import csv
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SWEEP = os.path.join(REPO, "experiments", "sweep-bandwidth")
+PLOT = os.path.join(REPO, "experiments", "plot")
+sys.path.insert(0, os.path.join(REPO, "experiments"))
+from results import table  # noqa: E402
+
+BPS = {"100mbit": 100e6, "1gbit": 1e9, "none": 0}
+
+
+def fixture_summary(method, world_size, bandwidth, throughput, servers=1, model="resnet20",
+                    dataset="synthetic", batch_size=32, samples=6400):
+    workers = world_size - servers
+    return {"method": method, "model": model, "dataset": dataset, "world_size": world_size,
+            "servers": servers, "workers": workers, "mode": "async", "bandwidth": bandwidth,
+            "bandwidth_bps": BPS.get(bandwidth, 0), "latency_ns": 0, "batch_size": batch_size,
+            "epochs": 2, "final_accuracy": 0.5 + 0.01 * workers, "best_accuracy": 0.6,
+            "wall_seconds": samples / throughput + 1.0, "train_seconds": samples / throughput,
+            "samples": samples, "throughput": throughput, "bytes_up": 1000 * samples,
+            "bytes_down": 2000 * samples, "updates": samples // batch_size,
+            "mean_staleness": float(workers - 1)}
+
+
+def write_fixture_run(run_dir, summary):
+    """A FIXTURE run directory in the driver's format."""
+    os.makedirs(run_dir, exist_ok=True)
+    config = {k: summary[k] for k in ("method", "world_size", "servers", "model", "dataset",
+                                      "bandwidth", "epochs", "batch_size")}
+    config["git_revision"] = "fixture"
+    with open(os.path.join(run_dir, "config.json"), "w") as f:
+        json.dump(config, f)
+    with open(os.path.join(run_dir, "metrics.jsonl"), "w") as f:
+        for step in range(3):
+            f.write(json.dumps({"time": 0.1 * step, "rank": 1, "worker": 0, "step": step,
+                                "epoch": 0, "loss": 2.0 - 0.1 * step, "lr": 0.1,
+                                "bytes_up": 100, "bytes_down": 200, "staleness": 0,
+                                "compute_s": 0.01, "compress_s": 0.001, "comm_s": 0.002}) + "\n")
+    with open(os.path.join(run_dir, "eval.jsonl"), "w") as f:
+        for epoch in (1, 2):
+            f.write(json.dumps({"epoch": epoch, "time": 10.0 * epoch / summary["workers"],
+                                "accuracy": 0.3 * epoch, "loss": 1.0 / epoch,
+                                "version": 100 * epoch}) + "\n")
+        f.write('{"epoch": 3, "time": 4')  # a torn last line (killed run) is dropped
+    with open(os.path.join(run_dir, "summary.json"), "w") as f:
+        json.dump(summary, f)
+
+
+FAKE_RUN = textwrap.dedent("""\
+    #!/usr/bin/env python3
+    # FAKE experiments/run for the tests: logs its argv, fails where told, else writes a
+    # fixture summary.json into --out.
+    import json, os, sys
+    args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+    with open(os.environ["FAKE_RUN_LOG"], "a") as f:
+        f.write(json.dumps(sys.argv[1:]) + "\\n")
+    os.makedirs(args["out"], exist_ok=True)
+    point = f"{args['method']}-ws{args['world-size']}-{args['bandwidth']}"
+    if point in os.environ.get("FAKE_RUN_FAIL", "").split(","):
+        print("fake failure of", point, file=sys.stderr)
+        sys.exit(3)
+    ws = int(args["world-size"])
+    bps = {"100mbit": 1e8, "1gbit": 1e9}[args["bandwidth"]]
+    throughput = 100.0 * (ws - 1) * (2 if args["method"] != "msgd" else 1)
+    summary = {"method": args["method"], "model": "resnet20", "dataset": "synthetic",
+               "world_size": ws, "servers": 1, "workers": ws - 1, "mode": "async",
+               "bandwidth": args["bandwidth"], "bandwidth_bps": bps, "latency_ns": 0,
+               "batch_size": 32, "epochs": 1, "final_accuracy": 0.5, "best_accuracy": 0.5,
+               "wall_seconds": 2.0, "train_seconds": 1.0, "samples": 320,
+               "throughput": throughput, "bytes_up": 3200, "bytes_down": 6400,
+               "updates": 10, "mean_staleness": 0.0}
+    with open(os.path.join(args["out"], "summary.json"), "w") as f:
+        json.dump(summary, f)
+""")
+
+
+def plot_python_has_matplotlib():
+    with open(PLOT) as f:
+        interpreter = f.readline()[2:].strip().split()
+    probe = subprocess.run(interpreter + ["-c", "import matplotlib"], capture_output=True)
+    return probe.returncode == 0
+
+
+class SweepTestCase(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="sweep_plot_test_")
+        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
+        self.sweep = os.path.join(self.dir, "sweep")
+
+    def run_tool(self, tool, *args, env=None):
+        return subprocess.run([tool, *args], capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, **(env or {})))
+
+    def fixture_grid(self):
+        """FIXTURE runs: msgd baselines (throughput 100 at 100mbit, 200 at 1gbit) and dgs/asgd
+        at 2 and 4 workers."""
+        runs = {}
+        for bw, base in (("100mbit", 100.0), ("1gbit", 200.0)):
+            runs[f"msgd-ws2-{bw}"] = fixture_summary("msgd", 2, bw, base)
+            for method, gain in (("dgs", 1.5), ("asgd", 0.75)):
+                for ws in (3, 5):
+                    runs[f"{method}-ws{ws}-{bw}"] = fixture_summary(
+                        method, ws, bw, base * gain * (ws - 1))
+        for name, s in runs.items():
+            write_fixture_run(os.path.join(self.sweep, name), s)
+        return runs
+
+    def fake_run(self, fail=()):
+        path = os.path.join(self.dir, "fake-run")
+        with open(path, "w") as f:
+            f.write(FAKE_RUN)
+        os.chmod(path, 0o755)
+        log = os.path.join(self.dir, "fake-run.log")
+        env = {"FAKE_RUN_LOG": log, "FAKE_RUN_FAIL": ",".join(fail)}
+        return path, log, env
+
+    def invocations(self, log):
+        if not os.path.exists(log):
+            return []
+        with open(log) as f:
+            return [json.loads(line) for line in f]
+
+
+class CollectTest(SweepTestCase):
+    def test_speedup_against_same_bandwidth_msgd_single_worker(self):
+        runs = self.fixture_grid()
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.sweep, "sweep.csv")) as f:
+            rows = {r["run"]: r for r in csv.DictReader(f)}
+        self.assertEqual(set(rows), set(runs))
+        for name, s in runs.items():
+            base = runs[f"msgd-ws2-{s['bandwidth']}"]["throughput"]
+            self.assertAlmostEqual(float(rows[name]["speedup"]), s["throughput"] / base,
+                                   msg=name)
+            self.assertEqual(rows[name]["baseline_run"], f"msgd-ws2-{s['bandwidth']}")
+            self.assertAlmostEqual(float(rows[name]["bytes_up_per_sample"]), 1000.0)
+            self.assertAlmostEqual(float(rows[name]["bytes_down_per_sample"]), 2000.0)
+        self.assertAlmostEqual(float(rows["dgs-ws5-1gbit"]["speedup"]), 6.0)
+        self.assertEqual(rows["asgd-ws3-100mbit"]["workers"], "2")
+
+        with open(os.path.join(self.sweep, "sweep.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(len(doc["rows"]), len(runs))
+        self.assertEqual(doc["missing_baselines"], [])
+        self.assertIn("msgd", doc["speedup"])
+        # Printed table: one line per run plus header and rule.
+        self.assertIn("dgs", result.stdout)
+        self.assertIn("6.00", result.stdout)
+
+    def test_fixed_baseline_bandwidth(self):
+        runs = self.fixture_grid()
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only",
+                               "--baseline-bandwidth=1gbit")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        rows = {r["run"]: r for r in
+                table.read_json_table(os.path.join(self.sweep, "sweep.json"))["rows"]}
+        for name, s in runs.items():
+            self.assertAlmostEqual(rows[name]["speedup"], s["throughput"] / 200.0, msg=name)
+
+    def test_missing_baseline_leaves_speedup_empty_with_message(self):
+        self.fixture_grid()
+        shutil.rmtree(os.path.join(self.sweep, "msgd-ws2-100mbit"))
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("no baseline", result.stderr)
+        self.assertIn("bandwidth 100mbit", result.stderr)
+        self.assertIn("msgd run with one worker", result.stderr)
+        with open(os.path.join(self.sweep, "sweep.csv")) as f:
+            rows = {r["run"]: r for r in csv.DictReader(f)}
+        self.assertEqual(rows["dgs-ws3-100mbit"]["speedup"], "")
+        self.assertNotEqual(rows["dgs-ws3-1gbit"]["speedup"], "")
+        doc = table.read_json_table(os.path.join(self.sweep, "sweep.json"))
+        self.assertEqual(len(doc["missing_baselines"]), 1)
+
+    def test_empty_or_missing_dir_is_a_clear_error(self):
+        os.makedirs(self.sweep)
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("no finished run", result.stderr)
+        result = self.run_tool(SWEEP, f"--out={self.sweep}/nope", "--collect-only")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("no sweep directory", result.stderr)
+
+
+class GridTest(SweepTestCase):
+    def test_dry_run_prints_grid_with_baselines(self):
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--dry-run",
+                               "--methods=dgs,asgd", "--bandwidths=100mbit,1gbit",
+                               "--world-sizes=2,3", "--run-command=launch --x",
+                               "--epochs=3", "--", "--max-steps=7")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.strip().splitlines()
+        expected = []
+        for bw in ("100mbit", "1gbit"):
+            expected.append(("msgd", 2, bw))
+            expected += [(m, ws, bw) for m in ("dgs", "asgd") for ws in (2, 3)]
+        self.assertEqual(len(lines), len(expected))
+        for line, (m, ws, bw) in zip(lines, expected):
+            self.assertEqual(shlex.split(line), [
+                "launch", "--x", f"--method={m}", f"--world-size={ws}", f"--bandwidth={bw}",
+                f"--out={os.path.join(self.sweep, f'{m}-ws{ws}-{bw}')}",
+                "--epochs=3", "--max-steps=7"])
+        self.assertFalse(os.path.exists(self.sweep), "--dry-run created the sweep directory")
+
+    def test_baseline_world_size_follows_servers_and_is_not_duplicated(self):
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--dry-run", "--methods=msgd",
+                               "--bandwidths=1gbit", "--world-sizes=3,4", "--servers=2")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        names = [shlex.split(l)[4] for l in result.stdout.strip().splitlines()]
+        self.assertEqual([n.rsplit("/", 1)[1] for n in names],
+                         ["msgd-ws3-1gbit", "msgd-ws4-1gbit"])
+
+    def test_flags_set_per_point_are_refused(self):
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--dry-run", "--", "--method=x")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("set per grid point", result.stderr)
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--dry-run", "--world-sizes=1")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("no worker", result.stderr)
+
+    def test_runs_grid_reports_failure_goes_on_and_resumes(self):
+        fake, log, env = self.fake_run(fail=["dgs-ws3-1gbit"])
+        args = [f"--out={self.sweep}", f"--run-command={fake}", "--methods=dgs,asgd",
+                "--bandwidths=100mbit,1gbit", "--world-sizes=2,3", "--epochs=1"]
+        result = self.run_tool(SWEEP, *args, env=env)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("dgs-ws3-1gbit: FAILED (exit code 3)", result.stderr)
+        self.assertIn("fake failure of dgs-ws3-1gbit", result.stderr)
+        calls = self.invocations(log)
+        self.assertEqual(len(calls), 10)  # 2 baselines + 2 methods x 2 bandwidths x 2 sizes
+        self.assertTrue(all("--epochs=1" in c for c in calls))
+
+        doc = table.read_json_table(os.path.join(self.sweep, "sweep.json"))
+        rows = {r["run"]: r for r in doc["rows"]}
+        self.assertEqual(len(rows), 9)
+        self.assertNotIn("dgs-ws3-1gbit", rows)
+        self.assertEqual(doc["failed"], [{"run": "dgs-ws3-1gbit", "reason": "exit code 3"}])
+        # fake throughput: 100 * workers * (2 unless msgd); baseline 100 -> speedup 2 * workers
+        self.assertAlmostEqual(rows["asgd-ws3-100mbit"]["speedup"], 4.0)
+        self.assertAlmostEqual(rows["msgd-ws2-1gbit"]["speedup"], 1.0)
+
+        # Resume: only the failed point runs again; its leftover directory is moved aside.
+        os.remove(log)
+        env["FAKE_RUN_FAIL"] = ""
+        result = self.run_tool(SWEEP, *args, env=env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        calls = self.invocations(log)
+        self.assertEqual(len(calls), 1)
+        self.assertIn("--method=dgs", calls[0])
+        self.assertIn("--world-size=3", calls[0])
+        self.assertIn("--bandwidth=1gbit", calls[0])
+        self.assertEqual(result.stderr.count("summary.json exists, skipped"), 9)
+        self.assertTrue(any(n.startswith("dgs-ws3-1gbit.incomplete-")
+                            for n in os.listdir(self.sweep)))
+        doc = table.read_json_table(os.path.join(self.sweep, "sweep.json"))
+        self.assertEqual(len(doc["rows"]), 10)
+        self.assertEqual(doc["failed"], [])
+
+    def test_existing_summary_skipped(self):
+        self.fixture_grid()  # has dgs-ws3-1gbit, msgd-ws2-1gbit, ...
+        fake, log, env = self.fake_run()
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", f"--run-command={fake}",
+                               "--methods=dgs", "--bandwidths=1gbit", "--world-sizes=2,3",
+                               env=env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        calls = self.invocations(log)
+        self.assertEqual([c[:3] for c in calls],
+                         [["--method=dgs", "--world-size=2", "--bandwidth=1gbit"]])
+
+    def test_timeout_counts_as_failure(self):
+        slow = os.path.join(self.dir, "slow-run")
+        with open(slow, "w") as f:
+            f.write("#!/bin/sh\nsleep 30\n")
+        os.chmod(slow, 0o755)
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", f"--run-command={slow}",
+                               "--methods=dgs", "--bandwidths=1gbit", "--world-sizes=2",
+                               "--baseline-bandwidth=1gbit", "--point-timeout=0.5")
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stderr.count("FAILED (stopped after --point-timeout=0.5 s)"), 2)
+
+
+@unittest.skipUnless(plot_python_has_matplotlib(),
+                     "the interpreter of experiments/plot has no matplotlib "
+                     "(apt-get install python3-matplotlib)")
+class PlotTest(SweepTestCase):
+    def assert_png(self, path):
+        self.assertTrue(os.path.isfile(path), path)
+        with open(path, "rb") as f:
+            head = f.read(8)
+        self.assertEqual(head, b"\x89PNG\r\n\x1a\n", path)
+        self.assertGreater(os.path.getsize(path), 1000, path)
+
+    def test_writes_speedup_and_accuracy_pngs(self):
+        self.fixture_grid()
+        out = os.path.join(self.dir, "figures")
+        result = self.run_tool(PLOT, self.sweep, f"--out={out}")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        paths = result.stdout.split()
+        self.assertEqual(sorted(os.path.basename(p) for p in paths),
+                         ["accuracy.png", "speedup.png"])
+        for path in paths:
+            self.assert_png(path)
+
+        # From the collected table, into the sweep directory by default.
+        self.assertEqual(self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only")
+                         .returncode, 0)
+        result = self.run_tool(PLOT, self.sweep)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assert_png(os.path.join(self.sweep, "speedup.png"))
+
+    def test_empty_and_missing_dir_errors(self):
+        os.makedirs(self.sweep)
+        result = self.run_tool(PLOT, self.sweep)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("nothing to plot", result.stderr)
+        result = self.run_tool(PLOT, os.path.join(self.dir, "nope"))
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("no such directory", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
