@@ -2,12 +2,13 @@
 
 #include <vector>
 
-#include "core/wire_header.h"
+#include "core/wire.h"
 
 namespace sparseps {
 
 size_t maxPayloadBytes(size_t numel, size_t segments, size_t buffers) {
-  return 8 * numel + 4 * buffers + kSegmentHeaderBytes * (segments + 1);
+  // maxEncodedBytes counts one segment header; the other segments add theirs.
+  return maxEncodedBytes(numel) + kSegmentHeaderBytes * segments + maxEncodedBytes(buffers);
 }
 
 absl::StatusOr<std::unique_ptr<RankConnection>> connectRank(ConnectOptions options) {

@@ -36,7 +36,7 @@ struct RankConnection {
 };
 
 // The largest payload a peer may send for a model of `numel` parameters in `segments`
-// segments plus `buffers` BN floats: every segment forced to 8-byte index/value pairs.
+// segments plus `buffers` BN floats, whatever encodings the peer picks (wire.h).
 size_t maxPayloadBytes(size_t numel, size_t segments, size_t buffers);
 
 absl::StatusOr<std::unique_ptr<RankConnection>> connectRank(ConnectOptions options);
