@@ -139,7 +139,8 @@ class Channel {
   absl::StatusOr<std::vector<std::vector<uint8_t>>> exchange(absl::Span<const int> peers,
                                                              absl::Span<const uint8_t> mine);
 
-  // Wakes a blocked recvFromAny (it returns Cancelled). Any thread.
+  // Wakes a blocked recvFromAny (it returns Cancelled); with none in progress, the next one
+  // returns Cancelled at once. Any thread.
   void interrupt();
 
   // Says goodbye to every live peer and waits (bounded) until each has read all we sent.
