@@ -202,7 +202,8 @@ __attribute__((target("avx512f"))) void appendAvx512(const float* x, size_t n, u
 using ChunkKernel = void (*)(const float*, size_t, uint32_t, uint32_t, Appender*);
 
 // bracketKey's sample: aim for an expected sample rank of the k-th largest of
-// kTargetSampleRank (between kMinSample and kMaxSample elements), read in runs of kRun
+// kTargetSampleRank (within [kMinSample, kMaxSample] elements, and at most 8 sqrt(n)),
+// read in runs of kRun
 // elements, at most one run in kMinRunStride (so sampling reads at most ~3% of x), and
 // bracket with a margin of kMarginSigmas standard deviations of the sample rank
 // (binomial, ~sqrt(mean)): 25% of k at the target rank.
@@ -286,8 +287,12 @@ uint32_t bracketKey(absl::Span<const float> x, size_t k) {
   // costs a few lines of memory traffic rather than one line per sampled element.
   size_t n = x.size();
   size_t runs_in_x = n / kRun;
+  // Sampling and resolving the candidates trade off: m samples cost ~m, candidates ~n/m
+  // each; 8 sqrt(n) balances them. Never more than the target rank needs.
   double want = std::clamp<double>(
-      kTargetSampleRank * static_cast<double>(n) / static_cast<double>(k), kMinSample, kMaxSample);
+      std::min(kTargetSampleRank * static_cast<double>(n) / static_cast<double>(k),
+               8.0 * std::sqrt(static_cast<double>(n))),
+      kMinSample, kMaxSample);
   size_t runs = std::min<size_t>(runs_in_x / kMinRunStride,
                                  static_cast<size_t>(std::ceil(want / kRun)));
   if (runs == 0) return 0;
