@@ -362,6 +362,21 @@ KthKey kthLargestKey(absl::Span<const float> x, size_t k) {
   return r;
 }
 
+KthKey selectKey(absl::Span<const float> x, size_t k, SimdLevel level) {
+  if (x.size() >= (size_t{1} << 14) && k * 8 < x.size()) {
+    uint32_t bracket = bracketKey(x, k);
+    if (bracket > 0) {
+      std::vector<uint32_t> idx;
+      std::vector<float> val;
+      appendAtLeast(x, bracket, 0, level, &idx, &val);
+      // Every element above the k-th largest is among the candidates, so the rank and
+      // the count above it are the same there.
+      if (val.size() >= k) return kthLargestKey(val, k);
+    }
+  }
+  return kthLargestKey(x, k);
+}
+
 void keepTopkInPlace(size_t k, std::vector<uint32_t>* indices, std::vector<float>* values) {
   size_t n = values->size();
   if (k >= n) return;

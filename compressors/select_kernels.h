@@ -41,6 +41,10 @@ struct KthKey {
 // Requires 1 <= k <= x.size().
 KthKey kthLargestKey(absl::Span<const float> x, size_t k);
 
+// kthLargestKey for large x and small k: brackets the k-th largest with bracketKey, keeps
+// the elements above the bracket in one vectorized pass and selects among those.
+KthKey selectKey(absl::Span<const float> x, size_t k, SimdLevel level);
+
 // Keeps, in order, the k entries of (indices, values) with the largest value keys, ties to
 // the earlier entry. Requires k <= size.
 void keepTopkInPlace(size_t k, std::vector<uint32_t>* indices, std::vector<float>* values);

@@ -95,7 +95,7 @@ SampledThresholdResult sampledThreshold(absl::Span<const float> x, double densit
   } else {
     for (size_t i = plan.start; i < n; i += plan.stride) sample.push_back(x[i]);
   }
-  float thr = keyToFloat(kthLargestKey(sample, plan.top).key);
+  float thr = keyToFloat(selectKey(sample, plan.top, level).key);
 
   // The rounds need only counts; the candidates are narrowed once at the end.
   const double upper = options.upper * static_cast<double>(r.k);
