@@ -1,0 +1,17 @@
+# experiments/driver: sparseps_driver, one rank of a training run (experiments/run starts them).
+find_package(nlohmann_json REQUIRED)
+sparseps_library(sparseps_driver_lib SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/driver/driver_config.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/evaluate.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/progress.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/rank_setup.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/run_dir.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/server_role.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/summary.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/worker_role.cc
+  DEPS sparseps_connect sparseps_ps_optimizer sparseps_runtime sparseps_optim sparseps_models
+       sparseps_datasets sparseps_transport_tcpstore sparseps_layout nlohmann_json::nlohmann_json
+       absl::status absl::statusor absl::strings absl::str_format)
+add_executable(sparseps_driver ${CMAKE_CURRENT_LIST_DIR}/driver/main.cc)
+target_compile_options(sparseps_driver PRIVATE ${SPARSEPS_WARNINGS})
+target_link_libraries(sparseps_driver PRIVATE sparseps_driver_lib)

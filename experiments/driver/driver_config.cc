@@ -1,0 +1,320 @@
+#include "experiments/driver/driver_config.h"
+
+#include <algorithm>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "experiments/datasets/make_dataset.h"
+#include "experiments/models/model_factory.h"
+#include "transport/link_shaping.h"
+
+namespace sparseps {
+namespace {
+
+std::vector<std::string> modelNames() {
+  std::vector<std::string> names;
+  for (const ModelInfo& m : knownModels()) names.push_back(m.name);
+  return names;
+}
+
+std::string modelHelp() {
+  std::string help = "network to train:";
+  for (const ModelInfo& m : knownModels()) {
+    absl::StrAppend(&help, "\n  ", m.name, " (", m.image_size, " px): ", m.description);
+  }
+  return help;
+}
+
+// A CLI11 check that the text parses with parseBandwidth / parseDuration.
+CLI::Validator bandwidthCheck() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        auto bps = parseBandwidth(text);
+        return bps.ok() ? "" : std::string(bps.status().message()) +
+                                   " (examples: 100mbit, 1gbit, 10gbit, none)";
+      },
+      "BANDWIDTH", "bandwidth");
+}
+
+CLI::Validator durationCheck() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        auto ns = parseDuration(text);
+        return ns.ok() ? "" : std::string(ns.status().message()) +
+                                  " (examples: 0, 50us, 1ms)";
+      },
+      "DURATION", "duration");
+}
+
+// (0, 1]
+CLI::Validator densityCheck() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !(v > 0 && v <= 1)) {
+          return "must be a number in (0, 1], e.g. 0.01 for 1%";
+        }
+        return "";
+      },
+      "(0,1]", "density");
+}
+
+}  // namespace
+
+void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::string>& methods) {
+  app.option_defaults()->always_capture_default();
+
+  auto* job = "Job";
+  app.add_option("--method", c->method,
+                 "compression method, one of: " + absl::StrJoin(methods, ", "))
+      ->check(CLI::IsMember(methods))->group(job);
+  app.add_option("--world-size", c->world_size,
+                 "ranks in the job: --servers server shards + the workers")
+      ->envname("WORLD_SIZE")->check(CLI::Range(2, 4096))->group(job);
+  app.add_option("--servers", c->servers, "server shards (ranks 0..servers-1)")
+      ->check(CLI::Range(1, 4096))->group(job);
+  app.add_option("--mode", c->mode,
+                 "consistency: async (apply and answer each push alone), sync (average a "
+                 "round of every worker's push), staleness (async, a worker waits when more "
+                 "than --staleness steps ahead of the slowest)")
+      ->check(CLI::IsMember({"async", "sync", "staleness"}))->group(job);
+  app.add_option("--staleness", c->staleness, "the bound s of --mode=staleness")
+      ->check(CLI::NonNegativeNumber)->group(job);
+
+  auto* data = "Model and data";
+  app.add_option("--model", c->model, modelHelp())->check(CLI::IsMember(modelNames()))
+      ->group(data);
+  app.add_option("--dataset", c->dataset,
+                 "data set, one of: " + absl::StrJoin(knownDatasets(), ", "))
+      ->check(CLI::IsMember(knownDatasets()))->group(data);
+  app.add_option("--data-dir", c->data_dir,
+                 "where the data set is; empty: its default place (fashion-mnist: "
+                 "/usr/share/datasets/fashion-mnist; cifar10, imagenette: data/<name>, see "
+                 "experiments/fetch-data)")->group(data);
+  app.add_option("--epochs", c->epochs, "passes over the training set")
+      ->check(CLI::Range(1, 100000))->group(data);
+  app.add_option("--batch-size", c->batch_size, "batch per worker and step")
+      ->check(CLI::Range(1, 1 << 20))->group(data);
+
+  auto* opt = "Optimization";
+  app.add_option("--lr", c->lr, "initial learning rate lr0")->check(CLI::PositiveNumber)
+      ->group(opt);
+  app.add_option("--lr-milestones", c->lr_milestones,
+                 "epochs at which the rate is multiplied by --lr-gamma, comma list (e.g. 30,40)")
+      ->delimiter(',')->group(opt);
+  app.add_option("--lr-gamma", c->lr_gamma, "factor at each milestone")
+      ->check(CLI::PositiveNumber)->group(opt);
+  app.add_option("--warmup-epochs", c->warmup_epochs,
+                 "linear learning-rate warm-up over the first epochs (may be fractional)")
+      ->check(CLI::NonNegativeNumber)->group(opt);
+  app.add_option("--momentum", c->momentum, "momentum m")->check(CLI::Range(0.0, 1.0))
+      ->group(opt);
+  app.add_option("--weight-decay", c->weight_decay, "L2 weight decay, g = grad + wd * w")
+      ->check(CLI::NonNegativeNumber)->group(opt);
+  app.add_option("--density", c->density, "worker-side top-k density r, in (0, 1]")
+      ->check(densityCheck())->group(opt);
+  app.add_option("--server-density", c->server_density,
+                 "server reply density (dgs, sparse downlink), in (0, 1]")
+      ->check(densityCheck())->group(opt);
+  app.add_option("--downlink", c->downlink,
+                 "what the server sends back: dense (the model difference) or sparse "
+                 "(top-k of it, dual-way)")
+      ->check(CLI::IsMember({"dense", "sparse"}))->group(opt);
+  app.add_option("--selection", c->selection,
+                 "top-k selection: exact, or sampled (DGC's sampled threshold)")
+      ->check(CLI::IsMember({"exact", "sampled"}))->group(opt);
+  app.add_flag("--nesterov", c->nesterov, "Nesterov momentum (dgc)")->group(opt);
+  app.add_option("--clip-norm", c->clip_norm, "DGC local gradient clipping threshold; 0 = off")
+      ->check(CLI::NonNegativeNumber)->group(opt);
+  app.add_flag("--dgc-warmup", c->dgc_warmup,
+               "DGC density warm-up (25%, 6.25%, 1.5625%, 0.4%, 0.1% over the first epochs)")
+      ->group(opt);
+  app.add_option("--resync-every", c->resync_every,
+                 "dgs: W_sync = W every this many server versions")
+      ->check(CLI::PositiveNumber)->group(opt);
+  app.add_flag("--f16", c->f16, "allow lossy half-precision values on the wire")->group(opt);
+
+  auto* net = "Links";
+  app.add_option("--bandwidth", c->bandwidth,
+                 "simulated NIC bandwidth of every rank (up and down; the server's NIC is "
+                 "the shared bottleneck); none = unlimited. One machine only: across machines "
+                 "the default is none, the real network")
+      ->check(bandwidthCheck())->group(net);
+  app.add_option("--latency", c->latency,
+                 "simulated one-way latency added to every message (e.g. 50us)")
+      ->check(durationCheck())->group(net);
+
+  auto* run = "Run";
+  app.add_option("--threads", c->threads,
+                 "LibTorch intra-op threads of this process; 0 = max(1, cores / worker "
+                 "ranks on this machine), so the ranks of one job share the cores")
+      ->check(CLI::NonNegativeNumber)->group(run);
+  app.add_option("--seed", c->seed,
+                 "seed: the model (server), data shards and shuffles; rank r seeds its own "
+                 "randomness with seed + r")->group(run);
+  app.add_option("--out", c->out,
+                 "run directory; experiments/run names it "
+                 "runs/<method>-<dataset>-w<workers>-<bandwidth>-<timestamp>")->group(run);
+  app.add_flag("--resume", c->resume,
+               "continue the run in --out from its server checkpoint")->group(run);
+  app.add_option("--eval-every", c->eval_every,
+                 "evaluate the server's model (BN statistics included) on the test split "
+                 "every this many epochs, and always at the end")
+      ->check(CLI::Range(1, 100000))->group(run);
+  app.add_option("--max-steps", c->max_steps, "stop each worker after this many steps; 0 = off")
+      ->check(CLI::NonNegativeNumber)->group(run);
+  app.add_option("--checkpoint-every", c->checkpoint_every,
+                 "server checkpoint every this many server versions (updates); 0 = only at "
+                 "the end")->group(run);
+  app.add_option("--progress", c->progress,
+                 "first worker's console progress: auto (updating line on a TTY, plain lines "
+                 "otherwise), tty, plain, none")
+      ->check(CLI::IsMember({"auto", "tty", "plain", "none"}))->group(run);
+  app.add_flag("--dry-run", c->dry_run,
+               "check the flags and load the data set, print the resolved config, exit")
+      ->group(run);
+
+  auto* rv = "Rendezvous (one rank of a job)";
+  app.add_option("--rank", c->rank, "this process's rank: 0..servers-1 serve, the rest work")
+      ->envname("RANK")->group(rv);
+  app.add_option("--master-addr", c->master_addr,
+                 "multi-machine: host of rank 0, which serves the TCP store; empty: one "
+                 "machine, FileStore in --store-dir")
+      ->envname("MASTER_ADDR")->group(rv);
+  app.add_option("--master-port", c->master_port, "multi-machine: TCP store port")
+      ->envname("MASTER_PORT")->check(CLI::Range(1, 65535))->group(rv);
+  app.add_option("--iface", c->iface,
+                 "network interface to bind (e.g. eth0); empty: 127.0.0.1 on one machine")
+      ->group(rv);
+  app.add_option("--store-dir", c->store_dir, "one machine: FileStore directory")->group(rv);
+  app.add_option("--run-id", c->run_id,
+                 "key prefix of this run in the store (every rank the same)")->group(rv);
+}
+
+absl::Status resolveDriverConfig(DriverConfig* c, bool bandwidth_given) {
+  if (c->world_size <= c->servers) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--world-size (", c->world_size, ") must exceed --servers (", c->servers,
+        "): the ranks after the server shards are the workers"));
+  }
+  if (c->rank < 0 || c->rank >= c->world_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--rank (or RANK) must be in [0, ", c->world_size, "), got ", c->rank,
+        "; to start every rank on this machine use experiments/run"));
+  }
+  if (c->mode == "staleness" && c->staleness < 1) {
+    return absl::InvalidArgumentError("--mode=staleness needs --staleness=N with N >= 1");
+  }
+  if (c->multiMachine()) {
+    if (!bandwidth_given) c->bandwidth = "none";
+  } else if (c->store_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "--store-dir is required on one machine (or give --master-addr for a multi-machine "
+        "job); experiments/run sets it");
+  }
+  if (c->out.empty() && !c->dry_run) {
+    return absl::InvalidArgumentError("--out (the run directory) is required; experiments/run "
+                                      "sets it");
+  }
+  c->bandwidth_bps = *parseBandwidth(c->bandwidth);  // checked by the flag's validator
+  c->latency_ns = *parseDuration(c->latency);
+  if (c->multiMachine() && (c->bandwidth_bps > 0 || c->latency_ns > 0)) {
+    return absl::InvalidArgumentError(
+        "--bandwidth/--latency simulate links between the processes of one machine (their "
+        "clocks must agree); across machines the real network is the link: use "
+        "--bandwidth=none --latency=0");
+  }
+  if (!std::is_sorted(c->lr_milestones.begin(), c->lr_milestones.end())) {
+    return absl::InvalidArgumentError("--lr-milestones must be increasing, e.g. 30,40");
+  }
+  if (c->data_dir.empty()) c->data_dir = defaultDataDir(c->dataset);
+  return makeJobSpec(*c, 1).validate();
+}
+
+JobSpec makeJobSpec(const DriverConfig& c, double pushes_per_epoch) {
+  JobSpec job;
+  job.num_servers = c.servers;
+  job.num_workers = c.numWorkers();
+  job.method = c.method;
+  job.method_options.setLr0(c.lr)
+      .setMomentum(c.momentum)
+      .setWeightDecay(c.weight_decay)
+      .setDensity(c.density)
+      .setServerDensity(c.server_density)
+      .setDownlink(c.downlink == "sparse" ? Downlink::kSparse : Downlink::kDense)
+      .setSelection(c.selection == "sampled" ? Selection::kSampled : Selection::kExact)
+      .setResyncEvery(c.resync_every)
+      .setNesterov(c.nesterov)
+      .setClipNorm(c.clip_norm)
+      .setWarmup(c.dgc_warmup)
+      .setSeed(c.seed + static_cast<uint64_t>(std::max(c.rank, 0)));
+  job.server.mode = c.mode == "sync"        ? ConsistencyMode::kSync
+                    : c.mode == "staleness" ? ConsistencyMode::kStaleness
+                                            : ConsistencyMode::kAsync;
+  job.server.staleness = c.staleness;
+  job.server.lr = LrSchedule{c.lr, c.lr_milestones, c.lr_gamma, c.warmup_epochs};
+  job.server.pushes_per_epoch = pushes_per_epoch;
+  job.encode.allowF16(c.f16);
+  if (!c.out.empty()) job.checkpoint_path = c.checkpointPath();
+  job.checkpoint_every = c.checkpoint_every;
+  job.resume = c.resume;
+  return job;
+}
+
+int threadsFor(const DriverConfig& c) {
+  if (c.threads > 0) return c.threads;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int local_workers = c.multiMachine() ? 1 : c.numWorkers();
+  return std::max(1, cores / local_workers);
+}
+
+nlohmann::json DriverConfig::toJson() const {
+  return {
+      {"method", method},
+      {"world_size", world_size},
+      {"servers", servers},
+      {"workers", numWorkers()},
+      {"mode", mode},
+      {"staleness", staleness},
+      {"model", model},
+      {"dataset", dataset},
+      {"data_dir", data_dir},
+      {"epochs", epochs},
+      {"batch_size", batch_size},
+      {"lr", lr},
+      {"lr_milestones", lr_milestones},
+      {"lr_gamma", lr_gamma},
+      {"warmup_epochs", warmup_epochs},
+      {"momentum", momentum},
+      {"weight_decay", weight_decay},
+      {"density", density},
+      {"server_density", server_density},
+      {"downlink", downlink},
+      {"selection", selection},
+      {"nesterov", nesterov},
+      {"clip_norm", clip_norm},
+      {"dgc_warmup", dgc_warmup},
+      {"resync_every", resync_every},
+      {"f16", f16},
+      {"bandwidth", bandwidth},
+      {"bandwidth_bps", bandwidth_bps},
+      {"latency", latency},
+      {"latency_ns", latency_ns},
+      {"threads", threadsFor(*this)},
+      {"seed", seed},
+      {"out", out},
+      {"resume", resume},
+      {"eval_every", eval_every},
+      {"max_steps", max_steps},
+      {"checkpoint_every", checkpoint_every},
+      {"master_addr", master_addr},
+      {"master_port", master_port},
+      {"iface", iface},
+      {"run_id", run_id},
+  };
+}
+
+}  // namespace sparseps

@@ -1,0 +1,103 @@
+#pragma once
+// DriverConfig: every flag of one experiment-driver rank, parsed with CLI11 and resolved
+// (defaults that depend on other flags filled in, bandwidth and latency parsed, names
+// checked against the registries) before anything starts, so that a bad flag fails at once
+// with a message that says how to fix it. toJson() is the run directory's config.json.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+#include "core/job.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace sparseps {
+
+struct DriverConfig {
+  // The job.
+  std::string method = "dgs";
+  int world_size = 5;
+  int servers = 1;
+  std::string mode = "async";
+  int staleness = 0;
+  // Model and data.
+  std::string model = "small_resnet";
+  std::string dataset = "fashion-mnist";
+  std::string data_dir;            // "" = defaultDataDir(dataset)
+  int epochs = 2;
+  int batch_size = 64;
+  // Schedule and method hyperparameters.
+  double lr = 0.1;
+  std::vector<double> lr_milestones;
+  double lr_gamma = 0.1;
+  double warmup_epochs = 0;
+  double momentum = 0.9;
+  double weight_decay = 5e-4;
+  double density = 0.01;
+  double server_density = 0.01;
+  std::string downlink = "dense";
+  std::string selection = "exact";
+  bool nesterov = false;
+  double clip_norm = 0;
+  bool dgc_warmup = false;
+  int resync_every = 150;
+  bool f16 = false;
+  // Links.
+  std::string bandwidth = "1gbit";
+  std::string latency = "0";
+  // Process.
+  int threads = 0;                 // 0 = max(1, cores / worker ranks on this machine)
+  uint64_t seed = 1;
+  std::string out;
+  bool resume = false;
+  int eval_every = 1;
+  int64_t max_steps = 0;           // per worker; 0 = no limit
+  uint64_t checkpoint_every = 0;   // server versions; 0 = only at the end
+  std::string progress = "auto";   // auto | tty | plain | none
+  bool dry_run = false;
+  // Rendezvous.
+  int rank = -1;
+  std::string master_addr;
+  int master_port = 29500;
+  std::string iface;
+  std::string store_dir;
+  std::string run_id = "sparseps";
+
+  // Filled in by resolve().
+  double bandwidth_bps = 0;
+  int64_t latency_ns = 0;
+
+  int numWorkers() const { return world_size - servers; }
+  bool isServer() const { return rank < servers; }
+  int workerIndex() const { return rank - servers; }  // -1.. for servers
+  bool isFirstWorker() const { return rank == servers; }
+  bool multiMachine() const { return !master_addr.empty(); }
+  std::string checkpointPath() const { return out + "/checkpoint"; }
+
+  nlohmann::json toJson() const;
+};
+
+// Adds every flag to `app`, each with its help text and default. `method_names` are the
+// registered methods (the help lists them and --method is checked against them).
+void addDriverFlags(CLI::App& app, DriverConfig* config,
+                    const std::vector<std::string>& method_names);
+
+// Checks the combination of flags and fills in the derived fields. The error names the
+// flag and the fix.
+absl::Status resolveDriverConfig(DriverConfig* config, bool bandwidth_given);
+
+// The JobSpec (method options, schedule, mode, checkpoints) of this config.
+// pushes_per_epoch: all workers' batches of one epoch together.
+JobSpec makeJobSpec(const DriverConfig& config, double pushes_per_epoch);
+
+// LibTorch intra-op threads for this rank: --threads, or max(1, cores / worker ranks on this
+// machine) where one machine runs every rank unless --master-addr is given.
+int threadsFor(const DriverConfig& config);
+
+}  // namespace sparseps

@@ -1,0 +1,58 @@
+// sparseps_driver: one rank of a parameter-server training run. Ranks 0..servers-1 serve,
+// the others train; experiments/run starts every rank of a job on this machine, or one rank
+// of a multi-machine job. Flags: sparseps_driver --help.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+
+#include "experiments/driver/driver_config.h"
+#include "experiments/driver/rank_setup.h"
+#include "experiments/driver/server_role.h"
+#include "experiments/driver/worker_role.h"
+#include "optim/builtin_methods.h"
+
+namespace sparseps {
+namespace {
+
+int fail(int rank, const std::string& what) {
+  std::fprintf(stderr, "sparseps_driver rank %d: error: %s\n", rank, what.c_str());
+  return 1;
+}
+
+int run(int argc, char** argv) {
+  const auto process_start = std::chrono::steady_clock::now();
+  MethodRegistry methods;
+  if (auto s = registerBuiltinMethods(methods); !s.ok()) return fail(-1, std::string(s.message()));
+  DriverConfig config;
+  CLI::App app{"sparseps_driver: one rank of a parameter-server training run (ranks "
+               "0..servers-1 serve, the rest train). Start a whole job with experiments/run."};
+  addDriverFlags(app, &config, methods.names());
+  CLI11_PARSE(app, argc, argv);
+  const bool bandwidth_given = app.count("--bandwidth") > 0;
+  if (auto s = resolveDriverConfig(&config, bandwidth_given); !s.ok()) {
+    return fail(config.rank, std::string(s.message()));
+  }
+  setTorchThreads(config);
+  try {
+    if (config.dry_run) {
+      auto dataset = loadDataset(config);
+      if (!dataset.ok()) return fail(config.rank, std::string(dataset.status().message()));
+      auto model = buildModel(config, **dataset);
+      if (!model.ok()) return fail(config.rank, std::string(model.status().message()));
+      std::printf("%s\n%s\n", config.toJson().dump(2).c_str(), (*dataset)->description().c_str());
+      return 0;
+    }
+    const absl::Status status =
+        config.isServer() ? runServerRole(config) : runWorkerRole(config, process_start);
+    if (!status.ok()) return fail(config.rank, std::string(status.message()));
+  } catch (const std::exception& e) {  // LibTorch errors (c10::Error) and the like
+    return fail(config.rank, e.what());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace sparseps
+
+int main(int argc, char** argv) { return sparseps::run(argc, argv); }

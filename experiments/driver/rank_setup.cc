@@ -1,0 +1,96 @@
+#include "experiments/driver/rank_setup.h"
+
+#include <ATen/Parallel.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "experiments/datasets/make_dataset.h"
+#include "experiments/models/model_factory.h"
+#include "transport/tcp_store.h"
+
+#include <gloo/rendezvous/store.h>
+
+namespace sparseps {
+
+void setTorchThreads(const DriverConfig& config) {
+  at::set_num_interop_threads(1);
+  at::set_num_threads(threadsFor(config));
+}
+
+absl::StatusOr<std::unique_ptr<Dataset>> loadDataset(const DriverConfig& config) {
+  DatasetOptions options;
+  // One seed for every rank: the shards are pieces of one seeded permutation.
+  options.setSeed(config.seed);
+  // Imagenette is cropped to the side the model is meant for.
+  for (const ModelInfo& m : knownModels()) {
+    if (m.name == config.model) options.setImageSize(static_cast<int>(m.image_size));
+  }
+  return makeDataset(config.dataset, config.data_dir, options);
+}
+
+absl::StatusOr<RankModel> buildModel(const DriverConfig& config, const Dataset& dataset) {
+  const auto shape = dataset.imageShape();
+  auto net = makeModel(config.model, dataset.numClasses(), shape.at(0));
+  if (!net.ok()) return net.status();
+  auto flat = FlatModel::create(*net);
+  if (!flat.ok()) return flat.status();
+  RankModel model{*net, std::move(*flat), {}, 0};
+  model.specs = toSegmentSpecs(model.flat.paramLayout());
+  model.fingerprint = model.flat.paramLayout().fingerprint();
+  return model;
+}
+
+ConnectedRank::ConnectedRank() = default;
+ConnectedRank::ConnectedRank(ConnectedRank&&) noexcept = default;
+ConnectedRank& ConnectedRank::operator=(ConnectedRank&&) noexcept = default;
+ConnectedRank::~ConnectedRank() = default;
+
+int64_t pushesPerEpoch(const DriverConfig& config, const Dataset& dataset) {
+  int64_t pushes = 0;
+  for (int w = 0; w < config.numWorkers(); ++w) {
+    pushes += dataset.trainBatches(w, config.numWorkers(), 0, config.batch_size).numBatches();
+  }
+  return pushes;
+}
+
+absl::StatusOr<ConnectedRank> connectDriverRank(const DriverConfig& config,
+                                                const RankModel& model) {
+  ConnectOptions options;
+  options.rendezvous.setRank(config.rank).setWorldSize(config.world_size).setRunId(config.run_id);
+  if (!config.iface.empty()) options.rendezvous.setIface(config.iface);
+  ConnectedRank connected;
+  if (config.multiMachine()) {
+    options.rendezvous.setMaster(config.master_addr, config.master_port);
+    auto store = makeTcpStore(options.rendezvous);
+    if (!store.ok()) return store.status();
+    connected.store = std::move(*store);
+    options.store = connected.store.get();
+  } else {
+    options.rendezvous.setStoreDir(config.store_dir);
+  }
+  options.num_servers = config.servers;
+  options.hello.method = config.method;
+  options.hello.mode = config.mode;
+  options.hello.layout_fingerprint = model.fingerprint;
+  if (config.bandwidth_bps > 0 || config.latency_ns > 0) {
+    // The latency rides on the sender's uplink only, so each message pays it once.
+    options.shaping = ShapingOptions{{config.bandwidth_bps, config.latency_ns},
+                                     {config.bandwidth_bps, 0}};
+  }
+  options.max_payload_bytes = maxPayloadBytes(model.flat.params().size(), model.specs.size(),
+                                              model.flat.buffers().size());
+  auto connection = connectRank(std::move(options));
+  if (!connection.ok()) return connection.status();
+  connected.connection = std::move(*connection);
+  return connected;
+}
+
+void logLine(int rank, const std::string& text) {
+  static const auto start = std::chrono::steady_clock::now();
+  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "[rank %d %.1fs] %s\n", rank, t, text.c_str());
+}
+
+}  // namespace sparseps

@@ -1,0 +1,55 @@
+#pragma once
+// What every rank does before its role starts: threads, the data set, the model (its flat
+// buffers, segment specs and layout fingerprint) and the connection to the other ranks
+// (FileStore on one machine, rank 0's TCP store across machines, link shaping, handshake).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "compressors/segment_spec.h"
+#include "core/connect.h"
+#include "core/flat_model.h"
+#include "experiments/datasets/dataset.h"
+#include "experiments/driver/driver_config.h"
+#include "experiments/models/image_classifier.h"
+
+namespace sparseps {
+
+// Sets LibTorch's intra-op threads (threadsFor) and one inter-op thread. Call first.
+void setTorchThreads(const DriverConfig& config);
+
+absl::StatusOr<std::unique_ptr<Dataset>> loadDataset(const DriverConfig& config);
+
+struct RankModel {
+  std::shared_ptr<ImageClassifier> net;
+  FlatModel flat;
+  SegmentSpecs specs;
+  uint64_t fingerprint = 0;
+};
+
+// A fresh model for `dataset` from LibTorch's global generator (seed it first).
+absl::StatusOr<RankModel> buildModel(const DriverConfig& config, const Dataset& dataset);
+
+// All workers' batches of one epoch together (the server's pushes per epoch).
+int64_t pushesPerEpoch(const DriverConfig& config, const Dataset& dataset);
+
+// The connection and, across machines, the TCP store it was made through.
+// (Out-of-line special members: the store's type is complete only in rank_setup.cc.)
+struct ConnectedRank {
+  ConnectedRank();
+  ConnectedRank(ConnectedRank&&) noexcept;
+  ConnectedRank& operator=(ConnectedRank&&) noexcept;
+  ~ConnectedRank();
+  std::unique_ptr<gloo::rendezvous::Store> store;
+  std::unique_ptr<RankConnection> connection;
+};
+
+absl::StatusOr<ConnectedRank> connectDriverRank(const DriverConfig& config,
+                                                const RankModel& model);
+
+// "[rank 2 12.3s] text" on stderr (the rank's log).
+void logLine(int rank, const std::string& text);
+
+}  // namespace sparseps

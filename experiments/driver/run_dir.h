@@ -1,0 +1,47 @@
+#pragma once
+// The run directory's files: whole JSON documents (config.json, summary.json, worker<k>.json,
+// server.json) written atomically (temp file + rename, so a reader never sees half a file),
+// and JSON-lines logs (metrics.jsonl, eval.jsonl) appended through a buffer. The workers of
+// one machine share metrics.jsonl: the file is opened O_APPEND and each flush is one
+// write() of whole lines, so lines of different processes never interleave.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace sparseps {
+
+// Creates dir (and its parents) if missing.
+absl::Status makeDirs(const std::string& dir);
+
+absl::Status writeJsonFile(const std::string& path, const nlohmann::json& value);
+absl::StatusOr<nlohmann::json> readJsonFile(const std::string& path);
+
+// `git rev-parse HEAD` of the working directory, or "" when unavailable.
+std::string gitRevision();
+std::string hostName();
+
+class JsonLinesWriter {
+ public:
+  static absl::StatusOr<JsonLinesWriter> open(const std::string& path);
+  JsonLinesWriter(JsonLinesWriter&& other) noexcept;
+  JsonLinesWriter& operator=(JsonLinesWriter&&) = delete;
+  JsonLinesWriter(const JsonLinesWriter&) = delete;
+  ~JsonLinesWriter();
+
+  // Buffers one line; writes the buffer out when it grows past kFlushBytes.
+  absl::Status append(const nlohmann::json& line);
+  absl::Status flush();
+
+ private:
+  static constexpr size_t kFlushBytes = 64 * 1024;
+  JsonLinesWriter(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  int fd_ = -1;
+  std::string path_;
+  std::string buffer_;
+};
+
+}  // namespace sparseps

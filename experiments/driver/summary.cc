@@ -1,0 +1,119 @@
+#include "experiments/driver/summary.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "experiments/driver/run_dir.h"
+
+namespace sparseps {
+
+nlohmann::json WorkerTotals::toJson() const {
+  return {{"worker", worker},
+          {"rank", rank},
+          {"steps", steps},
+          {"samples", samples},
+          {"train_seconds", train_seconds},
+          {"eval_seconds", eval_seconds},
+          {"compute_seconds", compute_seconds},
+          {"compress_seconds", compress_seconds},
+          {"comm_seconds", comm_seconds},
+          {"bytes_up", bytes_up},
+          {"bytes_down", bytes_down},
+          {"staleness_sum", staleness_sum}};
+}
+
+std::string workerReportPath(const std::string& out, int worker) {
+  return absl::StrCat(out, "/worker", worker, ".json");
+}
+
+std::vector<nlohmann::json> collectWorkerReports(const std::string& out, int first, int end,
+                                                 std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<nlohmann::json> reports(end);
+  std::vector<bool> found(end, false);
+  std::fill(found.begin(), found.begin() + first, true);
+  while (true) {
+    for (int w = first; w < end; ++w) {
+      if (found[w]) continue;
+      auto report = readJsonFile(workerReportPath(out, w));
+      if (report.ok()) {
+        reports[w] = std::move(*report);
+        found[w] = true;
+      }
+    }
+    if (std::all_of(found.begin(), found.end(), [](bool f) { return f; }) ||
+        std::chrono::steady_clock::now() >= deadline) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  std::vector<nlohmann::json> present;
+  for (int w = first; w < end; ++w) {
+    if (found[w]) present.push_back(std::move(reports[w]));
+  }
+  return present;
+}
+
+namespace {
+
+double bestAccuracy(const std::string& eval_path, double fallback) {
+  double best = fallback;
+  std::ifstream file(eval_path);
+  std::string line;
+  while (std::getline(file, line)) {
+    auto value = nlohmann::json::parse(line, nullptr, false);
+    if (!value.is_discarded() && value.contains("accuracy")) {
+      best = std::max(best, value["accuracy"].get<double>());
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann::json>& reports,
+                          const FinalEval& final_eval, double wall_seconds) {
+  uint64_t samples = 0, bytes_up = 0, bytes_down = 0, steps = 0, staleness = 0;
+  double train_seconds = 0;
+  for (const auto& r : reports) {
+    samples += r["samples"].get<uint64_t>();
+    bytes_up += r["bytes_up"].get<uint64_t>();
+    bytes_down += r["bytes_down"].get<uint64_t>();
+    steps += r["steps"].get<uint64_t>();
+    staleness += r["staleness_sum"].get<uint64_t>();
+    train_seconds = std::max(train_seconds, r["train_seconds"].get<double>());
+  }
+  const nlohmann::json summary = {
+      {"method", config.method},
+      {"model", config.model},
+      {"dataset", config.dataset},
+      {"world_size", config.world_size},
+      {"servers", config.servers},
+      {"workers", config.numWorkers()},
+      {"mode", config.mode},
+      {"bandwidth", config.bandwidth},
+      {"bandwidth_bps", config.bandwidth_bps},
+      {"latency_ns", config.latency_ns},
+      {"batch_size", config.batch_size},
+      {"epochs", config.epochs},
+      {"final_accuracy", final_eval.accuracy},
+      {"best_accuracy", bestAccuracy(config.out + "/eval.jsonl", final_eval.accuracy)},
+      {"wall_seconds", wall_seconds},
+      {"train_seconds", train_seconds},
+      {"samples", samples},
+      {"throughput", train_seconds > 0 ? static_cast<double>(samples) / train_seconds : 0.0},
+      {"bytes_up", bytes_up},
+      {"bytes_down", bytes_down},
+      {"updates", steps},
+      {"server_version", final_eval.version},
+      {"mean_staleness", steps > 0 ? static_cast<double>(staleness) / static_cast<double>(steps)
+                                   : 0.0},
+      {"workers_reported", reports.size()},
+  };
+  return writeJsonFile(config.out + "/summary.json", summary);
+}
+
+}  // namespace sparseps

@@ -1,0 +1,275 @@
+#include "experiments/driver/worker_role.h"
+
+#include <torch/nn/functional/loss.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/ps_optimizer.h"
+#include "experiments/driver/evaluate.h"
+#include "experiments/driver/progress.h"
+#include "experiments/driver/rank_setup.h"
+#include "experiments/driver/run_dir.h"
+#include "experiments/driver/summary.h"
+#include "optim/builtin_methods.h"
+
+namespace sparseps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+constexpr int64_t kEvalBatch = 256;
+// How long the first worker waits for the other workers to finish before the final
+// evaluation (async) and before the summary; a worker on another machine never reports here.
+constexpr std::chrono::seconds kReportWait{300};
+
+class WorkerRun {
+ public:
+  WorkerRun(const DriverConfig& config, Clock::time_point process_start)
+      : config_(config), process_start_(process_start) {}
+
+  absl::Status run();
+
+ private:
+  absl::Status setUp();
+  absl::Status trainEpoch(int epoch);
+  absl::Status evaluateServerModel(double epoch);
+  absl::Status finishRun();
+  bool first() const { return config_.isFirstWorker(); }
+  bool stepsLeft() const {
+    return config_.max_steps == 0 || static_cast<int64_t>(totals_.steps) < config_.max_steps;
+  }
+
+  const DriverConfig& config_;
+  Clock::time_point process_start_;
+  std::unique_ptr<Dataset> dataset_;
+  std::optional<RankModel> model_;
+  std::optional<RankModel> eval_model_;  // first worker: the servers' model, for evaluation
+  ConnectedRank connected_;
+  MethodRegistry methods_;
+  std::unique_ptr<WorkerSession> session_;
+  std::unique_ptr<PsOptimizer> optimizer_;
+  std::optional<JsonLinesWriter> metrics_;
+  std::optional<JsonLinesWriter> evals_;
+  std::optional<ProgressPrinter> progress_;
+  int64_t pushes_per_epoch_ = 0;
+  int start_epoch_ = 0;
+  double epochs_done_ = 0;  // fractional when --max-steps ends an epoch early
+  WorkerTotals totals_;
+  ProgressState state_;
+  FinalEval last_eval_;
+};
+
+absl::Status WorkerRun::setUp() {
+  auto dataset = loadDataset(config_);
+  if (!dataset.ok()) return dataset.status();
+  dataset_ = std::move(*dataset);
+  torch::manual_seed(config_.seed + static_cast<uint64_t>(config_.rank));
+  auto model = buildModel(config_, *dataset_);  // its weights come from the servers
+  if (!model.ok()) return model.status();
+  model_.emplace(std::move(*model));
+  if (first()) {
+    auto eval_model = buildModel(config_, *dataset_);
+    if (!eval_model.ok()) return eval_model.status();
+    eval_model_.emplace(std::move(*eval_model));
+  }
+  pushes_per_epoch_ = pushesPerEpoch(config_, *dataset_);
+
+  auto connected = connectDriverRank(config_, *model_);
+  if (!connected.ok()) return connected.status();
+  connected_ = std::move(*connected);
+  if (auto s = registerBuiltinMethods(methods_); !s.ok()) return s;
+  const JobSpec job = makeJobSpec(config_, static_cast<double>(pushes_per_epoch_));
+  auto session = WorkerSession::create(*connected_.connection->endpoint, job, methods_,
+                                       model_->specs, model_->flat.buffers().size());
+  if (!session.ok()) return session.status();
+  session_ = std::move(*session);
+  optimizer_ = std::make_unique<PsOptimizer>(model_->flat, session_->client());
+  auto started = optimizer_->startStatus();
+  if (!started.ok()) return started.status();
+  if (config_.resume) {
+    start_epoch_ = static_cast<int>(static_cast<double>(started->pushes) /
+                                    static_cast<double>(pushes_per_epoch_));
+  }
+  logLine(config_.rank, absl::StrCat("worker ", config_.workerIndex(), ": ",
+                                     dataset_->description(), "; model ", config_.model, " (",
+                                     model_->flat.params().size(), " parameters) from server "
+                                     "version ", started->version, ", starting at epoch ",
+                                     start_epoch_));
+
+  auto metrics = JsonLinesWriter::open(config_.out + "/metrics.jsonl");
+  if (!metrics.ok()) return metrics.status();
+  metrics_.emplace(std::move(*metrics));
+  totals_.worker = config_.workerIndex();
+  totals_.rank = config_.rank;
+  if (first()) {
+    nlohmann::json resolved = config_.toJson();
+    resolved["git_revision"] = gitRevision();
+    resolved["hostname"] = hostName();
+    resolved["parameters"] = model_->flat.params().size();
+    resolved["bn_floats"] = model_->flat.buffers().size();
+    resolved["pushes_per_epoch"] = pushes_per_epoch_;
+    resolved["dataset_description"] = dataset_->description();
+    if (auto s = writeJsonFile(config_.out + "/config.json", resolved); !s.ok()) return s;
+    auto evals = JsonLinesWriter::open(config_.out + "/eval.jsonl");
+    if (!evals.ok()) return evals.status();
+    evals_.emplace(std::move(*evals));
+    progress_.emplace(progressStyleFrom(config_.progress, stdout), config_.epochs);
+  } else {
+    // The other workers log one plain line per epoch.
+    progress_.emplace(ProgressStyle::kNone, config_.epochs);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WorkerRun::trainEpoch(int epoch) {
+  ImageClassifier& net = *model_->net;
+  net.train();
+  optimizer_->setEpoch(epoch);
+  BatchIterator batches =
+      dataset_->trainBatches(config_.workerIndex(), config_.numWorkers(), epoch, config_.batch_size);
+  state_.epoch = epoch;
+  state_.step = 0;
+  state_.steps_in_epoch = batches.numBatches();
+  progress_->startEpoch(epoch);
+  const auto epoch_start = Clock::now();
+  double loss_sum = 0;
+  int64_t correct = 0, seen = 0;
+  Batch batch;
+  while (stepsLeft()) {
+    auto more = batches.next(&batch);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    const auto t0 = Clock::now();
+    optimizer_->zero_grad();
+    const torch::Tensor logits = net.forward(batch.images);
+    const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, batch.labels);
+    loss.backward();
+    const double compute_s = secondsSince(t0);
+    if (auto s = optimizer_->stepStatus(); !s.ok()) return s;
+    const StepStats& stats = optimizer_->lastStep();
+
+    const int64_t n = batch.labels.size(0);
+    const double loss_value = loss.item<double>();
+    loss_sum += loss_value * static_cast<double>(n);
+    correct += logits.argmax(1).eq(batch.labels).sum().item<int64_t>();
+    seen += n;
+    ++totals_.steps;
+    totals_.samples += static_cast<uint64_t>(n);
+    totals_.compute_seconds += compute_s;
+    totals_.compress_seconds += stats.compress_seconds;
+    totals_.comm_seconds += stats.communicate_seconds;
+    totals_.bytes_up += stats.bytes_up;
+    totals_.bytes_down += stats.bytes_down;
+    totals_.staleness_sum += stats.staleness;
+    auto s = metrics_->append({{"time", secondsSince(process_start_)},
+                               {"rank", config_.rank},
+                               {"worker", config_.workerIndex()},
+                               {"step", totals_.steps},
+                               {"epoch", epoch},
+                               {"loss", loss_value},
+                               {"lr", optimizer_->lr()},
+                               {"bytes_up", stats.bytes_up},
+                               {"bytes_down", stats.bytes_down},
+                               {"staleness", stats.staleness},
+                               {"compute_s", compute_s},
+                               {"compress_s", stats.compress_seconds},
+                               {"comm_s", stats.communicate_seconds}});
+    if (!s.ok()) return s;
+    ++state_.step;
+    state_.loss = loss_sum / static_cast<double>(seen);
+    state_.train_accuracy = static_cast<double>(correct) / static_cast<double>(seen);
+    state_.lr = optimizer_->lr();
+    state_.bytes_up = totals_.bytes_up;
+    state_.bytes_down = totals_.bytes_down;
+    progress_->update(state_);
+  }
+  totals_.train_seconds += secondsSince(epoch_start);
+  epochs_done_ = epoch + (state_.steps_in_epoch > 0 ? static_cast<double>(state_.step) /
+                                                          static_cast<double>(state_.steps_in_epoch)
+                                                    : 1.0);
+  progress_->endEpoch(state_);
+  logLine(config_.rank,
+          absl::StrFormat("epoch %d: %d steps in %.1fs, loss %.4f, train accuracy %.2f%%, sent %s",
+                          epoch + 1, state_.step, secondsSince(epoch_start), state_.loss,
+                          100 * state_.train_accuracy, formatBytes(totals_.bytes_up)));
+  if (auto s = optimizer_->syncBuffers(); !s.ok()) return s;
+  return metrics_->flush();
+}
+
+absl::Status WorkerRun::evaluateServerModel(double epoch) {
+  const auto start = Clock::now();
+  auto pulled = session_->client().pullModel(eval_model_->flat.params(), eval_model_->flat.buffers());
+  if (!pulled.ok()) return pulled.status();
+  auto result = evaluate(*eval_model_->net, *dataset_, kEvalBatch);
+  if (!result.ok()) return result.status();
+  totals_.eval_seconds += secondsSince(start);
+  last_eval_ = FinalEval{result->accuracy, pulled->version};
+  state_.test_accuracy = result->accuracy;
+  progress_->evaluation(static_cast<int>(std::ceil(epoch)) - 1, result->accuracy, result->loss,
+                        pulled->version);
+  logLine(config_.rank, absl::StrFormat("evaluation after %.2f epochs: accuracy %.4f loss %.4f "
+                                        "(server version %d)", epoch, result->accuracy,
+                                        result->loss, pulled->version));
+  auto s = evals_->append({{"epoch", epoch},
+                           {"time", secondsSince(process_start_)},
+                           {"accuracy", result->accuracy},
+                           {"loss", result->loss},
+                           {"version", pulled->version}});
+  if (!s.ok()) return s;
+  return evals_->flush();
+}
+
+absl::Status WorkerRun::finishRun() {
+  if (first()) {
+    // In async mode nothing waits for this worker, so let the others finish first: the final
+    // evaluation then sees every update. (Sync and staleness rounds would wait for it.)
+    if (config_.mode == "async" && config_.numWorkers() > 1) {
+      progress_->message("waiting for the other workers to finish...");
+      collectWorkerReports(config_.out, 1, config_.numWorkers(), kReportWait);
+    }
+    if (auto s = evaluateServerModel(epochs_done_); !s.ok()) return s;
+  }
+  if (auto s = optimizer_->finish(); !s.ok()) return s;
+  if (auto s = metrics_->flush(); !s.ok()) return s;
+  if (auto s = writeJsonFile(workerReportPath(config_.out, config_.workerIndex()), totals_.toJson());
+      !s.ok()) {
+    return s;
+  }
+  connected_.connection->close();
+  if (!first()) return absl::OkStatus();
+  const auto reports = collectWorkerReports(config_.out, 0, config_.numWorkers(), kReportWait);
+  if (static_cast<int>(reports.size()) < config_.numWorkers()) {
+    logLine(config_.rank, absl::StrCat("summary: only ", reports.size(), " of ",
+                                       config_.numWorkers(), " worker reports in ", config_.out));
+  }
+  return writeSummary(config_, reports, last_eval_, secondsSince(process_start_));
+}
+
+absl::Status WorkerRun::run() {
+  if (auto s = setUp(); !s.ok()) return s;
+  for (int epoch = start_epoch_; epoch < config_.epochs && stepsLeft(); ++epoch) {
+    if (auto s = trainEpoch(epoch); !s.ok()) return s;
+    const bool last = epoch + 1 == config_.epochs || !stepsLeft();
+    if (first() && !last && (epoch + 1) % config_.eval_every == 0) {
+      if (auto s = evaluateServerModel(epoch + 1); !s.ok()) return s;
+    }
+  }
+  return finishRun();
+}
+
+}  // namespace
+
+absl::Status runWorkerRole(const DriverConfig& config,
+                           std::chrono::steady_clock::time_point process_start) {
+  return WorkerRun(config, process_start).run();
+}
+
+}  // namespace sparseps
