@@ -38,14 +38,28 @@ absl::Status JobSpec::validate() const {
 
 namespace {
 
-// The method's view of the job: its worker count, the schedule's initial rate (DGS scales
-// its density by lr / lr0) and a seed of this rank's own (the sampled threshold's sample).
-MethodOptions methodOptionsFor(const JobSpec& job, int rank) {
+// What every rank resolves from a job before it starts: the method, the method's view of
+// the job (its worker count, the schedule's initial rate — DGS scales its density by
+// lr / lr0 — and a seed of this rank's own for the sampled threshold) and the shard plan.
+struct ResolvedJob {
+  const Method* method;
+  MethodOptions options;
+  ShardPlan plan;
+};
+
+absl::StatusOr<ResolvedJob> resolve(const JobSpec& job, const MethodRegistry& methods,
+                                    const SegmentSpecs& specs, int rank) {
+  if (auto s = job.validate(); !s.ok()) return s;
+  auto method = methods.find(job.method);
+  if (!method.ok()) return method.status();
   MethodOptions options = job.method_options;
   options.num_workers = job.num_workers;
   options.lr0 = job.server.lr.lr0;
   options.seed = job.method_options.seed + static_cast<uint64_t>(rank);
-  return options;
+  if (auto s = (*method)->validate(options); !s.ok()) return s;
+  auto plan = ShardPlan::make(specs, job.num_servers);
+  if (!plan.ok()) return plan.status();
+  return ResolvedJob{*method, std::move(options), std::move(*plan)};
 }
 
 }  // namespace
@@ -56,20 +70,15 @@ absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& jo
                                            absl::Span<const float> initial_params,
                                            absl::Span<const float> initial_buffers,
                                            uint64_t layout_fingerprint) {
-  if (auto s = job.validate(); !s.ok()) return s;
-  auto method = methods.find(job.method);
-  if (!method.ok()) return method.status();
-  const MethodOptions method_options = methodOptionsFor(job, endpoint.rank());
-  if (auto s = (*method)->validate(method_options); !s.ok()) return s;
-  auto plan = ShardPlan::make(specs, job.num_servers);
-  if (!plan.ok()) return plan.status();
+  auto resolved = resolve(job, methods, specs, endpoint.rank());
+  if (!resolved.ok()) return resolved.status();
   const int shard_index = endpoint.rank();
-  const Shard& shard = plan->shard(shard_index);
+  const Shard& shard = resolved->plan.shard(shard_index);
   const size_t num_buffers = shard_index == 0 ? initial_buffers.size() : 0;
 
   std::vector<float> model(initial_params.begin() + shard.offset,
                            initial_params.begin() + shard.offset + shard.numel);
-  ServerCore core((*method)->makeServer(shard.local_specs, job.num_workers, method_options),
+  ServerCore core(resolved->method->makeServer(shard.local_specs, job.num_workers, resolved->options),
                   std::move(model), num_buffers, job.num_workers, job.server);
   if (num_buffers > 0) core.onBuffers(0, {initial_buffers.begin(), initial_buffers.end()});
 
@@ -104,20 +113,15 @@ absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& jo
 absl::StatusOr<std::unique_ptr<WorkerSession>> WorkerSession::create(
     Endpoint& endpoint, const JobSpec& job, const MethodRegistry& methods,
     const SegmentSpecs& specs, size_t num_buffers) {
-  if (auto s = job.validate(); !s.ok()) return s;
-  auto method = methods.find(job.method);
-  if (!method.ok()) return method.status();
-  const MethodOptions method_options = methodOptionsFor(job, endpoint.rank());
-  if (auto s = (*method)->validate(method_options); !s.ok()) return s;
-  auto plan = ShardPlan::make(specs, job.num_servers);
-  if (!plan.ok()) return plan.status();
-  std::unique_ptr<WorkerSession> session(new WorkerSession(std::move(*plan)));
+  auto resolved = resolve(job, methods, specs, endpoint.rank());
+  if (!resolved.ok()) return resolved.status();
+  std::unique_ptr<WorkerSession> session(new WorkerSession(std::move(resolved->plan)));
   WorkerClientOptions options;
   options.server_ranks = job.serverRanks();
   options.num_buffers = num_buffers;
   options.encode = job.encode;
   session->client_ = std::make_unique<WorkerClient>(
-      endpoint, session->plan_, specs, (*method)->makeWorker(specs, method_options), options);
+      endpoint, session->plan_, specs, resolved->method->makeWorker(specs, resolved->options), options);
   return session;
 }
 
