@@ -6,7 +6,9 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "experiments/datasets/make_dataset.h"
 #include "experiments/models/model_factory.h"
 #include "transport/link_shaping.h"
@@ -62,6 +64,23 @@ CLI::Validator densityCheck() {
       "(0,1]", "density");
 }
 
+absl::StatusOr<std::vector<double>> parseMilestones(const std::string& text, int epochs) {
+  if (text == "none") return std::vector<double>{};
+  if (text == "auto") return std::vector<double>{0.6 * epochs, 0.8 * epochs};
+  std::vector<double> milestones;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    double epoch = 0;
+    if (!absl::SimpleAtod(part, &epoch) || epoch < 0 ||
+        (!milestones.empty() && epoch <= milestones.back())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--lr-milestones: '", text, "' is not an increasing comma list of epochs (e.g. "
+          "30,40), none or auto"));
+    }
+    milestones.push_back(epoch);
+  }
+  return milestones;
+}
+
 }  // namespace
 
 void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::string>& methods) {
@@ -103,8 +122,9 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   app.add_option("--lr", c->lr, "initial learning rate lr0")->check(CLI::PositiveNumber)
       ->group(opt);
   app.add_option("--lr-milestones", c->lr_milestones,
-                 "epochs at which the rate is multiplied by --lr-gamma, comma list (e.g. 30,40)")
-      ->delimiter(',')->group(opt);
+                 "epochs at which the rate is multiplied by --lr-gamma: a comma list (e.g. "
+                 "30,40), none, or auto = 60% and 80% of --epochs (the DGS schedule, 30,40 of 50)")
+      ->group(opt);
   app.add_option("--lr-gamma", c->lr_gamma, "factor at each milestone")
       ->check(CLI::PositiveNumber)->group(opt);
   app.add_option("--warmup-epochs", c->warmup_epochs,
@@ -227,8 +247,10 @@ absl::Status resolveDriverConfig(DriverConfig* c, bool bandwidth_given) {
         "clocks must agree); across machines the real network is the link: use "
         "--bandwidth=none --latency=0");
   }
-  if (!std::is_sorted(c->lr_milestones.begin(), c->lr_milestones.end())) {
-    return absl::InvalidArgumentError("--lr-milestones must be increasing, e.g. 30,40");
+  if (auto milestones = parseMilestones(c->lr_milestones, c->epochs); milestones.ok()) {
+    c->milestones = *std::move(milestones);
+  } else {
+    return milestones.status();
   }
   if (c->data_dir.empty()) c->data_dir = defaultDataDir(c->dataset);
   return makeJobSpec(*c, 1).validate();
@@ -255,7 +277,7 @@ JobSpec makeJobSpec(const DriverConfig& c, double pushes_per_epoch) {
                     : c.mode == "staleness" ? ConsistencyMode::kStaleness
                                             : ConsistencyMode::kAsync;
   job.server.staleness = c.staleness;
-  job.server.lr = LrSchedule{c.lr, c.lr_milestones, c.lr_gamma, c.warmup_epochs};
+  job.server.lr = LrSchedule{c.lr, c.milestones, c.lr_gamma, c.warmup_epochs};
   job.server.pushes_per_epoch = pushes_per_epoch;
   job.encode.allowF16(c.f16);
   if (!c.out.empty()) job.checkpoint_path = c.checkpointPath();
@@ -285,7 +307,7 @@ nlohmann::json DriverConfig::toJson() const {
       {"epochs", epochs},
       {"batch_size", batch_size},
       {"lr", lr},
-      {"lr_milestones", lr_milestones},
+      {"lr_milestones", milestones},
       {"lr_gamma", lr_gamma},
       {"warmup_epochs", warmup_epochs},
       {"momentum", momentum},

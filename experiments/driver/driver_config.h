@@ -30,11 +30,11 @@ struct DriverConfig {
   std::string model = "small_resnet";
   std::string dataset = "fashion-mnist";
   std::string data_dir;            // "" = defaultDataDir(dataset)
-  int epochs = 2;
+  int epochs = 5;
   int batch_size = 64;
   // Schedule and method hyperparameters.
   double lr = 0.1;
-  std::vector<double> lr_milestones;
+  std::string lr_milestones = "auto";  // "auto", "none" or a comma list of epochs
   double lr_gamma = 0.1;
   double warmup_epochs = 0;
   double momentum = 0.9;
@@ -70,6 +70,7 @@ struct DriverConfig {
   std::string run_id = "sparseps";
 
   // Filled in by resolve().
+  std::vector<double> milestones;
   double bandwidth_bps = 0;
   int64_t latency_ns = 0;
 

@@ -1,0 +1,6 @@
+# tests/experiments: the experiment driver end to end, through experiments/run.
+find_package(nlohmann_json REQUIRED)
+sparseps_test(driver_test SOURCES driver_test.cc DEPS nlohmann_json::nlohmann_json)
+add_dependencies(driver_test sparseps_driver)
+target_compile_definitions(driver_test PRIVATE
+  SPARSEPS_DRIVER_BINARY="$<TARGET_FILE:sparseps_driver>")
