@@ -5,8 +5,7 @@
 
 #include <memory>
 
-#include "optim/descent_server.h"
-#include "optim/fatal.h"
+#include "optim/descent_method.h"
 #include "optim/message_ops.h"
 #include "optim/segment_worker.h"
 
@@ -28,23 +27,10 @@ class AsgdWorker : public SegmentWorker {
   }
 };
 
-class AsgdMethod : public Method {
- public:
-  std::string name() const override { return "asgd"; }
-  std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
-                                         const MethodOptions& options) const override {
-    requireOk(validate(options));
-    return std::make_unique<AsgdWorker>(specs, options);
-  }
-  std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs, int num_workers,
-                                         const MethodOptions& options) const override {
-    requireOk(validate(options));
-    return makeDescentServer(specs, num_workers, options, options.downlink);
-  }
-};
-
 }  // namespace
 
-std::unique_ptr<Method> makeAsgdMethod() { return std::make_unique<AsgdMethod>(); }
+std::unique_ptr<Method> makeAsgdMethod() {
+  return std::make_unique<DescentMethod<AsgdWorker>>("asgd");
+}
 
 }  // namespace sparseps

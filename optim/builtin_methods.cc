@@ -1,6 +1,7 @@
 // Adding a method: write optim/<name>.cc with its worker rule and a factory
-// `std::unique_ptr<Method> make<Name>Method()` (use makeDescentServer for the server
-// side), add the file to optim/CMakeLists.txt, and add its one line to kBuiltins below.
+// `std::unique_ptr<Method> make<Name>Method()` (return a DescentMethod<Worker> of
+// descent_method.h), add the file to optim/CMakeLists.txt, and add its one line to
+// kBuiltins below.
 
 #include "optim/builtin_methods.h"
 

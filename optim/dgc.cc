@@ -19,8 +19,7 @@
 #include <vector>
 
 #include "compressors/error_feedback.h"
-#include "optim/descent_server.h"
-#include "optim/fatal.h"
+#include "optim/descent_method.h"
 #include "optim/message_ops.h"
 #include "optim/segment_worker.h"
 #include "optim/selection.h"
@@ -91,23 +90,10 @@ class DgcWorker : public SegmentWorker {
   std::vector<float> x_;
 };
 
-class DgcMethod : public Method {
- public:
-  std::string name() const override { return "dgc"; }
-  std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
-                                         const MethodOptions& options) const override {
-    requireOk(validate(options));
-    return std::make_unique<DgcWorker>(specs, options);
-  }
-  std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs, int num_workers,
-                                         const MethodOptions& options) const override {
-    requireOk(validate(options));
-    return makeDescentServer(specs, num_workers, options, options.downlink);
-  }
-};
-
 }  // namespace
 
-std::unique_ptr<Method> makeDgcMethod() { return std::make_unique<DgcMethod>(); }
+std::unique_ptr<Method> makeDgcMethod() {
+  return std::make_unique<DescentMethod<DgcWorker>>("dgc");
+}
 
 }  // namespace sparseps

@@ -20,8 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "optim/descent_server.h"
-#include "optim/fatal.h"
+#include "optim/descent_method.h"
 #include "optim/message_ops.h"
 #include "optim/segment_worker.h"
 #include "optim/selection.h"
@@ -65,9 +64,9 @@ class DgsWorker : public SegmentWorker {
   std::unique_ptr<Compressor> selector_;
 };
 
-class DgsMethod : public Method {
+class DgsMethod : public DescentMethod<DgsWorker> {
  public:
-  std::string name() const override { return "dgs"; }
+  DgsMethod() : DescentMethod<DgsWorker>("dgs") {}
   absl::Status validate(const MethodOptions& options) const override {
     if (absl::Status s = options.validate(); !s.ok()) return s;
     if (!(options.momentum > 0.0)) {
@@ -78,16 +77,10 @@ class DgsMethod : public Method {
     }
     return absl::OkStatus();
   }
-  std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
-                                         const MethodOptions& options) const override {
-    requireOk(validate(options));
-    return std::make_unique<DgsWorker>(specs, options);
-  }
-  std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs, int num_workers,
-                                         const MethodOptions& options) const override {
-    requireOk(validate(options));
-    return makeDescentServer(specs, num_workers, options, Downlink::kSparse);
-  }
+
+ protected:
+  // Dual-way: the reply is always the sparse update of dual_way_downlink.h.
+  Downlink downlink(const MethodOptions&) const override { return Downlink::kSparse; }
 };
 
 }  // namespace

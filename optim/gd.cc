@@ -10,8 +10,7 @@
 #include <utility>
 
 #include "compressors/error_feedback.h"
-#include "optim/descent_server.h"
-#include "optim/fatal.h"
+#include "optim/descent_method.h"
 #include "optim/message_ops.h"
 #include "optim/segment_worker.h"
 #include "optim/selection.h"
@@ -45,23 +44,8 @@ class GdWorker : public SegmentWorker {
   ErrorFeedback v_;  // v per segment id
 };
 
-class GdMethod : public Method {
- public:
-  std::string name() const override { return "gd"; }
-  std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
-                                         const MethodOptions& options) const override {
-    requireOk(validate(options));
-    return std::make_unique<GdWorker>(specs, options);
-  }
-  std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs, int num_workers,
-                                         const MethodOptions& options) const override {
-    requireOk(validate(options));
-    return makeDescentServer(specs, num_workers, options, options.downlink);
-  }
-};
-
 }  // namespace
 
-std::unique_ptr<Method> makeGdMethod() { return std::make_unique<GdMethod>(); }
+std::unique_ptr<Method> makeGdMethod() { return std::make_unique<DescentMethod<GdWorker>>("gd"); }
 
 }  // namespace sparseps

@@ -8,8 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "optim/descent_server.h"
-#include "optim/fatal.h"
+#include "optim/descent_method.h"
 #include "optim/message_ops.h"
 #include "optim/segment_worker.h"
 
@@ -39,23 +38,10 @@ class MsgdWorker : public SegmentWorker {
   std::vector<std::vector<float>> u_;
 };
 
-class MsgdMethod : public Method {
- public:
-  std::string name() const override { return "msgd"; }
-  std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
-                                         const MethodOptions& options) const override {
-    requireOk(validate(options));
-    return std::make_unique<MsgdWorker>(specs, options);
-  }
-  std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs, int num_workers,
-                                         const MethodOptions& options) const override {
-    requireOk(validate(options));
-    return makeDescentServer(specs, num_workers, options, options.downlink);
-  }
-};
-
 }  // namespace
 
-std::unique_ptr<Method> makeMsgdMethod() { return std::make_unique<MsgdMethod>(); }
+std::unique_ptr<Method> makeMsgdMethod() {
+  return std::make_unique<DescentMethod<MsgdWorker>>("msgd");
+}
 
 }  // namespace sparseps
