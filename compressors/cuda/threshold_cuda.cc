@@ -1,13 +1,12 @@
 #include "compressors/cuda/threshold_cuda.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "compressors/cuda/cuda_status.h"
 #include "compressors/cuda/launchers.h"
 #include "compressors/magnitude_key.h"
 #include "compressors/segment_spec.h"
-#include "compressors/select_seed.h"
+#include "compressors/threshold.h"
 
 namespace sparseps::gpu {
 namespace {
@@ -53,18 +52,8 @@ absl::StatusOr<SampledThresholdResult> sampledThresholdDevice(
   const auto k32 = static_cast<uint32_t>(r.k);
 
   // The sample, drawn exactly as compressors/threshold.cc draws it.
-  size_t want = std::max<size_t>(
-      static_cast<size_t>(std::ceil(static_cast<double>(n) * options.sample_ratio)),
-      static_cast<size_t>(std::ceil(2.0 / std::max(density, 1e-12))));
-  size_t start = 0, stride = 1;
-  if (want < n) {
-    stride = n / want;
-    uint64_t state = random_bits;
-    start = static_cast<size_t>(boundedRandom(&state, stride));
-  }
-  const auto samples = static_cast<uint32_t>((n - start + stride - 1) / stride);
-  size_t top = static_cast<size_t>(std::ceil(static_cast<double>(samples) * density));
-  top = std::clamp<size_t>(top, 1, samples);
+  const DgcSamplePlan plan = dgcSamplePlan(n, density, random_bits, options);
+  const auto samples = static_cast<uint32_t>(plan.count);
 
   // One scratch block: sample, radix state, filter output, exact top-k temporaries.
   auto layout = [&](ScratchCarver& c, float** sample, RadixState** state, uint32_t** hist,
@@ -90,11 +79,12 @@ absl::StatusOr<SampledThresholdResult> sampledThresholdDevice(
   ScratchCarver carver(base);
   layout(carver, &sample, &state, &hist, &fIdx, &fVal, &count, &pos, &filterTemp, &topkTemp);
 
-  SPARSEPS_CUDA_TRY(launchStridedGather(x, static_cast<uint32_t>(start),
-                                        static_cast<uint32_t>(stride), samples, sample, stream),
-                    "sampledThresholdDevice sample");
   SPARSEPS_CUDA_TRY(
-      launchRadixPasses(sample, samples, static_cast<uint32_t>(top), state, hist, stream),
+      launchStridedGather(x, static_cast<uint32_t>(plan.start), static_cast<uint32_t>(plan.stride),
+                          samples, sample, stream),
+      "sampledThresholdDevice sample");
+  SPARSEPS_CUDA_TRY(
+      launchRadixPasses(sample, samples, static_cast<uint32_t>(plan.top), state, hist, stream),
       "sampledThresholdDevice sample select");
   RadixState selected;
   SPARSEPS_CUDA_TRY(readBack(state, &selected, stream), "sampledThresholdDevice threshold");
