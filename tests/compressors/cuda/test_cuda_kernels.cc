@@ -92,29 +92,32 @@ struct Case {
 
 void PrintTo(const Case& c, std::ostream* os) { *os << "n " << c.n << (c.ties ? " ties" : ""); }
 
-class DeviceTopkTest : public testing::TestWithParam<Case> {};
+// Each test draws from a fresh seed, traced on failure, for its Case c_.
+class DeviceTopkTest : public testing::TestWithParam<Case> {
+ protected:
+  const uint64_t seed_ = freshSeed();
+  const testing::ScopedTrace trace_{__FILE__, __LINE__, testing::Message() << "seed " << seed_};
+  std::mt19937_64 rng_{seed_};
+  const Case c_ = GetParam();
+};
 
 TEST_P(DeviceTopkTest, RadixAndSortMatchTopkExact) {
   SKIP_WITHOUT_DEVICE();
-  const uint64_t seed = freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
-  std::mt19937_64 rng(seed);
-  const Case c = GetParam();
-  const std::vector<float> x = randomInput(c.n, c.ties, &rng);
+  const std::vector<float> x = randomInput(c_.n, c_.ties, &rng_);
   DeviceArray<float> dx(x);
-  DeviceArray<uint32_t> dIdx(c.n);
-  DeviceArray<float> dVal(c.n);
+  DeviceArray<uint32_t> dIdx(c_.n);
+  DeviceArray<float> dVal(c_.n);
   DeviceScratch scratch;
-  for (size_t k : {size_t{1}, 1 + rng() % c.n, c.n}) {
-    SCOPED_TRACE(testing::Message() << "n " << c.n << " k " << k);
+  for (size_t k : {size_t{1}, 1 + rng_() % c_.n, c_.n}) {
+    SCOPED_TRACE(testing::Message() << "n " << c_.n << " k " << k);
     std::vector<uint32_t> cpuIdx;
     std::vector<float> cpuVal;
     topkExact(x, k, &cpuIdx, &cpuVal);
     for (bool radix : {true, false}) {
       SCOPED_TRACE(radix ? "radix" : "sort");
       absl::StatusOr<size_t> got =
-          radix ? topkRadixDevice(dx.get(), c.n, k, dIdx.get(), dVal.get(), &scratch, nullptr)
-                : topkSortDevice(dx.get(), c.n, k, dIdx.get(), dVal.get(), &scratch, nullptr);
+          radix ? topkRadixDevice(dx.get(), c_.n, k, dIdx.get(), dVal.get(), &scratch, nullptr)
+                : topkSortDevice(dx.get(), c_.n, k, dIdx.get(), dVal.get(), &scratch, nullptr);
       ASSERT_TRUE(got.ok()) << got.status();
       ASSERT_EQ(*got, k);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -126,14 +129,10 @@ TEST_P(DeviceTopkTest, RadixAndSortMatchTopkExact) {
 
 TEST_P(DeviceTopkTest, ThresholdFilterMatchesCpu) {
   SKIP_WITHOUT_DEVICE();
-  const uint64_t seed = freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
-  std::mt19937_64 rng(seed);
-  const Case c = GetParam();
-  const std::vector<float> x = randomInput(c.n, c.ties, &rng);
+  const std::vector<float> x = randomInput(c_.n, c_.ties, &rng_);
   DeviceArray<float> dx(x);
-  DeviceArray<uint32_t> dIdx(c.n);
-  DeviceArray<float> dVal(c.n);
+  DeviceArray<uint32_t> dIdx(c_.n);
+  DeviceArray<float> dVal(c_.n);
   DeviceScratch scratch;
   for (float thr : {0.0f, -0.5f, 1.25f, std::numeric_limits<float>::infinity()}) {
     SCOPED_TRACE(testing::Message() << "thr " << thr);
@@ -141,7 +140,7 @@ TEST_P(DeviceTopkTest, ThresholdFilterMatchesCpu) {
     std::vector<float> cpuVal;
     thresholdFilter(x, thr, &cpuIdx, &cpuVal);
     absl::StatusOr<size_t> got =
-        thresholdFilterDevice(dx.get(), c.n, thr, dIdx.get(), dVal.get(), &scratch, nullptr);
+        thresholdFilterDevice(dx.get(), c_.n, thr, dIdx.get(), dVal.get(), &scratch, nullptr);
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_EQ(*got, cpuIdx.size());
     EXPECT_EQ(dIdx.toHost(*got), cpuIdx);
@@ -151,24 +150,20 @@ TEST_P(DeviceTopkTest, ThresholdFilterMatchesCpu) {
 
 TEST_P(DeviceTopkTest, SampledThresholdMatchesCpu) {
   SKIP_WITHOUT_DEVICE();
-  const uint64_t seed = freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
-  std::mt19937_64 rng(seed);
-  const Case c = GetParam();
-  const std::vector<float> x = randomInput(c.n, c.ties, &rng);
+  const std::vector<float> x = randomInput(c_.n, c_.ties, &rng_);
   DeviceArray<float> dx(x);
   DeviceScratch scratch;
   for (double density : {0.001, 0.01, 0.3, 1.0}) {
     SCOPED_TRACE(testing::Message() << "density " << density);
-    const size_t k = topkCount(c.n, density);
+    const size_t k = topkCount(c_.n, density);
     DeviceArray<uint32_t> dIdx(k);
     DeviceArray<float> dVal(k);
-    const uint64_t bits = rng();
+    const uint64_t bits = rng_();
     std::vector<uint32_t> cpuIdx;
     std::vector<float> cpuVal;
     const SampledThresholdResult cpu = sampledThreshold(x, density, bits, &cpuIdx, &cpuVal);
     absl::StatusOr<SampledThresholdResult> dev = sampledThresholdDevice(
-        dx.get(), c.n, density, bits, dIdx.get(), dVal.get(), &scratch, nullptr);
+        dx.get(), c_.n, density, bits, dIdx.get(), dVal.get(), &scratch, nullptr);
     ASSERT_TRUE(dev.ok()) << dev.status();
     EXPECT_EQ(dev->k, cpu.k);
     EXPECT_EQ(dev->rounds, cpu.rounds);
@@ -183,16 +178,12 @@ TEST_P(DeviceTopkTest, SampledThresholdMatchesCpu) {
 
 TEST_P(DeviceTopkTest, ApplyAndPackMatchCpu) {
   SKIP_WITHOUT_DEVICE();
-  const uint64_t seed = freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
-  std::mt19937_64 rng(seed);
-  const Case c = GetParam();
-  const std::vector<float> x = randomInput(c.n, false, &rng);
-  std::vector<float> y = randomInput(c.n, false, &rng);
+  const std::vector<float> x = randomInput(c_.n, false, &rng_);
+  std::vector<float> y = randomInput(c_.n, false, &rng_);
   for (float& v : y) v = std::isfinite(v) ? v : 1.0f;
   SegmentData s;
-  s.numel = static_cast<uint32_t>(c.n);
-  topkExact(x, 1 + rng() % c.n, &s.indices, &s.values);
+  s.numel = static_cast<uint32_t>(c_.n);
+  topkExact(x, 1 + rng_() % c_.n, &s.indices, &s.values);
   DeviceArray<float> dx(x), dy(y);
   DeviceArray<uint32_t> dIdx(s.indices);
   DeviceArray<float> dVal(s.values);
@@ -206,13 +197,13 @@ TEST_P(DeviceTopkTest, ApplyAndPackMatchCpu) {
   for (float& v : finiteX) v = std::isfinite(v) ? v : 2.0f;
   DeviceArray<float> dFinite(finiteX);
   axpy(0.75f, finiteX, absl::MakeSpan(cpu));
-  ASSERT_TRUE(axpyDevice(0.75f, dFinite.get(), c.n, dy.get(), nullptr).ok());
+  ASSERT_TRUE(axpyDevice(0.75f, dFinite.get(), c_.n, dy.get(), nullptr).ok());
   ASSERT_TRUE(packPairsDevice(dIdx.get(), dVal.get(), s.nonzeros(), dPairs.get(), nullptr).ok());
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 
   // a*x + y may round once (FMA) or twice on either side: compare within 2 ulps.
-  const std::vector<float> dev = dy.toHost(c.n);
-  for (size_t i = 0; i < c.n; ++i) {
+  const std::vector<float> dev = dy.toHost(c_.n);
+  for (size_t i = 0; i < c_.n; ++i) {
     if (std::isnan(cpu[i])) {
       ASSERT_TRUE(std::isnan(dev[i])) << "at " << i;
     } else {
@@ -231,30 +222,22 @@ TEST_P(DeviceTopkTest, ApplyAndPackMatchCpu) {
 
 // Host memory: the CPU kernel, with or without a device (this part runs everywhere).
 TEST_P(DeviceTopkTest, TopkAutoOnHostMemoryIsTheCpuKernel) {
-  const uint64_t seed = freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
-  std::mt19937_64 rng(seed);
-  const Case c = GetParam();
-  const std::vector<float> x = randomInput(c.n, c.ties, &rng);
-  const size_t k = 1 + rng() % c.n;
+  const std::vector<float> x = randomInput(c_.n, c_.ties, &rng_);
+  const size_t k = 1 + rng_() % c_.n;
   std::vector<uint32_t> cpuIdx, autoIdx;
   std::vector<float> cpuVal, autoVal;
   topkExact(x, k, &cpuIdx, &cpuVal);
   DeviceScratch scratch;
   EXPECT_EQ(memorySideOf(x.data()), MemorySide::kHost);
-  ASSERT_TRUE(topkAuto(x.data(), c.n, k, &autoIdx, &autoVal, &scratch, nullptr).ok());
+  ASSERT_TRUE(topkAuto(x.data(), c_.n, k, &autoIdx, &autoVal, &scratch, nullptr).ok());
   EXPECT_EQ(autoIdx, cpuIdx);
   EXPECT_EQ(bitsOf(autoVal), bitsOf(cpuVal));
 }
 
 TEST_P(DeviceTopkTest, TopkAutoOnDeviceMemoryMatchesTheCpuKernel) {
   SKIP_WITHOUT_DEVICE();
-  const uint64_t seed = freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
-  std::mt19937_64 rng(seed);
-  const Case c = GetParam();
-  const std::vector<float> x = randomInput(c.n, c.ties, &rng);
-  for (size_t k : {size_t{1}, 1 + rng() % c.n, c.n}) {
+  const std::vector<float> x = randomInput(c_.n, c_.ties, &rng_);
+  for (size_t k : {size_t{1}, 1 + rng_() % c_.n, c_.n}) {
     SCOPED_TRACE(testing::Message() << "k " << k);
     std::vector<uint32_t> cpuIdx, autoIdx;
     std::vector<float> cpuVal, autoVal;
@@ -262,7 +245,7 @@ TEST_P(DeviceTopkTest, TopkAutoOnDeviceMemoryMatchesTheCpuKernel) {
     DeviceScratch scratch;
     DeviceArray<float> dx(x);
     EXPECT_EQ(memorySideOf(dx.get()), MemorySide::kDevice);
-    absl::Status s = topkAuto(dx.get(), c.n, k, &autoIdx, &autoVal, &scratch, nullptr);
+    absl::Status s = topkAuto(dx.get(), c_.n, k, &autoIdx, &autoVal, &scratch, nullptr);
     ASSERT_TRUE(s.ok()) << s;
     EXPECT_EQ(autoIdx, cpuIdx);
     EXPECT_EQ(bitsOf(autoVal), bitsOf(cpuVal));
