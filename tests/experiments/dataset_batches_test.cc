@@ -3,7 +3,6 @@
 // libjpeg, the factory's errors, and the real samples in ../shared/data when present.
 
 #include <ATen/ATen.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -20,6 +19,7 @@
 #include "experiments/datasets/make_dataset.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/experiments/temp_dir.h"
 
 // jpeglib.h needs size_t and FILE declared before it.
 // clang-format off
@@ -33,21 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            absl::StrCat("sparseps_dsbatch_", ::getpid(), "_", std::random_device{}());
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string str() const { return path_.string(); }
-  fs::path path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // Encodes an HWC image with `channels` 1 (grayscale) or 3 (RGB) with libjpeg.
 std::vector<uint8_t> encodeJpeg(const std::vector<uint8_t>& pixels, int h, int w, int channels,
@@ -304,7 +289,7 @@ void writeImagenette(const fs::path& root, int per_class) {
 TEST(ImagenetteTest, WrittenJpegsGiveNormalizedBatches) {
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
-  TempDir dir;
+  testing::TempDir dir("sparseps_dsbatch_");
   writeImagenette(dir.path(), 4);
   DatasetOptions o;
   o.setSeed(seed).setImageSize(32);
@@ -364,7 +349,7 @@ TEST(ImagenetteTest, WrittenJpegsGiveNormalizedBatches) {
 }
 
 TEST(ImagenetteTest, MissingAndBrokenData) {
-  TempDir dir;
+  testing::TempDir dir("sparseps_dsbatch_");
   absl::StatusOr<std::unique_ptr<Dataset>> ds =
       makeDataset("imagenette", dir.str() + "/none", DatasetOptions());
   ASSERT_FALSE(ds.ok());

@@ -2,7 +2,6 @@
 // written here in the real formats from random contents, read back and compared byte for byte;
 // broken files give clear errors.
 
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -21,27 +20,13 @@
 #include "experiments/datasets/synthetic.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/experiments/temp_dir.h"
 
 namespace sparseps {
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            absl::StrCat("sparseps_dsfiles_", ::getpid(), "_", std::random_device{}());
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string str() const { return path_.string(); }
-  fs::path path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 void writeBytes(const fs::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
@@ -96,7 +81,7 @@ class DatasetFilesTest : public ::testing::Test {
   }
   uint64_t seed_ = 0;
   std::mt19937_64 rng_;
-  TempDir dir_;
+  testing::TempDir dir_{"sparseps_dsfiles_"};
 };
 
 TEST_F(DatasetFilesTest, FashionMnistRoundTrip) {
