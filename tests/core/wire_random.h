@@ -9,6 +9,7 @@
 
 #include "compressors/segment_data.h"
 #include "compressors/segment_spec.h"
+#include "tests/compressors/densify.h"
 
 namespace sparseps::wire_test {
 
@@ -45,13 +46,8 @@ inline SegmentData randomDense(uint32_t id, uint32_t numel, std::mt19937_64& rng
   return segment;
 }
 
-// The segment as numel floats.
-inline std::vector<float> densify(const SegmentData& segment) {
-  if (segment.dense) return segment.values;
-  std::vector<float> out(segment.numel, 0.0f);
-  for (size_t i = 0; i < segment.indices.size(); ++i) out[segment.indices[i]] = segment.values[i];
-  return out;
-}
+// The segment as numel floats (tests/compressors/densify.h).
+using ::sparseps::densify;
 
 // The segment as a dense SegmentData (what kDenseF32 carries).
 inline SegmentData asDense(const SegmentData& segment) {

@@ -14,6 +14,7 @@
 #include "compressors/segment_spec.h"
 #include "gtest/gtest.h"
 #include "optim/method.h"
+#include "tests/compressors/densify.h"
 
 namespace sparseps::test {
 
@@ -80,13 +81,6 @@ inline SegmentData denseOf(uint32_t id, const std::vector<float>& x, float scale
   s.dense = true;
   for (float v : x) s.values.push_back(scale * v);
   return s;
-}
-
-inline std::vector<float> densify(const SegmentData& s) {
-  if (s.dense) return s.values;
-  std::vector<float> out(s.numel, 0.0f);
-  for (size_t t = 0; t < s.indices.size(); ++t) out[s.indices[t]] = s.values[t];
-  return out;
 }
 
 inline bool near(float a, float b, float tol) {
