@@ -26,9 +26,12 @@ double secondsSince(Clock::time_point t) {
 }
 
 constexpr int64_t kEvalBatch = 256;
-// How long the first worker waits for the other workers to finish before the final
-// evaluation (async) and before the summary; a worker on another machine never reports here.
-constexpr std::chrono::seconds kReportWait{300};
+// How long the first worker waits for the other workers' reports before the final
+// evaluation (async) and before the summary. Across machines they arrive only through a
+// shared run directory, so the wait there is short.
+std::chrono::seconds reportWait(const DriverConfig& config) {
+  return std::chrono::seconds(config.multiMachine() ? 30 : 300);
+}
 
 class WorkerRun {
  public:
@@ -97,6 +100,7 @@ absl::Status WorkerRun::setUp() {
   if (config_.resume) {
     start_epoch_ = static_cast<int>(static_cast<double>(started->pushes) /
                                     static_cast<double>(pushes_per_epoch_));
+    epochs_done_ = start_epoch_;
   }
   logLine(config_.rank, absl::StrCat("worker ", config_.workerIndex(), ": ",
                                      dataset_->description(), "; model ", config_.model, " (",
@@ -231,9 +235,9 @@ absl::Status WorkerRun::finishRun() {
   if (first()) {
     // In async mode nothing waits for this worker, so let the others finish first: the final
     // evaluation then sees every update. (Sync and staleness rounds would wait for it.)
-    if (config_.mode == "async" && config_.numWorkers() > 1) {
+    if (config_.mode == "async" && config_.numWorkers() > 1 && !config_.multiMachine()) {
       progress_->message("waiting for the other workers to finish...");
-      collectWorkerReports(config_.out, 1, config_.numWorkers(), kReportWait);
+      collectWorkerReports(config_.out, 1, config_.numWorkers(), reportWait(config_));
     }
     if (auto s = evaluateServerModel(epochs_done_); !s.ok()) return s;
   }
@@ -245,7 +249,7 @@ absl::Status WorkerRun::finishRun() {
   }
   connected_.connection->close();
   if (!first()) return absl::OkStatus();
-  const auto reports = collectWorkerReports(config_.out, 0, config_.numWorkers(), kReportWait);
+  const auto reports = collectWorkerReports(config_.out, 0, config_.numWorkers(), reportWait(config_));
   if (static_cast<int>(reports.size()) < config_.numWorkers()) {
     logLine(config_.rank, absl::StrCat("summary: only ", reports.size(), " of ",
                                        config_.numWorkers(), " worker reports in ", config_.out));
