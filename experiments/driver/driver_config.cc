@@ -193,6 +193,10 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "first worker's console progress: auto (updating line on a TTY, plain lines "
                  "otherwise), tty, plain, none")
       ->check(CLI::IsMember({"auto", "tty", "plain", "none"}))->group(run);
+  app.add_option("--progress-columns", c->progress_columns,
+                 "terminal width: the updating progress line is cut to it (a wrapped line "
+                 "cannot be redrawn); 0 = no cut; experiments/run sets it")
+      ->check(CLI::NonNegativeNumber)->group(run);
   app.add_flag("--dry-run", c->dry_run,
                "check the flags and load the data set, print the resolved config, exit")
       ->group(run);

@@ -60,6 +60,7 @@ struct DriverConfig {
   int64_t max_steps = 0;           // per worker; 0 = no limit
   uint64_t checkpoint_every = 0;   // server versions; 0 = only at the end
   std::string progress = "auto";   // auto | tty | plain | none
+  int progress_columns = 0;        // tty: cut the updating line to this width; 0 = no cut
   bool dry_run = false;
   // Rendezvous.
   int rank = -1;

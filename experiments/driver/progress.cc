@@ -72,7 +72,9 @@ void ProgressPrinter::update(const ProgressState& s) {
     const auto now = Clock::now();
     if (now - last_draw_ < std::chrono::milliseconds(250)) return;
     last_draw_ = now;
-    std::fprintf(stream_, "\r\033[K%s", line(s, false).c_str());
+    std::string text = line(s, false);
+    if (columns_ > 1 && text.size() >= static_cast<size_t>(columns_)) text.resize(columns_ - 1);
+    std::fprintf(stream_, "\r\033[K%s", text.c_str());
     line_open_ = true;
   } else {
     const int quarter = static_cast<int>(4 * s.step / s.steps_in_epoch);

@@ -34,8 +34,9 @@ std::string formatDuration(double seconds);
 
 class ProgressPrinter {
  public:
-  ProgressPrinter(ProgressStyle style, int epochs, FILE* stream = stdout)
-      : style_(style), epochs_(epochs), stream_(stream) {}
+  // columns > 0: the updating TTY line is cut to columns - 1 characters.
+  ProgressPrinter(ProgressStyle style, int epochs, int columns = 0, FILE* stream = stdout)
+      : style_(style), epochs_(epochs), columns_(columns), stream_(stream) {}
 
   void startEpoch(int epoch);
   void update(const ProgressState& state);
@@ -50,6 +51,7 @@ class ProgressPrinter {
 
   ProgressStyle style_;
   int epochs_;
+  int columns_;
   FILE* stream_;
   Clock::time_point epoch_start_ = Clock::now();
   Clock::time_point last_draw_{};

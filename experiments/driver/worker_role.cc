@@ -125,7 +125,8 @@ absl::Status WorkerRun::setUp() {
     auto evals = JsonLinesWriter::open(config_.out + "/eval.jsonl");
     if (!evals.ok()) return evals.status();
     evals_.emplace(std::move(*evals));
-    progress_.emplace(progressStyleFrom(config_.progress, stdout), config_.epochs);
+    progress_.emplace(progressStyleFrom(config_.progress, stdout), config_.epochs,
+                      config_.progress_columns);
   } else {
     // The other workers log one plain line per epoch.
     progress_.emplace(ProgressStyle::kNone, config_.epochs);
