@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "compressors/magnitude_key.h"
 #include "compressors/segment_spec.h"
@@ -46,15 +47,18 @@ size_t countAtLeast(const std::vector<float>& values, uint32_t key_min) {
   return c;
 }
 
-// Keeps, in order, the entries whose key >= key_min.
+// Keeps, in order, the entries whose key >= key_min. Branchless: every entry is written at
+// the cursor, which advances only past kept ones (w <= j, so nothing unread is overwritten);
+// a branch would be mispredicted for a good share of the candidates.
 void compactAtLeast(uint32_t key_min, std::vector<uint32_t>* indices, std::vector<float>* values) {
+  uint32_t* idx = indices->data();
+  float* val = values->data();
   size_t w = 0;
   for (size_t j = 0; j < values->size(); ++j) {
-    if (magnitudeKey((*values)[j]) >= key_min) {
-      (*indices)[w] = (*indices)[j];
-      (*values)[w] = (*values)[j];
-      ++w;
-    }
+    float v = val[j];
+    idx[w] = idx[j];
+    val[w] = v;
+    w += magnitudeKey(v) >= key_min;
   }
   indices->resize(w);
   values->resize(w);
@@ -74,8 +78,9 @@ SampledThresholdResult sampledThreshold(absl::Span<const float> x, double densit
   values->clear();
   if (r.k == 0) return r;
   DgcSamplePlan plan = dgcSamplePlan(n, density, random_bits, options);
-  std::vector<float> sample;
-  sample.reserve(plan.count);
+  // Filled by index (no per-element capacity check): exactly plan.count elements.
+  std::unique_ptr<float[]> sample(new float[plan.count]);
+  size_t taken = 0;
 
   // (indices, values) hold candidates: every element whose key >= `floor`. With a
   // provisional bracket they are gathered in the same pass as the sample. The bracket
@@ -89,13 +94,13 @@ SampledThresholdResult sampledThreshold(absl::Span<const float> x, double densit
   if (floor > 0) {
     size_t next = plan.start;
     appendAtLeast(x, floor, 0, level, indices, values, [&](size_t, size_t end) {
-      for (; next < end; next += plan.stride) sample.push_back(x[next]);
+      for (; next < end; next += plan.stride) sample[taken++] = x[next];
     });
     have_candidates = true;
   } else {
-    for (size_t i = plan.start; i < n; i += plan.stride) sample.push_back(x[i]);
+    for (size_t i = plan.start; i < n; i += plan.stride) sample[taken++] = x[i];
   }
-  float thr = keyToFloat(selectKey(sample, plan.top, level).key);
+  float thr = keyToFloat(selectKey({sample.get(), taken}, plan.top, level).key);
 
   // The rounds need only counts; the candidates are narrowed once at the end.
   const double upper = options.upper * static_cast<double>(r.k);
