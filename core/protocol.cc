@@ -4,19 +4,11 @@
 
 namespace sparseps {
 
-SegmentData denseSegment(uint32_t id, absl::Span<const float> values) {
-  SegmentData s;
-  s.segment_id = id;
-  s.numel = static_cast<uint32_t>(values.size());
-  s.dense = true;
-  s.values.assign(values.begin(), values.end());
-  return s;
-}
-
 Message denseMessage(const SegmentSpecs& specs, absl::Span<const float> flat) {
-  Message m;
-  m.reserve(specs.size());
-  for (const auto& spec : specs) m.push_back(denseSegment(spec.id, flat.subspan(spec.offset, spec.numel)));
+  Message m(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    denseSegment(flat.subspan(specs[i].offset, specs[i].numel), specs[i].id, &m[i]);
+  }
   return m;
 }
 

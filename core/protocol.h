@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "compressors/dense.h"
 #include "compressors/segment_data.h"
 #include "compressors/segment_spec.h"
 #include "optim/method.h"
@@ -22,9 +23,6 @@ namespace sparseps {
 
 inline constexpr uint32_t kFlagPull = 1u << 0;
 inline constexpr uint32_t kFlagBuffers = 1u << 1;
-
-// One dense segment holding values.
-SegmentData denseSegment(uint32_t id, absl::Span<const float> values);
 
 // Every segment of specs, dense, read from flat.
 Message denseMessage(const SegmentSpecs& specs, absl::Span<const float> flat);

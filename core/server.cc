@@ -35,7 +35,9 @@ absl::Status Server::sendTo(int worker, MessageHeader header, const Message& seg
 absl::Status Server::sendModel(int worker) {
   Message segments = denseMessage(options_.specs, core_.model());
   if (options_.num_buffers > 0) {
-    segments.push_back(denseSegment(static_cast<uint32_t>(options_.specs.size()), core_.averagedBuffers()));
+    segments.emplace_back();
+    denseSegment(core_.averagedBuffers(), static_cast<uint32_t>(options_.specs.size()),
+                 &segments.back());
   }
   MessageHeader header;
   header.kind = MessageKind::kModel;

@@ -157,7 +157,9 @@ absl::Status WorkerClient::sendBuffers(absl::Span<const float> buffers) {
   header.kind = MessageKind::kModel;
   header.flags = kFlagBuffers;
   const auto id = static_cast<uint32_t>(plan_.shard(0).num_segments);
-  return sendToShard(0, header, {denseSegment(id, buffers)}, nullptr);
+  Message message(1);
+  denseSegment(buffers, id, &message[0]);
+  return sendToShard(0, header, message, nullptr);
 }
 
 absl::StatusOr<ServerState> WorkerClient::pullModel(absl::Span<float> w, absl::Span<float> buffers) {

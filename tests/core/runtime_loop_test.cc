@@ -25,7 +25,8 @@ class SgdWorker : public WorkerRule {
                 Message* push) override {
     push->clear();
     for (const auto& spec : specs_) {
-      auto seg = denseSegment(spec.id, grad.subspan(spec.offset, spec.numel));
+      SegmentData seg;
+      denseSegment(grad.subspan(spec.offset, spec.numel), spec.id, &seg);
       for (float& v : seg.values) v *= ctx.lr;
       push->push_back(std::move(seg));
     }
