@@ -47,11 +47,17 @@ absl::Status Server::sendModel(int worker) {
   return sendTo(worker, header, segments);
 }
 
+bool Server::stopListening(int rank) {
+  auto it = std::find(live_ranks_.begin(), live_ranks_.end(), rank);
+  if (it == live_ranks_.end()) return false;
+  live_ranks_.erase(it);
+  return true;
+}
+
 void Server::drop(int worker, const std::string& why, std::vector<Reply>* replies) {
   const int rank = options_.worker_ranks[worker];
-  if (std::find(live_ranks_.begin(), live_ranks_.end(), rank) == live_ranks_.end()) return;
+  if (!stopListening(rank)) return;
   options_.log(absl::StrCat("server: dropping worker ", worker, " (rank ", rank, "): ", why));
-  live_ranks_.erase(std::remove(live_ranks_.begin(), live_ranks_.end(), rank), live_ranks_.end());
   ++stats_.dropped_workers;
   core_.onWorkerLost(worker, replies);
 }
@@ -100,8 +106,7 @@ absl::Status Server::handle(int worker, const Frame& frame, std::vector<Reply>* 
       }
       return absl::InvalidArgumentError("model message without pull or buffers flag");
     case MessageKind::kShutdown:
-      live_ranks_.erase(std::remove(live_ranks_.begin(), live_ranks_.end(), frame.src),
-                        live_ranks_.end());
+      stopListening(frame.src);
       core_.onWorkerDone(worker, replies);
       return absl::OkStatus();
     default:

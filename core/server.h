@@ -49,6 +49,8 @@ class Server {
   absl::Status sendTo(int worker, MessageHeader header, const Message& segments);
   void sendReplies(std::vector<Reply>& replies);
   absl::Status sendModel(int worker);
+  // Removes rank from the ranks the loop receives from; false if it was not there.
+  bool stopListening(int rank);
   void drop(int worker, const std::string& why, std::vector<Reply>* replies);
   absl::Status maybeCheckpoint(bool final);
   int workerOf(int rank) const;

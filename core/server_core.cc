@@ -143,7 +143,7 @@ std::vector<float> ServerCore::averagedBuffers() const {
   std::vector<float> sum(num_buffers_, 0.0f);
   int count = 0;
   for (const auto& b : buffers_) {
-    if (b.empty() && num_buffers_ > 0) continue;
+    if (b.empty()) continue;  // this worker has sent none yet
     for (size_t i = 0; i < num_buffers_; ++i) sum[i] += b[i];
     ++count;
   }
