@@ -3,6 +3,8 @@
 // runtime's behaviour is tested apart from the methods of optim/.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -110,6 +112,10 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
     result.log += line + "\n";
   };
 
+  // Worker 0 pulls the final model only once every surviving worker has pushed its last
+  // step, so the pull sees the finished server model.
+  const int survivors = cfg.workers - (cfg.kill_worker >= 0) - (cfg.garbage_worker >= 0);
+  std::atomic<int> finished_steps{0};
   std::vector<std::thread> threads;
   for (int s = 0; s < cfg.shards; ++s) {
     threads.emplace_back([&, s] {
@@ -169,9 +175,14 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
           return;
         }
       }
+      ++finished_steps;
       std::vector<float> bn = {float(w), 2.0f * float(w)};
       result.worker_status[w] = client.sendBuffers(bn);
       if (w == 0) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (finished_steps < survivors && std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
         result.pulled.resize(p.numel);
         result.pulled_buffers.resize(p.num_buffers);
         auto pulled = client.pullModel(absl::MakeSpan(result.pulled), absl::MakeSpan(result.pulled_buffers));
