@@ -85,7 +85,7 @@ struct JobResult {
 struct JobConfig {
   int shards = 1;
   int workers = 3;
-  int steps = 60;
+  int steps = 150;  // far past convergence, whatever the interleaving of workers
   ConsistencyMode mode = ConsistencyMode::kAsync;
   int kill_worker = -1;       // this worker index dies after `kill_after` steps
   int kill_after = 5;
