@@ -84,6 +84,21 @@ void appendScalar(const float* x, size_t n, uint32_t key_min, uint32_t base, App
 
 #if defined(__x86_64__)
 
+// The vector kernels ask for the cache lines kPrefetchAhead elements ahead of the block
+// they read. A plain sum runs no faster with it, but these kernels stall whenever a block
+// with a hit mispredicts its branch; with the lines already requested, the stall no longer
+// idles the memory stream (measured: the pass at density 0.001 went from ~1.07x to ~1.01x
+// of the read pass). Clamped to the last kBlockFloats of x, which the loop guarantees exist.
+constexpr size_t kPrefetchAhead = 512;
+
+template <size_t kBlockFloats>
+inline void prefetchAhead(const float* x, size_t i, size_t n) {
+  const float* p = x + std::min(i + kPrefetchAhead, n - kBlockFloats);
+  for (size_t line = 0; line < kBlockFloats; line += 16) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + line), _MM_HINT_T0);
+  }
+}
+
 // For each 8-bit mask, the positions of its set bits in order, one per byte: the
 // permutation that packs the selected lanes of an AVX2 vector to the front.
 struct PackTable {
@@ -120,6 +135,7 @@ __attribute__((target("avx2,bmi"))) void appendAvx2(const float* x, size_t n, ui
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
     const float* p = x + i;
+    prefetchAhead<32>(x, i, n);
     __m256 va = _mm256_loadu_ps(p), vb = _mm256_loadu_ps(p + 8);
     __m256 vc = _mm256_loadu_ps(p + 16), vd = _mm256_loadu_ps(p + 24);
     __m256i ga = _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_castps_si256(va), abs_mask), below);
@@ -165,6 +181,7 @@ __attribute__((target("avx512f"))) void appendAvx512(const float* x, size_t n, u
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
     const float* p = x + i;
+    prefetchAhead<64>(x, i, n);
     __m512 va = _mm512_loadu_ps(p), vb = _mm512_loadu_ps(p + 16);
     __m512 vc = _mm512_loadu_ps(p + 32), vd = _mm512_loadu_ps(p + 48);
     __mmask16 ma = _mm512_cmpge_epu32_mask(_mm512_and_si512(_mm512_castps_si512(va), abs_mask), kmin);
