@@ -16,8 +16,9 @@
 //    parameters: that detaches them from the flat buffer.
 //  - Non-float buffers (BatchNorm's int64 num_batches_tracked) stay owned by the module
 //    and are listed by untrackedBuffers(). BatchNorm only reads num_batches_tracked when
-//    its momentum is unset (cumulative average), which our models never do, so the
-//    evaluated model needs only the float buffers.
+//    its momentum is unset (cumulative average), which our models do only while the
+//    driver recomputes an evaluated model's statistics (and that resets the count first),
+//    so the evaluated model needs only the float buffers.
 // The flat buffers are torch-owned storage shared with the module's tensors, so a module
 // that outlives its FlatModel stays valid (it just stops being reachable through spans).
 

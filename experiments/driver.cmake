@@ -1,6 +1,7 @@
 # experiments/driver: sparseps_driver, one rank of a training run (experiments/run starts them).
 find_package(nlohmann_json REQUIRED)
 sparseps_library(sparseps_driver_lib SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/driver/batch_norm_stats.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/driver_config.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/evaluate.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/progress.cc

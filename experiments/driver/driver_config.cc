@@ -181,9 +181,14 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   app.add_flag("--resume", c->resume,
                "continue the run in --out from its server checkpoint")->group(run);
   app.add_option("--eval-every", c->eval_every,
-                 "evaluate the server's model (BN statistics included) on the test split "
-                 "every this many epochs, and always at the end")
+                 "evaluate the servers' model on the test split every this many epochs, "
+                 "and always at the end")
       ->check(CLI::Range(1, 100000))->group(run);
+  app.add_option("--eval-bn-batches", c->eval_bn_batches,
+                 "before each evaluation, recompute the BN statistics of the servers' model "
+                 "from this many training batches of the first worker's shard, so that they "
+                 "are its own; 0 = use the statistics the workers measured on their models")
+      ->check(CLI::NonNegativeNumber)->group(run);
   app.add_option("--max-steps", c->max_steps, "stop each worker after this many steps; 0 = off")
       ->check(CLI::NonNegativeNumber)->group(run);
   app.add_option("--checkpoint-every", c->checkpoint_every,
@@ -334,6 +339,7 @@ nlohmann::json DriverConfig::toJson() const {
       {"out", out},
       {"resume", resume},
       {"eval_every", eval_every},
+      {"eval_bn_batches", eval_bn_batches},
       {"max_steps", max_steps},
       {"checkpoint_every", checkpoint_every},
       {"master_addr", master_addr},

@@ -57,6 +57,7 @@ struct DriverConfig {
   std::string out;
   bool resume = false;
   int eval_every = 1;
+  int64_t eval_bn_batches = 100;   // 0 = evaluate with the BN statistics the workers pushed
   int64_t max_steps = 0;           // per worker; 0 = no limit
   uint64_t checkpoint_every = 0;   // server versions; 0 = only at the end
   std::string progress = "auto";   // auto | tty | plain | none

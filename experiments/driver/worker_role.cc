@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/ps_optimizer.h"
+#include "experiments/driver/batch_norm_stats.h"
 #include "experiments/driver/evaluate.h"
 #include "experiments/driver/progress.h"
 #include "experiments/driver/rank_setup.h"
@@ -213,6 +214,16 @@ absl::Status WorkerRun::evaluateServerModel(double epoch) {
   const auto start = Clock::now();
   auto pulled = session_->client().pullModel(eval_model_->flat.params(), eval_model_->flat.buffers());
   if (!pulled.ok()) return pulled.status();
+  int64_t bn_batches = 0;
+  if (config_.eval_bn_batches > 0) {
+    auto used = recomputeBatchNormStatistics(
+        *eval_model_->net,
+        dataset_->trainBatches(config_.workerIndex(), config_.numWorkers(),
+                               static_cast<int>(epoch), config_.batch_size),
+        config_.eval_bn_batches);
+    if (!used.ok()) return used.status();
+    bn_batches = *used;
+  }
   auto result = evaluate(*eval_model_->net, *dataset_, kEvalBatch);
   if (!result.ok()) return result.status();
   totals_.eval_seconds += secondsSince(start);
@@ -227,7 +238,8 @@ absl::Status WorkerRun::evaluateServerModel(double epoch) {
                            {"time", secondsSince(process_start_)},
                            {"accuracy", result->accuracy},
                            {"loss", result->loss},
-                           {"version", pulled->version}});
+                           {"version", pulled->version},
+                           {"bn_batches", bn_batches}});
   if (!s.ok()) return s;
   return evals_->flush();
 }

@@ -107,9 +107,13 @@ TEST_F(DriverTest, SyntheticJobWritesACompleteRunDirectoryAndLearns) {
 
   const auto evals = readLines(out / "eval.jsonl");
   ASSERT_FALSE(evals.empty());
-  for (const char* key : {"epoch", "time", "accuracy", "loss", "version"}) {
+  for (const char* key : {"epoch", "time", "accuracy", "loss", "version", "bn_batches"}) {
     EXPECT_TRUE(evals.back().contains(key)) << key;
   }
+  // The servers' model is evaluated with BN statistics recomputed from its own weights.
+  EXPECT_EQ(config["eval_bn_batches"], 100);
+  EXPECT_GT(evals.back()["bn_batches"].get<int64_t>(), 0);
+  EXPECT_LE(evals.back()["bn_batches"].get<int64_t>(), 100);
 
   const nlohmann::json summary = readJson(out / "summary.json");
   for (const char* key :
