@@ -16,6 +16,23 @@
 namespace sparseps {
 namespace {
 
+// CLI11's PositiveNumber and NonNegativeNumber name their upper bound, DBL_MAX, in all of
+// its 309 digits; these state the rule instead.
+CLI::Validator numberAtLeast(double bound, bool inclusive) {
+  const std::string rule = inclusive ? absl::StrCat("must be ", bound, " or more")
+                                     : absl::StrCat("must be more than ", bound);
+  return CLI::Validator(
+      [=](std::string& input) -> std::string {
+        double v = 0;
+        if (!absl::SimpleAtod(input, &v)) return absl::StrCat("expected a number, got '", input, "'");
+        const bool ok = inclusive ? v >= bound : v > bound;
+        return ok ? std::string() : absl::StrCat(rule, ", got ", input);
+      },
+      inclusive ? "NONNEGATIVE" : "POSITIVE");
+}
+const CLI::Validator kNonNegative = numberAtLeast(0, true);
+const CLI::Validator kPositive = numberAtLeast(0, false);
+
 std::vector<std::string> modelNames() {
   std::vector<std::string> names;
   for (const ModelInfo& m : knownModels()) names.push_back(m.name);
@@ -101,7 +118,7 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "than --staleness steps ahead of the slowest)")
       ->check(CLI::IsMember({"async", "sync", "staleness"}))->group(job);
   app.add_option("--staleness", c->staleness, "the bound s of --mode=staleness")
-      ->check(CLI::NonNegativeNumber)->group(job);
+      ->check(kNonNegative)->group(job);
 
   auto* data = "Model and data";
   app.add_option("--model", c->model, modelHelp())->check(CLI::IsMember(modelNames()))
@@ -119,21 +136,21 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
       ->check(CLI::Range(1, 1 << 20))->group(data);
 
   auto* opt = "Optimization";
-  app.add_option("--lr", c->lr, "initial learning rate lr0")->check(CLI::PositiveNumber)
+  app.add_option("--lr", c->lr, "initial learning rate lr0")->check(kPositive)
       ->group(opt);
   app.add_option("--lr-milestones", c->lr_milestones,
                  "epochs at which the rate is multiplied by --lr-gamma: a comma list (e.g. "
                  "30,40), none, or auto = 60% and 80% of --epochs (the DGS schedule, 30,40 of 50)")
       ->group(opt);
   app.add_option("--lr-gamma", c->lr_gamma, "factor at each milestone")
-      ->check(CLI::PositiveNumber)->group(opt);
+      ->check(kPositive)->group(opt);
   app.add_option("--warmup-epochs", c->warmup_epochs,
                  "linear learning-rate warm-up over the first epochs (may be fractional)")
-      ->check(CLI::NonNegativeNumber)->group(opt);
+      ->check(kNonNegative)->group(opt);
   app.add_option("--momentum", c->momentum, "momentum m")->check(CLI::Range(0.0, 1.0))
       ->group(opt);
   app.add_option("--weight-decay", c->weight_decay, "L2 weight decay, g = grad + wd * w")
-      ->check(CLI::NonNegativeNumber)->group(opt);
+      ->check(kNonNegative)->group(opt);
   app.add_option("--density", c->density, "worker-side top-k density r, in (0, 1]")
       ->check(densityCheck())->group(opt);
   app.add_option("--server-density", c->server_density,
@@ -148,13 +165,13 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
       ->check(CLI::IsMember({"exact", "sampled"}))->group(opt);
   app.add_flag("--nesterov", c->nesterov, "Nesterov momentum (dgc)")->group(opt);
   app.add_option("--clip-norm", c->clip_norm, "DGC local gradient clipping threshold; 0 = off")
-      ->check(CLI::NonNegativeNumber)->group(opt);
+      ->check(kNonNegative)->group(opt);
   app.add_flag("--dgc-warmup", c->dgc_warmup,
                "DGC density warm-up (25%, 6.25%, 1.5625%, 0.4%, 0.1% over the first epochs)")
       ->group(opt);
   app.add_option("--resync-every", c->resync_every,
                  "dgs: W_sync = W every this many server versions")
-      ->check(CLI::PositiveNumber)->group(opt);
+      ->check(kPositive)->group(opt);
   app.add_flag("--f16", c->f16, "allow lossy half-precision values on the wire")->group(opt);
 
   auto* net = "Links";
@@ -171,7 +188,7 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   app.add_option("--threads", c->threads,
                  "LibTorch intra-op threads of this process; 0 = max(1, cores / worker "
                  "ranks on this machine), so the ranks of one job share the cores")
-      ->check(CLI::NonNegativeNumber)->group(run);
+      ->check(kNonNegative)->group(run);
   app.add_option("--seed", c->seed,
                  "seed: the model (server), data shards and shuffles; rank r seeds its own "
                  "randomness with seed + r")->group(run);
@@ -188,9 +205,9 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "before each evaluation, recompute the BN statistics of the servers' model "
                  "from this many training batches of the first worker's shard, so that they "
                  "are its own; 0 = use the statistics the workers measured on their models")
-      ->check(CLI::NonNegativeNumber)->group(run);
+      ->check(kNonNegative)->group(run);
   app.add_option("--max-steps", c->max_steps, "stop each worker after this many steps; 0 = off")
-      ->check(CLI::NonNegativeNumber)->group(run);
+      ->check(kNonNegative)->group(run);
   app.add_option("--checkpoint-every", c->checkpoint_every,
                  "server checkpoint every this many server versions (updates); 0 = only at "
                  "the end")->group(run);
@@ -201,7 +218,7 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   app.add_option("--progress-columns", c->progress_columns,
                  "terminal width: the updating progress line is cut to it (a wrapped line "
                  "cannot be redrawn); 0 = no cut; experiments/run sets it")
-      ->check(CLI::NonNegativeNumber)->group(run);
+      ->check(kNonNegative)->group(run);
   app.add_flag("--dry-run", c->dry_run,
                "check the flags and load the data set, print the resolved config, exit")
       ->group(run);

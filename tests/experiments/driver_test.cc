@@ -160,6 +160,14 @@ TEST_F(DriverTest, BadValuesNameTheFlagAndTheFix) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.output, HasSubstr("1gbit"));
 
+  r = runLauncher("--dataset=synthetic --lr=-1", dir_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("--lr: must be more than 0, got -1"));
+
+  r = runLauncher("--dataset=synthetic --eval-bn-batches=-3", dir_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("--eval-bn-batches: must be 0 or more, got -3"));
+
   r = runLauncher("--method=nope --dataset=synthetic", dir_);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.output, HasSubstr("dgs"));
