@@ -129,6 +129,8 @@ absl::Status Server::run() {
   for (size_t w = 0; w < options_.worker_ranks.size(); ++w) {
     if (auto s = sendModel(static_cast<int>(w)); !s.ok()) {
       drop(static_cast<int>(w), absl::StrCat("cannot send the initial model: ", s.message()), &replies);
+    } else {
+      core_.onWorkerStart(static_cast<int>(w));
     }
   }
   while (!live_ranks_.empty()) {

@@ -127,6 +127,8 @@ void ServerCore::removeWorker(int worker, WorkerState state, std::vector<Reply>*
   }
 }
 
+void ServerCore::onWorkerStart(int worker) { rule_->onWorkerStart(worker); }
+
 void ServerCore::onWorkerDone(int worker, std::vector<Reply>* out) {
   removeWorker(worker, WorkerState::kDone, out);
 }

@@ -48,6 +48,8 @@ class ServerCore {
   ServerCore(std::unique_ptr<ServerRule> rule, std::vector<float> model, size_t num_buffers,
              int num_workers, ServerOptions options);
 
+  // The runtime sent `worker` the dense model it starts from (see ServerRule::onWorkerStart).
+  void onWorkerStart(int worker);
   void onPush(int worker, const Message& push, std::vector<Reply>* out);
   void onWorkerDone(int worker, std::vector<Reply>* out);
   void onWorkerLost(int worker, std::vector<Reply>* out);

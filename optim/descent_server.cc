@@ -43,6 +43,11 @@ class DescentServer : public ServerRule {
     }
   }
 
+  void onWorkerStart(int worker) override {
+    checkWorker(worker);
+    if (dual_way_) dual_way_->onWorkerStart(worker);
+  }
+
   std::string saveState() const override {
     StateWriter w;
     writeStateHeader(w, dual_way_ ? kDualWayKind : kDenseKind);

@@ -32,6 +32,9 @@ class DualWayDownlink {
   // One server version was made (a push applied); schedules the resync every R versions.
   void onVersion();
   void makeReply(int worker, absl::Span<const float> W, Message* reply);
+  // Worker `worker` restarted from a dense model: its next reply is W_sync (A_k = 0), so
+  // that w_k = W_sync + A_k holds again whatever it held before.
+  void onWorkerStart(int worker) { dense_next_[static_cast<size_t>(worker)] = 1; }
 
   // Appends the state; load reads it back up to the end of r's bytes and changes nothing
   // unless all of it is valid for this rule's specs and worker count.

@@ -56,6 +56,11 @@ class ServerRule {
   virtual void applyPush(int worker, const Message& push, float scale, absl::Span<float> W) = 0;
   // The reply for `worker` after its push was applied (dense W or a sparse update).
   virtual void makeReply(int worker, absl::Span<const float> W, Message* reply) = 0;
+  // `worker` starts from the dense W the runtime sent it, not from what earlier replies
+  // gave it: at the start of a run, and of a resumed one, whose restored state still
+  // describes the workers' models before the restart. A rule whose replies build on what
+  // a worker holds (the dual-way downlink) must forget it here.
+  virtual void onWorkerStart(int /*worker*/) {}
   // Checkpoint support: all state besides W (per-worker residuals, W_sync, counters).
   virtual std::string saveState() const = 0;
   virtual absl::Status loadState(const std::string& bytes) = 0;

@@ -43,7 +43,9 @@ class SgdWorker : public WorkerRule {
 
 class SgdServer : public ServerRule {
  public:
-  explicit SgdServer(SegmentSpecs specs) : specs_(std::move(specs)) {}
+  // Records the workers announced by onWorkerStart in *started.
+  SgdServer(SegmentSpecs specs, std::vector<int>* started)
+      : specs_(std::move(specs)), started_(started) {}
   void applyPush(int, const Message& push, float scale, absl::Span<float> W) override {
     for (const auto& s : push) {
       const auto& spec = specs_[s.segment_id];
@@ -53,11 +55,13 @@ class SgdServer : public ServerRule {
   void makeReply(int, absl::Span<const float> W, Message* reply) override {
     *reply = denseMessage(specs_, W);
   }
+  void onWorkerStart(int worker) override { started_->push_back(worker); }
   std::string saveState() const override { return {}; }
   absl::Status loadState(const std::string&) override { return absl::OkStatus(); }
 
  private:
   SegmentSpecs specs_;
+  std::vector<int>* started_;
 };
 
 // Minimizes 0.5*|w - target|^2: the gradient is w - target.
@@ -77,6 +81,7 @@ struct JobResult {
   std::vector<absl::Status> server_status;
   std::vector<absl::Status> worker_status;
   std::vector<std::vector<float>> server_models;  // per shard
+  std::vector<std::vector<int>> started;           // per shard: workers announced to the rule
   std::vector<float> pulled;                      // worker 0's final pull
   std::vector<float> pulled_buffers;
   std::string log;
@@ -106,6 +111,7 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
   result.server_status.resize(cfg.shards);
   result.worker_status.resize(cfg.workers);
   result.server_models.resize(cfg.shards);
+  result.started.resize(cfg.shards);
   std::mutex log_mu;
   auto log = [&](const std::string& line) {
     std::lock_guard<std::mutex> lock(log_mu);
@@ -126,7 +132,7 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
       so.pushes_per_epoch = 100;
       so.log = log;
       const size_t buffers = s == 0 ? p.num_buffers : 0;
-      ServerCore core(std::make_unique<SgdServer>(shard.local_specs),
+      ServerCore core(std::make_unique<SgdServer>(shard.local_specs, &result.started[s]),
                       std::vector<float>(shard.numel, 0.0f), buffers, cfg.workers, so);
       if (cfg.resume) {
         ASSERT_TRUE(core.restore(*cfg.resume).ok());
@@ -256,6 +262,8 @@ TEST(RuntimeLoopTest, TwoShardsServeOneModel) {
   auto model = gather(p, r, 2);
   EXPECT_LT(distance(model, p.target), 1e-2);
   EXPECT_EQ(r.pulled, model);
+  // Each shard told its rule that every worker starts from the model it sent.
+  for (int s = 0; s < 2; ++s) EXPECT_EQ(r.started[s], (std::vector<int>{0, 1, 2})) << "shard " << s;
 }
 
 TEST(RuntimeLoopTest, ADeadWorkerIsDroppedAndTheOthersFinish) {
@@ -305,6 +313,8 @@ TEST(RuntimeLoopTest, ResumeContinuesFromTheLastCheckpoint) {
   std::vector<float> expected = saved->model;
   for (size_t i = 0; i < p.numel; ++i) expected[i] -= 0.1f * (expected[i] - p.target[i]);
   for (size_t i = 0; i < p.numel; ++i) EXPECT_NEAR(r2.server_models[0][i], expected[i], 1e-6);
+  // The restored rule hears that the worker starts over from the model sent to it.
+  EXPECT_EQ(r2.started[0], std::vector<int>{0});
   std::filesystem::remove(path);
 }
 

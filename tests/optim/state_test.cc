@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "optim/builtin_methods.h"
 #include "optim/method_registry.h"
+#include "optim/segment_index.h"
 #include "tests/optim/reference.h"
 
 namespace sparseps::test {
@@ -68,6 +69,45 @@ TEST(StateTest, RoundTripContinuesIdentically) {
       expectMessagesNear(rb, ra, "reply after restore, step " + std::to_string(t), 0.0f);
     }
   }
+}
+
+// Whether every compressed segment of a reply is dense (w = W_sync) or none is (deltas).
+enum class Form { kDense, kSparse };
+void expectCompressedSegments(const Message& reply, Form form, const std::string& what) {
+  SegmentIndex index(mixedSpecs());
+  for (const SegmentData& s : reply) {
+    if (!index[static_cast<size_t>(index.find(s.segment_id))].compressed) continue;
+    EXPECT_EQ(s.dense, form == Form::kDense) << what << ", segment " << s.segment_id;
+  }
+}
+
+TEST(StateTest, AWorkerRestartedAfterARestoreGetsTheSyncModelFirst) {
+  // After a resume every worker starts from the dense W, not from the W_sync + A_k the
+  // restored state remembers; its next reply must be the dense W_sync (A_k = 0), or the
+  // deltas that follow would land on the wrong model.
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  MethodOptions o;
+  o.setResyncEvery(1000).setDensity(0.1).setServerDensity(0.1);
+  Job a = startJob("dgs", o, rng);
+  for (int t = 0; t < 7; ++t) {
+    const Message reply = step(a, t % kWorkers, randomVector(rng, a.W.size()));
+    // Each worker's first reply is dense, the later ones sparse.
+    expectCompressedSegments(reply, t < kWorkers ? Form::kDense : Form::kSparse,
+                             "step " + std::to_string(t));
+  }
+
+  Job b = startJob("dgs", o, rng);
+  b.W = a.W;
+  ASSERT_TRUE(b.server->loadState(a.server->saveState()).ok());
+  b.server->onWorkerStart(1);
+  expectCompressedSegments(step(b, 1, randomVector(rng, b.W.size())), Form::kDense,
+                           "restarted worker's first reply");
+  expectCompressedSegments(step(b, 1, randomVector(rng, b.W.size())), Form::kSparse,
+                           "restarted worker's second reply");
+  expectCompressedSegments(step(b, 0, randomVector(rng, b.W.size())), Form::kSparse,
+                           "a worker that did not restart");
 }
 
 void expectLoadFails(ServerRule& rule, const std::string& bytes, const std::string& needle) {
