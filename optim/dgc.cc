@@ -30,7 +30,10 @@ namespace {
 class DgcWorker : public SegmentWorker {
  public:
   DgcWorker(const SegmentSpecs& specs, const MethodOptions& options)
-      : SegmentWorker(specs, options), u_(zeroState(false)), v_(makeSelector(options.selection)) {}
+      : SegmentWorker(specs, options), u_(zeroState(false)), v_(makeSelector(options.selection)) {
+    keepState(&u_);
+    keepState(&v_);
+  }
 
   void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {

@@ -33,7 +33,9 @@ class DgsWorker : public SegmentWorker {
   DgsWorker(const SegmentSpecs& specs, const MethodOptions& options)
       : SegmentWorker(specs, options),
         u_(zeroState(false)),
-        selector_(makeSelector(options.selection)) {}
+        selector_(makeSelector(options.selection)) {
+    keepState(&u_);
+  }
 
   void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {

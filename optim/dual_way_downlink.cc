@@ -74,12 +74,7 @@ void DualWayDownlink::makeReply(int worker, absl::Span<const float> W, Message* 
 
 void DualWayDownlink::save(StateWriter& w) const {
   w.u32(static_cast<uint32_t>(num_workers_));
-  w.u32(static_cast<uint32_t>(index_.size()));
-  for (const SegmentSpec& spec : index_.specs()) {
-    w.u32(spec.id);
-    w.u64(spec.numel);
-    w.u8(spec.compressed ? 1 : 0);
-  }
+  writeSpecs(w, index_.specs());
   w.u64(versions_);
   w.u8(synced_ ? 1 : 0);
   w.u8(resync_due_ ? 1 : 0);
@@ -94,43 +89,9 @@ void DualWayDownlink::save(StateWriter& w) const {
   }
 }
 
-namespace {
-
-// Reads a u32/u64/u8 field that must equal what this rule was built with.
-template <typename Read, typename T>
-absl::Status expectField(Read read, absl::string_view what, T expected) {
-  auto got = read(what);
-  if (!got.ok()) return got.status();
-  if (static_cast<uint64_t>(*got) != static_cast<uint64_t>(expected)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("method state: ", what, " is ", static_cast<uint64_t>(*got), ", this run has ",
-                     static_cast<uint64_t>(expected)));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<bool> readFlag(StateReader& r, absl::string_view what) {
-  absl::StatusOr<uint8_t> v = r.u8(what);
-  if (!v.ok()) return v.status();
-  if (*v > 1) return absl::DataLossError(absl::StrCat("method state: ", what, " is not 0 or 1"));
-  return *v == 1;
-}
-
-}  // namespace
-
 absl::Status DualWayDownlink::load(StateReader& r) {
-  auto u8 = [&r](absl::string_view what) { return r.u8(what); };
-  auto u32 = [&r](absl::string_view what) { return r.u32(what); };
-  auto u64 = [&r](absl::string_view what) { return r.u64(what); };
-  if (auto s = expectField(u32, "worker count", num_workers_); !s.ok()) return s;
-  if (auto s = expectField(u32, "segment count", index_.size()); !s.ok()) return s;
-  for (const SegmentSpec& spec : index_.specs()) {
-    if (auto s = expectField(u32, "segment id", spec.id); !s.ok()) return s;
-    if (auto s = expectField(u64, "segment numel", spec.numel); !s.ok()) return s;
-    if (auto s = expectField(u8, "segment compressed flag", spec.compressed ? 1 : 0); !s.ok()) {
-      return s;
-    }
-  }
+  if (auto s = r.expectU32("worker count", static_cast<uint32_t>(num_workers_)); !s.ok()) return s;
+  if (auto s = expectSpecs(r, index_.specs()); !s.ok()) return s;
   absl::StatusOr<uint64_t> versions = r.u64("version counter");
   if (!versions.ok()) return versions.status();
   absl::StatusOr<bool> synced = readFlag(r, "synced flag");

@@ -21,7 +21,9 @@ namespace {
 class GdWorker : public SegmentWorker {
  public:
   GdWorker(const SegmentSpecs& specs, const MethodOptions& options)
-      : SegmentWorker(specs, options), v_(makeSelector(options.selection)) {}
+      : SegmentWorker(specs, options), v_(makeSelector(options.selection)) {
+    keepState(&v_);
+  }
 
   void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {

@@ -47,6 +47,10 @@ class WorkerRule {
                         const StepContext& ctx, Message* push) = 0;
   // Applies the server's reply to the local model w.
   virtual void applyReply(const Message& reply, absl::Span<float> w) = 0;
+  // Checkpoint support: the rule's own state (momentum, residuals), not the model, which
+  // the servers hold. load changes nothing unless all of `bytes` is valid for this rule.
+  virtual std::string saveState() const = 0;
+  virtual absl::Status loadState(const std::string& bytes) = 0;
 };
 
 class ServerRule {

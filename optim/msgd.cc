@@ -18,7 +18,9 @@ namespace {
 class MsgdWorker : public SegmentWorker {
  public:
   MsgdWorker(const SegmentSpecs& specs, const MethodOptions& options)
-      : SegmentWorker(specs, options), u_(zeroState(false)) {}
+      : SegmentWorker(specs, options), u_(zeroState(false)) {
+    keepState(&u_);
+  }
 
   void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {

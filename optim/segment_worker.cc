@@ -2,8 +2,15 @@
 
 #include "optim/fatal.h"
 #include "optim/message_ops.h"
+#include "optim/state_io.h"
 
 namespace sparseps {
+namespace {
+
+// Server rule states are kinds 1 and 2 (descent_server.cc); a worker's is its own kind.
+constexpr uint8_t kWorkerStateKind = 3;
+
+}  // namespace
 
 SegmentWorker::SegmentWorker(const SegmentSpecs& specs, const MethodOptions& options)
     : index_(specs), options_(options) {}
@@ -36,6 +43,68 @@ std::vector<std::vector<float>> SegmentWorker::zeroState(bool compressed_only) c
     if (!compressed_only || index_[i].compressed) state[i].assign(index_[i].numel, 0.0f);
   }
   return state;
+}
+
+std::string SegmentWorker::saveState() const {
+  StateWriter w;
+  writeStateHeader(w, kWorkerStateKind);
+  writeSpecs(w, index_.specs());
+  w.u32(static_cast<uint32_t>(arrays_.size()));
+  w.u32(static_cast<uint32_t>(memories_.size()));
+  for (const auto* per_spec : arrays_) {
+    for (const std::vector<float>& a : *per_spec) w.floats(a);
+  }
+  for (const ErrorFeedback* memory : memories_) {
+    for (const SegmentSpec& spec : index_.specs()) {
+      if (!spec.compressed) continue;
+      absl::Span<const float> e = memory->residual(spec.id);
+      if (e.empty()) {
+        w.floats(std::vector<float>(spec.numel, 0.0f));  // none yet: the same as zeros
+      } else {
+        w.floats(e);
+      }
+    }
+  }
+  return w.take();
+}
+
+absl::Status SegmentWorker::loadState(const std::string& bytes) {
+  StateReader r(bytes);
+  if (auto s = checkStateHeader(r, kWorkerStateKind); !s.ok()) return s;
+  if (auto s = expectSpecs(r, index_.specs()); !s.ok()) return s;
+  if (auto s = r.expectU32("state array count", static_cast<uint32_t>(arrays_.size())); !s.ok()) {
+    return s;
+  }
+  if (auto s = r.expectU32("residual memory count", static_cast<uint32_t>(memories_.size()));
+      !s.ok()) {
+    return s;
+  }
+  std::vector<std::vector<std::vector<float>>> arrays(arrays_.size());
+  for (size_t k = 0; k < arrays_.size(); ++k) {
+    arrays[k].resize(index_.size());
+    for (size_t i = 0; i < index_.size(); ++i) {
+      if (auto s = r.floats("state array", (*arrays_[k])[i].size(), &arrays[k][i]); !s.ok()) {
+        return s;
+      }
+    }
+  }
+  std::vector<std::vector<std::vector<float>>> residuals(memories_.size());
+  for (auto& per_memory : residuals) {
+    for (const SegmentSpec& spec : index_.specs()) {
+      if (!spec.compressed) continue;
+      per_memory.emplace_back();
+      if (auto s = r.floats("residual", spec.numel, &per_memory.back()); !s.ok()) return s;
+    }
+  }
+  if (auto s = r.finish(); !s.ok()) return s;
+  for (size_t k = 0; k < arrays_.size(); ++k) *arrays_[k] = std::move(arrays[k]);
+  for (size_t m = 0; m < memories_.size(); ++m) {
+    size_t next = 0;
+    for (const SegmentSpec& spec : index_.specs()) {
+      if (spec.compressed) memories_[m]->setResidual(spec.id, residuals[m][next++]);
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace sparseps

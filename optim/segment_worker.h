@@ -1,11 +1,16 @@
 #pragma once
 // SegmentWorker: what every worker rule shares, so a method file holds only its update:
-// the specs, the folded gradient g = grad + wd * w of one segment, and applyReply
-// (a dense reply segment is the model, a sparse one a delta: see method.h).
+// the specs, the folded gradient g = grad + wd * w of one segment, applyReply (a dense
+// reply segment is the model, a sparse one a delta: see method.h), and checkpoints of the
+// state a method registers with keepState (per-segment arrays such as momentum u, and
+// error-feedback residuals), in optim/state_io.h's format.
 
+#include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "compressors/error_feedback.h"
 #include "optim/method.h"
 #include "optim/segment_index.h"
 
@@ -14,9 +19,19 @@ namespace sparseps {
 class SegmentWorker : public WorkerRule {
  public:
   SegmentWorker(const SegmentSpecs& specs, const MethodOptions& options);
+  // keepState holds pointers into the object: it stays where it was made.
+  SegmentWorker(const SegmentWorker&) = delete;
+  SegmentWorker& operator=(const SegmentWorker&) = delete;
   void applyReply(const Message& reply, absl::Span<float> w) override;
+  std::string saveState() const override;
+  absl::Status loadState(const std::string& bytes) override;
 
  protected:
+  // Registers state for checkpoints, in a fixed order (call from the constructor): one
+  // array per spec, as zeroState made it; or an error-feedback memory, whose residuals
+  // of the compressed segments are saved (zeros where none was made yet).
+  void keepState(std::vector<std::vector<float>>* per_spec) { arrays_.push_back(per_spec); }
+  void keepState(ErrorFeedback* memory) { memories_.push_back(memory); }
   // coef * (grad + wd * w) over `spec`, valid until the next call.
   absl::Span<const float> foldedGradient(const SegmentSpec& spec, absl::Span<const float> grad,
                                          absl::Span<const float> w, float coef = 1.0f);
@@ -30,6 +45,8 @@ class SegmentWorker : public WorkerRule {
 
  private:
   std::vector<float> g_;
+  std::vector<std::vector<std::vector<float>>*> arrays_;
+  std::vector<ErrorFeedback*> memories_;
 };
 
 }  // namespace sparseps

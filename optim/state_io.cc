@@ -52,6 +52,16 @@ absl::StatusOr<uint64_t> StateReader::u64(absl::string_view what) {
   return v;
 }
 
+absl::Status StateReader::expectU32(absl::string_view what, uint32_t expected) {
+  absl::StatusOr<uint32_t> got = u32(what);
+  if (!got.ok()) return got.status();
+  if (*got != expected) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("method state: ", what, " is ", *got, ", this run has ", expected));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status StateReader::floats(absl::string_view what, size_t expected, std::vector<float>* out) {
   absl::StatusOr<uint64_t> n = u64(what);
   if (!n.ok()) return n.status();
@@ -106,6 +116,43 @@ absl::Status checkStateHeader(StateReader& r, uint8_t kind) {
                      ", this rule is kind ", int{kind}, " (another downlink or method?)"));
   }
   return absl::OkStatus();
+}
+
+void writeSpecs(StateWriter& w, const SegmentSpecs& specs) {
+  w.u32(static_cast<uint32_t>(specs.size()));
+  for (const SegmentSpec& spec : specs) {
+    w.u32(spec.id);
+    w.u64(spec.numel);
+    w.u8(spec.compressed ? 1 : 0);
+  }
+}
+
+absl::Status expectSpecs(StateReader& r, const SegmentSpecs& specs) {
+  if (auto s = r.expectU32("segment count", static_cast<uint32_t>(specs.size())); !s.ok()) return s;
+  for (const SegmentSpec& spec : specs) {
+    if (auto s = r.expectU32("segment id", spec.id); !s.ok()) return s;
+    absl::StatusOr<uint64_t> numel = r.u64("segment numel");
+    if (!numel.ok()) return numel.status();
+    if (*numel != spec.numel) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "method state: segment ", spec.id, " has ", *numel, " elements, this run has ", spec.numel));
+    }
+    absl::StatusOr<bool> compressed = readFlag(r, "segment compressed flag");
+    if (!compressed.ok()) return compressed.status();
+    if (*compressed != spec.compressed) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "method state: segment ", spec.id, " compressed flag is ", *compressed,
+          ", this run has ", spec.compressed));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> readFlag(StateReader& r, absl::string_view what) {
+  absl::StatusOr<uint8_t> v = r.u8(what);
+  if (!v.ok()) return v.status();
+  if (*v > 1) return absl::DataLossError(absl::StrCat("method state: ", what, " is not 0 or 1"));
+  return *v == 1;
 }
 
 }  // namespace sparseps

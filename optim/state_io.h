@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "compressors/segment_spec.h"
 
 namespace sparseps {
 
@@ -39,6 +40,8 @@ class StateReader {
   absl::StatusOr<uint8_t> u8(absl::string_view what);
   absl::StatusOr<uint32_t> u32(absl::string_view what);
   absl::StatusOr<uint64_t> u64(absl::string_view what);
+  // Reads a u32 that must equal `expected` (what this rule was built with).
+  absl::Status expectU32(absl::string_view what, uint32_t expected);
   // Reads a float array whose stored length must equal `expected`; values must be finite.
   absl::Status floats(absl::string_view what, size_t expected, std::vector<float>* out);
   // Every byte was consumed.
@@ -53,5 +56,13 @@ class StateReader {
 // Writes magic, format version and `kind`; checkHeader reads them back and checks them.
 void writeStateHeader(StateWriter& w, uint8_t kind);
 absl::Status checkStateHeader(StateReader& r, uint8_t kind);
+
+// Writes each spec's id, numel and compressed flag; expectSpecs reads them back and fails
+// with the first field that differs from `specs` (a state saved for another model).
+void writeSpecs(StateWriter& w, const SegmentSpecs& specs);
+absl::Status expectSpecs(StateReader& r, const SegmentSpecs& specs);
+
+// Reads a 0/1 byte.
+absl::StatusOr<bool> readFlag(StateReader& r, absl::string_view what);
 
 }  // namespace sparseps

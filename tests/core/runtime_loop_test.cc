@@ -36,6 +36,8 @@ class SgdWorker : public WorkerRule {
   void applyReply(const Message& reply, absl::Span<float> w) override {
     copyDenseInto(reply, specs_, w);
   }
+  std::string saveState() const override { return {}; }
+  absl::Status loadState(const std::string&) override { return absl::OkStatus(); }
 
  private:
   SegmentSpecs specs_;

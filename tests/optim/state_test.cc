@@ -1,5 +1,5 @@
-// Server rule checkpoints: a saved state loaded into a fresh rule continues exactly like
-// the original; bad bytes give a clear error and leave the rule as it was.
+// Rule checkpoints, server and worker: a saved state loaded into a fresh rule continues
+// exactly like the original; bad bytes give a clear error and leave the rule as it was.
 
 #include <memory>
 #include <string>
@@ -160,6 +160,88 @@ TEST(StateTest, BadBytesGiveAClearErrorAndChangeNothing) {
   expectLoadFails(*other, good, "segment count");
 
   ASSERT_TRUE(rule.loadState(good).ok());
+}
+
+std::unique_ptr<WorkerRule> makeWorker(const std::string& name, const MethodOptions& o,
+                                       const SegmentSpecs& specs = mixedSpecs()) {
+  MethodRegistry registry;
+  EXPECT_TRUE(registerBuiltinMethods(registry).ok());
+  return (*registry.find(name))->makeWorker(specs, o);
+}
+
+Message push(WorkerRule& worker, const std::vector<float>& grad, const std::vector<float>& w,
+             uint64_t step) {
+  Message out;
+  worker.makePush(grad, w, StepContext{0.1f, 0, step}, &out);
+  return out;
+}
+
+TEST(StateTest, WorkerStateRoundTripContinuesIdentically) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  for (const std::string name : {"msgd", "asgd", "gd", "dgc", "dgs"}) {
+    SCOPED_TRACE(name);
+    std::mt19937_64 rng(seed);
+    MethodOptions o;
+    o.setDensity(0.1).setWeightDecay(1e-3);
+    const size_t n = extent(mixedSpecs());
+    const std::vector<float> w = randomVector(rng, n);
+    auto a = makeWorker(name, o);
+    for (uint64_t t = 0; t < 5; ++t) push(*a, randomVector(rng, n), w, t);
+
+    const std::string bytes = a->saveState();
+    auto b = makeWorker(name, o);
+    auto fresh = makeWorker(name, o);
+    ASSERT_TRUE(b->loadState(bytes).ok()) << b->loadState(bytes);
+    EXPECT_EQ(b->saveState(), bytes);
+    bool differs_from_fresh = false;
+    for (uint64_t t = 5; t < 9; ++t) {
+      const std::vector<float> grad = randomVector(rng, n);
+      const Message pa = push(*a, grad, w, t);
+      expectMessagesNear(push(*b, grad, w, t), pa, "push after restore, step " + std::to_string(t),
+                         0.0f);
+      Message pf = push(*fresh, grad, w, t);
+      for (size_t i = 0; i < pa.size(); ++i) {
+        differs_from_fresh |= pa[i].indices != pf[i].indices || pa[i].values != pf[i].values;
+      }
+    }
+    // Every method but asgd carries state from step to step: without it the pushes differ.
+    EXPECT_EQ(differs_from_fresh, name != "asgd");
+  }
+}
+
+TEST(StateTest, BadWorkerStateGivesAClearErrorAndChangesNothing) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  MethodOptions o;
+  o.setDensity(0.1);
+  auto worker = makeWorker("dgc", o);
+  const std::vector<float> w = randomVector(rng, extent(mixedSpecs()));
+  for (uint64_t t = 0; t < 3; ++t) push(*worker, randomVector(rng, w.size()), w, t);
+  const std::string good = worker->saveState();
+
+  auto expectFails = [&](const std::string& bytes, const std::string& needle) {
+    absl::Status s = worker->loadState(bytes);
+    EXPECT_FALSE(s.ok()) << "loaded bad bytes (" << needle << ")";
+    EXPECT_NE(s.message().find(needle), std::string::npos) << s;
+    EXPECT_EQ(worker->saveState(), good) << "a failed load changed the state (" << needle << ")";
+  };
+  expectFails("", "truncated");
+  for (size_t len = 0; len < good.size(); len += 1 + good.size() / 97) {
+    expectFails(good.substr(0, len), "truncated");
+  }
+  expectFails(good + "x", "unexpected bytes");
+  std::string nan = good;
+  const float bad = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(&nan[nan.size() - 4], &bad, 4);
+  expectFails(nan, "non-finite");
+  // A server's state, another method's and another layout's are refused.
+  Job job = startJob("dgc", o, rng);
+  expectFails(job.server->saveState(), "kind");
+  expectFails(makeWorker("dgs", o)->saveState(), "residual memory count");
+  expectFails(makeWorker("dgc", o, {SegmentSpec{10, 0, 120, true}})->saveState(), "segment count");
+  ASSERT_TRUE(worker->loadState(good).ok());
 }
 
 }  // namespace
