@@ -15,6 +15,7 @@ namespace sparseps {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'P', 'S', 'C', 'K', 'P', 'T', '1'};
+constexpr char kWorkerMagic[8] = {'S', 'P', 'S', 'W', 'R', 'K', 'R', '1'};
 
 class Writer {
  public:
@@ -27,6 +28,10 @@ class Writer {
   void vec(const std::vector<T>& v) {
     u64(v.size());
     bytes(v.data(), v.size() * sizeof(T));
+  }
+  void str(const std::string& v) {
+    u64(v.size());
+    bytes(v.data(), v.size());
   }
   std::vector<uint8_t>& out() { return out_; }
 
@@ -51,6 +56,12 @@ class Reader {
     if (!u64(&n) || n > left_ / sizeof(T)) return false;  // bound before allocating
     v->resize(n);
     return bytes(v->data(), n * sizeof(T));
+  }
+  bool str(std::string* v) {
+    uint64_t n;
+    if (!u64(&n) || n > left_) return false;
+    v->resize(n);
+    return bytes(v->data(), n);
   }
   size_t left() const { return left_; }
 
@@ -90,22 +101,16 @@ std::string parentDir(const std::string& path) {
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
 }
 
-}  // namespace
+absl::Status corruptError(const std::string& path, const char* why) {
+  return absl::DataLossError(absl::StrCat("checkpoint ", path, " is corrupt: ", why,
+                                          "; delete it to start afresh"));
+}
 
-absl::Status saveCheckpoint(const std::string& path, const ServerCheckpoint& c) {
-  Writer w;
-  w.bytes(kMagic, sizeof kMagic);
-  w.u64(c.layout_fingerprint);
-  w.u64(c.version);
-  w.u64(c.pushes);
-  w.vec(c.model);
-  w.vec(c.buffers);
-  w.vec(c.worker_steps);
-  w.u64(c.method_state.size());
-  w.bytes(c.method_state.data(), c.method_state.size());
+// Appends a CRC-32 of everything written, writes the bytes to path.tmp, fsyncs, renames
+// it over path and fsyncs the directory: a crash leaves either the old file or the new.
+absl::Status writeChecked(const std::string& path, Writer& w) {
   uint32_t crc = crc32(0L, w.out().data(), static_cast<uInt>(w.out().size()));
   w.bytes(&crc, sizeof crc);
-
   const std::string tmp = path + ".tmp";
   if (auto s = writeAllAndSync(tmp, w.out()); !s.ok()) return s;
   if (std::rename(tmp.c_str(), path.c_str()) != 0) return errnoError("cannot rename into", path);
@@ -119,34 +124,75 @@ absl::Status saveCheckpoint(const std::string& path, const ServerCheckpoint& c) 
   return absl::OkStatus();
 }
 
-absl::StatusOr<ServerCheckpoint> loadCheckpoint(const std::string& path) {
+// Reads path whole and checks its trailing CRC-32 and leading 8-byte magic; *data keeps
+// both. NotFound when the file cannot be opened.
+absl::Status readChecked(const std::string& path, const char (&magic)[8], std::vector<uint8_t>* data) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::NotFoundError(absl::StrCat("checkpoint: cannot open ", path,
                                             " (no checkpoint to resume from; run without --resume)"));
   }
-  std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto corrupt = [&](const char* why) {
-    return absl::DataLossError(absl::StrCat("checkpoint ", path, " is corrupt: ", why,
-                                            "; delete it to start afresh"));
-  };
-  if (data.size() < sizeof kMagic + sizeof(uint32_t)) return corrupt("too short");
+  data->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (data->size() < sizeof magic + sizeof(uint32_t)) return corruptError(path, "too short");
   uint32_t stored_crc;
-  std::memcpy(&stored_crc, data.data() + data.size() - sizeof stored_crc, sizeof stored_crc);
-  size_t body = data.size() - sizeof stored_crc;
-  if (crc32(0L, data.data(), static_cast<uInt>(body)) != stored_crc) return corrupt("checksum mismatch");
-  if (std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) return corrupt("not a sparseps checkpoint");
+  std::memcpy(&stored_crc, data->data() + data->size() - sizeof stored_crc, sizeof stored_crc);
+  const size_t body = data->size() - sizeof stored_crc;
+  if (crc32(0L, data->data(), static_cast<uInt>(body)) != stored_crc) {
+    return corruptError(path, "checksum mismatch");
+  }
+  if (std::memcmp(data->data(), magic, sizeof magic) != 0) {
+    return corruptError(path, "not a sparseps checkpoint of this kind");
+  }
+  return absl::OkStatus();
+}
 
-  Reader r(data.data() + sizeof kMagic, body - sizeof kMagic);
+}  // namespace
+
+absl::Status saveCheckpoint(const std::string& path, const ServerCheckpoint& c) {
+  Writer w;
+  w.bytes(kMagic, sizeof kMagic);
+  w.u64(c.layout_fingerprint);
+  w.u64(c.version);
+  w.u64(c.pushes);
+  w.vec(c.model);
+  w.vec(c.buffers);
+  w.vec(c.worker_steps);
+  w.str(c.method_state);
+  return writeChecked(path, w);
+}
+
+absl::StatusOr<ServerCheckpoint> loadCheckpoint(const std::string& path) {
+  std::vector<uint8_t> data;
+  if (auto st = readChecked(path, kMagic, &data); !st.ok()) return st;
+  Reader r(data.data() + sizeof kMagic, data.size() - sizeof kMagic - sizeof(uint32_t));
   ServerCheckpoint c;
-  uint64_t state_bytes = 0;
   if (!r.u64(&c.layout_fingerprint) || !r.u64(&c.version) || !r.u64(&c.pushes) ||
       !r.vec(&c.model) || !r.vec(&c.buffers) || !r.vec(&c.worker_steps) ||
-      !r.u64(&state_bytes) || state_bytes != r.left()) {
-    return corrupt("truncated fields");
+      !r.str(&c.method_state) || r.left() != 0) {
+    return corruptError(path, "truncated fields");
   }
-  c.method_state.resize(state_bytes);
-  r.bytes(c.method_state.data(), state_bytes);
+  return c;
+}
+
+absl::Status saveWorkerCheckpoint(const std::string& path, const WorkerCheckpoint& c) {
+  Writer w;
+  w.bytes(kWorkerMagic, sizeof kWorkerMagic);
+  w.u64(c.layout_fingerprint);
+  w.u64(c.epochs_done);
+  w.str(c.method);
+  w.str(c.method_state);
+  return writeChecked(path, w);
+}
+
+absl::StatusOr<WorkerCheckpoint> loadWorkerCheckpoint(const std::string& path) {
+  std::vector<uint8_t> data;
+  if (auto st = readChecked(path, kWorkerMagic, &data); !st.ok()) return st;
+  Reader r(data.data() + sizeof kWorkerMagic, data.size() - sizeof kWorkerMagic - sizeof(uint32_t));
+  WorkerCheckpoint c;
+  if (!r.u64(&c.layout_fingerprint) || !r.u64(&c.epochs_done) || !r.str(&c.method) ||
+      !r.str(&c.method_state) || r.left() != 0) {
+    return corruptError(path, "truncated fields");
+  }
   return c;
 }
 

@@ -27,4 +27,17 @@ struct ServerCheckpoint {
 absl::Status saveCheckpoint(const std::string& path, const ServerCheckpoint& checkpoint);
 absl::StatusOr<ServerCheckpoint> loadCheckpoint(const std::string& path);
 
+// Worker checkpoints: a worker's method state (momentum, residuals), which the servers do
+// not hold, tagged with the epochs it had finished so that a resume uses it only where
+// the servers resume too. Written atomically like the server's.
+struct WorkerCheckpoint {
+  uint64_t layout_fingerprint = 0;
+  uint64_t epochs_done = 0;
+  std::string method;        // refuses to load another method's state
+  std::string method_state;  // WorkerRule::saveState
+};
+
+absl::Status saveWorkerCheckpoint(const std::string& path, const WorkerCheckpoint& checkpoint);
+absl::StatusOr<WorkerCheckpoint> loadWorkerCheckpoint(const std::string& path);
+
 }  // namespace sparseps

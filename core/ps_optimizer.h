@@ -17,6 +17,8 @@
 // Errors (a server gone, a bad reply) are thrown as std::runtime_error from step(), as
 // LibTorch optimizers do; the *Status variants return them instead.
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "core/flat_model.h"
 #include "core/worker_client.h"
@@ -35,6 +37,9 @@ class PsOptimizer {
   // Sends this worker's BN running statistics to the servers (say once an epoch).
   absl::Status syncBuffers() { return client_.sendBuffers(model_.buffers()); }
   absl::Status finish() { return client_.finish(); }
+  // The method's worker state (momentum, residuals), which the servers' checkpoint lacks.
+  std::string saveState() const { return client_.saveRuleState(); }
+  absl::Status loadState(const std::string& bytes) { return client_.loadRuleState(bytes); }
 
   void setEpoch(int epoch) { epoch_ = epoch; }
   float lr() const { return client_.lr(); }

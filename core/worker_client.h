@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -53,6 +54,10 @@ class WorkerClient {
   // The servers' current dense model and averaged BN buffers, for evaluation.
   absl::StatusOr<ServerState> pullModel(absl::Span<float> w, absl::Span<float> buffers);
   absl::Status finish();
+  // The method's own worker state (momentum, residuals) for a checkpoint; loading
+  // changes nothing unless the bytes are a valid state for this rule.
+  std::string saveRuleState() const { return rule_->saveState(); }
+  absl::Status loadRuleState(const std::string& bytes) { return rule_->loadState(bytes); }
 
   float lr() const { return lr_; }
   uint64_t steps() const { return step_; }

@@ -82,6 +82,10 @@ struct DriverConfig {
   bool isFirstWorker() const { return rank == servers; }
   bool multiMachine() const { return !master_addr.empty(); }
   std::string checkpointPath() const { return out + "/checkpoint"; }
+  // This worker's method state (momentum, residuals), saved after every whole epoch.
+  std::string workerCheckpointPath() const {
+    return checkpointPath() + ".worker" + std::to_string(workerIndex());
+  }
 
   nlohmann::json toJson() const;
 };

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/checkpoint.h"
 #include "core/ps_optimizer.h"
 #include "experiments/driver/batch_norm_stats.h"
 #include "experiments/driver/evaluate.h"
@@ -44,6 +45,8 @@ class WorkerRun {
  private:
   absl::Status setUp();
   absl::Status trainEpoch(int epoch);
+  absl::Status saveWorkerState(int epochs_done);
+  absl::Status restoreWorkerState();
   absl::Status evaluateServerModel(double epoch);
   absl::Status finishRun();
   bool first() const { return config_.isFirstWorker(); }
@@ -102,6 +105,7 @@ absl::Status WorkerRun::setUp() {
     start_epoch_ = static_cast<int>(static_cast<double>(started->pushes) /
                                     static_cast<double>(pushes_per_epoch_));
     epochs_done_ = start_epoch_;
+    if (auto s = restoreWorkerState(); !s.ok()) return s;
   }
   logLine(config_.rank, absl::StrCat("worker ", config_.workerIndex(), ": ",
                                      dataset_->description(), "; model ", config_.model, " (",
@@ -207,7 +211,51 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
                           epoch + 1, state_.step, secondsSince(epoch_start), state_.loss,
                           100 * state_.train_accuracy, formatBytes(totals_.bytes_up)));
   if (auto s = optimizer_->syncBuffers(); !s.ok()) return s;
+  if (state_.step == state_.steps_in_epoch) {  // not an epoch cut short by --max-steps
+    if (auto s = saveWorkerState(epoch + 1); !s.ok()) return s;
+  }
   return metrics_->flush();
+}
+
+absl::Status WorkerRun::saveWorkerState(int epochs_done) {
+  WorkerCheckpoint checkpoint;
+  checkpoint.layout_fingerprint = model_->fingerprint;
+  checkpoint.epochs_done = static_cast<uint64_t>(epochs_done);
+  checkpoint.method = config_.method;
+  checkpoint.method_state = optimizer_->saveState();
+  return saveWorkerCheckpoint(config_.workerCheckpointPath(), checkpoint);
+}
+
+// The servers resume at start_epoch_; this worker's momentum and residuals resume with
+// them when it saved them at that very point, and start from zero otherwise (said so).
+absl::Status WorkerRun::restoreWorkerState() {
+  const std::string path = config_.workerCheckpointPath();
+  auto saved = loadWorkerCheckpoint(path);
+  if (absl::IsNotFound(saved.status())) {
+    logLine(config_.rank, absl::StrCat("no worker checkpoint ", path,
+                                       ": momentum and residuals start from zero"));
+    return absl::OkStatus();
+  }
+  if (!saved.ok()) return saved.status();
+  if (saved->method != config_.method || saved->layout_fingerprint != model_->fingerprint) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "worker checkpoint ", path, " was written by --method=", saved->method,
+        " for another model or method than this run's; resume with that run's flags, or "
+        "delete it to start this worker's state from zero"));
+  }
+  if (static_cast<int>(saved->epochs_done) != start_epoch_) {
+    logLine(config_.rank, absl::StrCat("worker checkpoint ", path, " holds the state after epoch ",
+                                       saved->epochs_done, " but the servers resume at epoch ",
+                                       start_epoch_, ": momentum and residuals start from zero"));
+    return absl::OkStatus();
+  }
+  if (auto s = optimizer_->loadState(saved->method_state); !s.ok()) {
+    return absl::DataLossError(absl::StrCat("worker checkpoint ", path, ": ", s.message(),
+                                            "; delete it to start this worker's state from zero"));
+  }
+  logLine(config_.rank, absl::StrCat("restored this worker's momentum and residuals after epoch ",
+                                     saved->epochs_done, " from ", path));
+  return absl::OkStatus();
 }
 
 absl::Status WorkerRun::evaluateServerModel(double epoch) {

@@ -83,5 +83,45 @@ TEST(CheckpointTest, SaveReplacesTheOldCheckpointWhole) {
   EXPECT_EQ(loaded->model.size(), 1000u);
 }
 
+TEST(CheckpointTest, WorkerCheckpointRoundTripsAndRejectsDamage) {
+  const auto path = tempPath("worker.ckpt");
+  WorkerCheckpoint c;
+  c.layout_fingerprint = 0xfeedULL;
+  c.epochs_done = 3;
+  c.method = "dgc";
+  c.method_state = std::string("u\0v", 3);
+  ASSERT_TRUE(saveWorkerCheckpoint(path, c).ok());
+  auto loaded = loadWorkerCheckpoint(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->layout_fingerprint, c.layout_fingerprint);
+  EXPECT_EQ(loaded->epochs_done, c.epochs_done);
+  EXPECT_EQ(loaded->method, c.method);
+  EXPECT_EQ(loaded->method_state, c.method_state);
+
+  // A server checkpoint is not a worker checkpoint, nor the other way round.
+  const auto server_path = tempPath("server-for-worker.ckpt");
+  ASSERT_TRUE(saveCheckpoint(server_path, sample()).ok());
+  EXPECT_EQ(loadWorkerCheckpoint(server_path).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(loadCheckpoint(path).status().code(), absl::StatusCode::kDataLoss);
+
+  // Any flipped byte or lost tail is caught by the checksum.
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::string damaged = bytes;
+    damaged[i] = static_cast<char>(damaged[i] ^ 0x40);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << damaged;
+    auto bad = loadWorkerCheckpoint(path);
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss) << "byte " << i;
+    EXPECT_NE(bad.status().message().find("delete it"), std::string::npos) << bad.status();
+  }
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - 5);
+  EXPECT_EQ(loadWorkerCheckpoint(path).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(loadWorkerCheckpoint(tempPath("none.ckpt")).status().code(), absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace sparseps

@@ -1,6 +1,7 @@
 // experiments/run and sparseps_driver end to end: a small synthetic job (1 server, 2
-// workers, loopback, unshaped) must leave a complete run directory and learn; bad flags and
-// missing data must fail fast with a message that says what to do.
+// workers, loopback, unshaped) must leave a complete run directory and learn, and resume
+// with every worker's state; bad flags, damaged checkpoints and missing data must fail
+// with a message that says what to do.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -137,6 +138,40 @@ TEST_F(DriverTest, SyntheticJobWritesACompleteRunDirectoryAndLearns) {
   EXPECT_TRUE(fs::exists(out / "server.json"));
   EXPECT_TRUE(fs::exists(out / "worker0.json"));
   EXPECT_TRUE(fs::exists(out / "worker1.json"));
+}
+
+std::string readFile(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+TEST_F(DriverTest, ResumeRestoresEachWorkersMomentumAndResiduals) {
+  const fs::path out = dir_ / "run";
+  const std::string flags =
+      "--method=dgs --dataset=synthetic --model=small_resnet --world-size=3 --batch-size=64 "
+      "--bandwidth=none --threads=1 --eval-bn-batches=2 --progress=none --out=" + out.string();
+  Result r = runLauncher(flags + " --epochs=1", dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(fs::exists(out / "checkpoint.worker0"));
+  ASSERT_TRUE(fs::exists(out / "checkpoint.worker1"));
+
+  r = runLauncher(flags + " --epochs=2 --resume", dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (int rank : {1, 2}) {
+    const std::string log = readFile(out / "logs" / ("rank" + std::to_string(rank) + ".log"));
+    EXPECT_THAT(log, HasSubstr("restored this worker's momentum and residuals after epoch 1"));
+  }
+
+  // A damaged worker checkpoint stops the resume with what to do about it.
+  std::string bytes = readFile(out / "checkpoint.worker1");
+  bytes[bytes.size() / 2] ^= 0x5a;
+  std::ofstream(out / "checkpoint.worker1", std::ios::binary | std::ios::trunc) << bytes;
+  r = runLauncher(flags + " --epochs=3 --resume", dir_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("checkpoint.worker1 is corrupt"));
+  EXPECT_THAT(r.output, HasSubstr("delete it"));
 }
 
 TEST_F(DriverTest, UnknownFlagFailsWithItsName) {
