@@ -12,6 +12,8 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -182,30 +184,21 @@ TEST_F(DriverTest, UnknownFlagFailsWithItsName) {
 }
 
 TEST_F(DriverTest, BadValuesNameTheFlagAndTheFix) {
-  Result r = runLauncher("--dataset=synthetic --density=2", dir_);
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.output, HasSubstr("--density"));
-  EXPECT_THAT(r.output, HasSubstr("(0, 1]"));
-
-  r = runLauncher("--dataset=synthetic --world-size=2 --servers=2", dir_);
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.output, HasSubstr("--world-size (2) must exceed --servers (2)"));
-
-  r = runLauncher("--dataset=synthetic --bandwidth=fast", dir_);
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.output, HasSubstr("1gbit"));
-
-  r = runLauncher("--dataset=synthetic --lr=-1", dir_);
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.output, HasSubstr("--lr: must be more than 0, got -1"));
-
-  r = runLauncher("--dataset=synthetic --eval-bn-batches=-3", dir_);
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.output, HasSubstr("--eval-bn-batches: must be 0 or more, got -3"));
-
-  r = runLauncher("--method=nope --dataset=synthetic", dir_);
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.output, HasSubstr("dgs"));
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"--dataset=synthetic --density=2", {"--density", "(0, 1]"}},
+      {"--dataset=synthetic --world-size=2 --servers=2",
+       {"--world-size (2) must exceed --servers (2)"}},
+      {"--dataset=synthetic --bandwidth=fast", {"1gbit"}},
+      {"--dataset=synthetic --lr=-1", {"--lr: must be more than 0, got -1"}},
+      {"--dataset=synthetic --eval-bn-batches=-3", {"--eval-bn-batches: must be 0 or more, got -3"}},
+      {"--method=nope --dataset=synthetic", {"dgs"}},
+  };
+  for (const auto& [args, expected] : cases) {
+    SCOPED_TRACE(args);
+    const Result r = runLauncher(args, dir_);
+    EXPECT_NE(r.exit_code, 0);
+    for (const std::string& text : expected) EXPECT_THAT(r.output, HasSubstr(text));
+  }
 }
 
 TEST_F(DriverTest, MissingDataNamesTheFetchCommand) {
