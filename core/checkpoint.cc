@@ -101,9 +101,13 @@ std::string parentDir(const std::string& path) {
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
 }
 
-absl::Status corruptError(const std::string& path, const char* why) {
-  return absl::DataLossError(absl::StrCat("checkpoint ", path, " is corrupt: ", why,
-                                          "; delete it to start afresh"));
+// What deleting a damaged file means, per kind of checkpoint.
+constexpr char kServerAdvice[] = "delete it to start afresh";
+constexpr char kWorkerAdvice[] =
+    "delete it to resume with this worker's momentum and residuals at zero";
+
+absl::Status corruptError(const std::string& path, const char* why, const char* advice) {
+  return absl::DataLossError(absl::StrCat("checkpoint ", path, " is corrupt: ", why, "; ", advice));
 }
 
 // Appends a CRC-32 of everything written, writes the bytes to path.tmp, fsyncs, renames
@@ -126,22 +130,23 @@ absl::Status writeChecked(const std::string& path, Writer& w) {
 
 // Reads path whole and checks its trailing CRC-32 and leading 8-byte magic; *data keeps
 // both. NotFound when the file cannot be opened.
-absl::Status readChecked(const std::string& path, const char (&magic)[8], std::vector<uint8_t>* data) {
+absl::Status readChecked(const std::string& path, const char (&magic)[8], const char* advice,
+                         std::vector<uint8_t>* data) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::NotFoundError(absl::StrCat("checkpoint: cannot open ", path,
                                             " (no checkpoint to resume from; run without --resume)"));
   }
   data->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (data->size() < sizeof magic + sizeof(uint32_t)) return corruptError(path, "too short");
+  if (data->size() < sizeof magic + sizeof(uint32_t)) return corruptError(path, "too short", advice);
   uint32_t stored_crc;
   std::memcpy(&stored_crc, data->data() + data->size() - sizeof stored_crc, sizeof stored_crc);
   const size_t body = data->size() - sizeof stored_crc;
   if (crc32(0L, data->data(), static_cast<uInt>(body)) != stored_crc) {
-    return corruptError(path, "checksum mismatch");
+    return corruptError(path, "checksum mismatch", advice);
   }
   if (std::memcmp(data->data(), magic, sizeof magic) != 0) {
-    return corruptError(path, "not a sparseps checkpoint of this kind");
+    return corruptError(path, "not a sparseps checkpoint of this kind", advice);
   }
   return absl::OkStatus();
 }
@@ -163,13 +168,13 @@ absl::Status saveCheckpoint(const std::string& path, const ServerCheckpoint& c) 
 
 absl::StatusOr<ServerCheckpoint> loadCheckpoint(const std::string& path) {
   std::vector<uint8_t> data;
-  if (auto st = readChecked(path, kMagic, &data); !st.ok()) return st;
+  if (auto st = readChecked(path, kMagic, kServerAdvice, &data); !st.ok()) return st;
   Reader r(data.data() + sizeof kMagic, data.size() - sizeof kMagic - sizeof(uint32_t));
   ServerCheckpoint c;
   if (!r.u64(&c.layout_fingerprint) || !r.u64(&c.version) || !r.u64(&c.pushes) ||
       !r.vec(&c.model) || !r.vec(&c.buffers) || !r.vec(&c.worker_steps) ||
       !r.str(&c.method_state) || r.left() != 0) {
-    return corruptError(path, "truncated fields");
+    return corruptError(path, "truncated fields", kServerAdvice);
   }
   return c;
 }
@@ -186,12 +191,12 @@ absl::Status saveWorkerCheckpoint(const std::string& path, const WorkerCheckpoin
 
 absl::StatusOr<WorkerCheckpoint> loadWorkerCheckpoint(const std::string& path) {
   std::vector<uint8_t> data;
-  if (auto st = readChecked(path, kWorkerMagic, &data); !st.ok()) return st;
+  if (auto st = readChecked(path, kWorkerMagic, kWorkerAdvice, &data); !st.ok()) return st;
   Reader r(data.data() + sizeof kWorkerMagic, data.size() - sizeof kWorkerMagic - sizeof(uint32_t));
   WorkerCheckpoint c;
   if (!r.u64(&c.layout_fingerprint) || !r.u64(&c.epochs_done) || !r.str(&c.method) ||
       !r.str(&c.method_state) || r.left() != 0) {
-    return corruptError(path, "truncated fields");
+    return corruptError(path, "truncated fields", kWorkerAdvice);
   }
   return c;
 }

@@ -1,6 +1,7 @@
 #include "experiments/driver/driver_config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -24,7 +25,9 @@ CLI::Validator numberAtLeast(double bound, bool inclusive) {
   return CLI::Validator(
       [=](std::string& input) -> std::string {
         double v = 0;
-        if (!absl::SimpleAtod(input, &v)) return absl::StrCat("expected a number, got '", input, "'");
+        if (!absl::SimpleAtod(input, &v) || !std::isfinite(v)) {
+          return absl::StrCat("expected a finite number, got '", input, "'");
+        }
         const bool ok = inclusive ? v >= bound : v > bound;
         return ok ? std::string() : absl::StrCat(rule, ", got ", input);
       },

@@ -46,7 +46,7 @@ class WorkerRun {
   absl::Status setUp();
   absl::Status trainEpoch(int epoch);
   absl::Status saveWorkerState(int epochs_done);
-  absl::Status restoreWorkerState();
+  absl::Status restoreWorkerState(uint64_t server_pushes);
   absl::Status evaluateServerModel(double epoch);
   absl::Status finishRun();
   bool first() const { return config_.isFirstWorker(); }
@@ -105,7 +105,7 @@ absl::Status WorkerRun::setUp() {
     start_epoch_ = static_cast<int>(static_cast<double>(started->pushes) /
                                     static_cast<double>(pushes_per_epoch_));
     epochs_done_ = start_epoch_;
-    if (auto s = restoreWorkerState(); !s.ok()) return s;
+    if (auto s = restoreWorkerState(started->pushes); !s.ok()) return s;
   }
   logLine(config_.rank, absl::StrCat("worker ", config_.workerIndex(), ": ",
                                      dataset_->description(), "; model ", config_.model, " (",
@@ -227,8 +227,11 @@ absl::Status WorkerRun::saveWorkerState(int epochs_done) {
 }
 
 // The servers resume at start_epoch_; this worker's momentum and residuals resume with
-// them when it saved them at that very point, and start from zero otherwise (said so).
-absl::Status WorkerRun::restoreWorkerState() {
+// them only when the servers' checkpoint lies exactly at that epoch's start, where the
+// state was saved (a finished run, extended). From a checkpoint inside an epoch, the
+// restored residuals would push again what was sent after they were saved, so they start
+// from zero instead; the log says which.
+absl::Status WorkerRun::restoreWorkerState(uint64_t server_pushes) {
   const std::string path = config_.workerCheckpointPath();
   auto saved = loadWorkerCheckpoint(path);
   if (absl::IsNotFound(saved.status())) {
@@ -237,21 +240,32 @@ absl::Status WorkerRun::restoreWorkerState() {
     return absl::OkStatus();
   }
   if (!saved.ok()) return saved.status();
-  if (saved->method != config_.method || saved->layout_fingerprint != model_->fingerprint) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "worker checkpoint ", path, " was written by --method=", saved->method,
-        " for another model or method than this run's; resume with that run's flags, or "
-        "delete it to start this worker's state from zero"));
+  const char* zero_advice = "; resume with that run's flags, or delete it to start this "
+                            "worker's momentum and residuals from zero";
+  if (saved->method != config_.method) {
+    return absl::FailedPreconditionError(absl::StrCat("worker checkpoint ", path,
+                                                      " holds --method=", saved->method,
+                                                      " state, this run is --method=",
+                                                      config_.method, zero_advice));
   }
-  if (static_cast<int>(saved->epochs_done) != start_epoch_) {
-    logLine(config_.rank, absl::StrCat("worker checkpoint ", path, " holds the state after epoch ",
-                                       saved->epochs_done, " but the servers resume at epoch ",
-                                       start_epoch_, ": momentum and residuals start from zero"));
+  if (saved->layout_fingerprint != model_->fingerprint) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "worker checkpoint ", path, " was written for another model (layout fingerprint ",
+        absl::Hex(saved->layout_fingerprint), ", this model ", absl::Hex(model_->fingerprint), ")",
+        zero_advice));
+  }
+  const uint64_t saved_at = saved->epochs_done * static_cast<uint64_t>(pushes_per_epoch_);
+  if (server_pushes != saved_at) {
+    logLine(config_.rank,
+            absl::StrCat("worker checkpoint ", path, " holds the state after epoch ",
+                         saved->epochs_done, ", at server push ", saved_at,
+                         ", but the servers resume at push ", server_pushes,
+                         ": momentum and residuals start from zero"));
     return absl::OkStatus();
   }
   if (auto s = optimizer_->loadState(saved->method_state); !s.ok()) {
     return absl::DataLossError(absl::StrCat("worker checkpoint ", path, ": ", s.message(),
-                                            "; delete it to start this worker's state from zero"));
+                                            zero_advice));
   }
   logLine(config_.rank, absl::StrCat("restored this worker's momentum and residuals after epoch ",
                                      saved->epochs_done, " from ", path));

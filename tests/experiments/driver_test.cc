@@ -159,11 +159,22 @@ TEST_F(DriverTest, ResumeRestoresEachWorkersMomentumAndResiduals) {
   ASSERT_TRUE(fs::exists(out / "checkpoint.worker0"));
   ASSERT_TRUE(fs::exists(out / "checkpoint.worker1"));
 
-  r = runLauncher(flags + " --epochs=2 --resume", dir_);
+  // The servers' checkpoint lies at the start of epoch 2 (push 64): the states resume.
+  // Five more steps per worker then move it inside the epoch, where they may not.
+  r = runLauncher(flags + " --epochs=2 --max-steps=5 --resume", dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto workerLog = [&](int rank) {
+    return readFile(out / "logs" / ("rank" + std::to_string(rank) + ".log"));
+  };
+  for (int rank : {1, 2}) {
+    EXPECT_THAT(workerLog(rank), HasSubstr("restored this worker's momentum and residuals after epoch 1"));
+  }
+  r = runLauncher(flags + " --epochs=2 --max-steps=5 --resume", dir_);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (int rank : {1, 2}) {
-    const std::string log = readFile(out / "logs" / ("rank" + std::to_string(rank) + ".log"));
-    EXPECT_THAT(log, HasSubstr("restored this worker's momentum and residuals after epoch 1"));
+    EXPECT_THAT(workerLog(rank), HasSubstr("after epoch 1, at server push 64, but the servers "
+                                           "resume at push 74: momentum and residuals start "
+                                           "from zero"));
   }
 
   // A damaged worker checkpoint stops the resume with what to do about it.
@@ -190,6 +201,7 @@ TEST_F(DriverTest, BadValuesNameTheFlagAndTheFix) {
        {"--world-size (2) must exceed --servers (2)"}},
       {"--dataset=synthetic --bandwidth=fast", {"1gbit"}},
       {"--dataset=synthetic --lr=-1", {"--lr: must be more than 0, got -1"}},
+      {"--dataset=synthetic --lr=inf", {"--lr: expected a finite number, got 'inf'"}},
       {"--dataset=synthetic --eval-bn-batches=-3", {"--eval-bn-batches: must be 0 or more, got -3"}},
       {"--method=nope --dataset=synthetic", {"dgs"}},
   };
