@@ -15,7 +15,7 @@ namespace sparseps {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'P', 'S', 'C', 'K', 'P', 'T', '1'};
-constexpr char kWorkerMagic[8] = {'S', 'P', 'S', 'W', 'R', 'K', 'R', '1'};
+constexpr char kWorkerMagic[sizeof kMagic] = {'S', 'P', 'S', 'W', 'R', 'K', 'R', '1'};
 
 class Writer {
  public:
@@ -130,15 +130,17 @@ absl::Status writeChecked(const std::string& path, Writer& w) {
 
 // Reads path whole and checks its trailing CRC-32 and leading 8-byte magic; *data keeps
 // both. NotFound when the file cannot be opened.
-absl::Status readChecked(const std::string& path, const char (&magic)[8], const char* advice,
-                         std::vector<uint8_t>* data) {
+absl::Status readChecked(const std::string& path, const char (&magic)[sizeof kMagic],
+                         const char* advice, std::vector<uint8_t>* data) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::NotFoundError(absl::StrCat("checkpoint: cannot open ", path,
                                             " (no checkpoint to resume from; run without --resume)"));
   }
   data->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (data->size() < sizeof magic + sizeof(uint32_t)) return corruptError(path, "too short", advice);
+  if (data->size() < sizeof magic + sizeof(uint32_t)) {
+    return corruptError(path, "too short", advice);
+  }
   uint32_t stored_crc;
   std::memcpy(&stored_crc, data->data() + data->size() - sizeof stored_crc, sizeof stored_crc);
   const size_t body = data->size() - sizeof stored_crc;
@@ -149,6 +151,11 @@ absl::Status readChecked(const std::string& path, const char (&magic)[8], const 
     return corruptError(path, "not a sparseps checkpoint of this kind", advice);
   }
   return absl::OkStatus();
+}
+
+// The fields of a file readChecked accepted: between the 8-byte magic and the CRC-32.
+Reader fieldsOf(const std::vector<uint8_t>& data) {
+  return Reader(data.data() + sizeof kMagic, data.size() - sizeof kMagic - sizeof(uint32_t));
 }
 
 }  // namespace
@@ -169,7 +176,7 @@ absl::Status saveCheckpoint(const std::string& path, const ServerCheckpoint& c) 
 absl::StatusOr<ServerCheckpoint> loadCheckpoint(const std::string& path) {
   std::vector<uint8_t> data;
   if (auto st = readChecked(path, kMagic, kServerAdvice, &data); !st.ok()) return st;
-  Reader r(data.data() + sizeof kMagic, data.size() - sizeof kMagic - sizeof(uint32_t));
+  Reader r = fieldsOf(data);
   ServerCheckpoint c;
   if (!r.u64(&c.layout_fingerprint) || !r.u64(&c.version) || !r.u64(&c.pushes) ||
       !r.vec(&c.model) || !r.vec(&c.buffers) || !r.vec(&c.worker_steps) ||
@@ -192,7 +199,7 @@ absl::Status saveWorkerCheckpoint(const std::string& path, const WorkerCheckpoin
 absl::StatusOr<WorkerCheckpoint> loadWorkerCheckpoint(const std::string& path) {
   std::vector<uint8_t> data;
   if (auto st = readChecked(path, kWorkerMagic, kWorkerAdvice, &data); !st.ok()) return st;
-  Reader r(data.data() + sizeof kWorkerMagic, data.size() - sizeof kWorkerMagic - sizeof(uint32_t));
+  Reader r = fieldsOf(data);
   WorkerCheckpoint c;
   if (!r.u64(&c.layout_fingerprint) || !r.u64(&c.epochs_done) || !r.str(&c.method) ||
       !r.str(&c.method_state) || r.left() != 0) {

@@ -11,10 +11,6 @@
 namespace sparseps {
 namespace {
 
-// State kinds: a checkpoint of one downlink cannot be loaded into the other.
-constexpr uint8_t kDenseKind = 1;
-constexpr uint8_t kDualWayKind = 2;
-
 class DescentServer : public ServerRule {
  public:
   DescentServer(const SegmentSpecs& specs, int num_workers, const MethodOptions& options,
@@ -50,18 +46,22 @@ class DescentServer : public ServerRule {
 
   std::string saveState() const override {
     StateWriter w;
-    writeStateHeader(w, dual_way_ ? kDualWayKind : kDenseKind);
+    writeStateHeader(w, stateKind());
     if (dual_way_) dual_way_->save(w);
     return w.take();
   }
 
   absl::Status loadState(const std::string& bytes) override {
     StateReader r(bytes);
-    if (auto s = checkStateHeader(r, dual_way_ ? kDualWayKind : kDenseKind); !s.ok()) return s;
+    if (auto s = checkStateHeader(r, stateKind()); !s.ok()) return s;
     return dual_way_ ? dual_way_->load(r) : r.finish();
   }
 
  private:
+  // A state of one downlink cannot be loaded into the other.
+  StateKind stateKind() const {
+    return dual_way_ ? StateKind::kDualWayServer : StateKind::kDenseServer;
+  }
   void checkWorker(int worker) const {
     if (worker < 0 || worker >= num_workers_) {
       fatal("worker ", worker, " is outside [0, ", num_workers_, ")");

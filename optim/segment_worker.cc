@@ -5,12 +5,6 @@
 #include "optim/state_io.h"
 
 namespace sparseps {
-namespace {
-
-// Server rule states are kinds 1 and 2 (descent_server.cc); a worker's is its own kind.
-constexpr uint8_t kWorkerStateKind = 3;
-
-}  // namespace
 
 SegmentWorker::SegmentWorker(const SegmentSpecs& specs, const MethodOptions& options)
     : index_(specs), options_(options) {}
@@ -47,7 +41,7 @@ std::vector<std::vector<float>> SegmentWorker::zeroState(bool compressed_only) c
 
 std::string SegmentWorker::saveState() const {
   StateWriter w;
-  writeStateHeader(w, kWorkerStateKind);
+  writeStateHeader(w, StateKind::kWorker);
   writeSpecs(w, index_.specs());
   w.u32(static_cast<uint32_t>(arrays_.size()));
   w.u32(static_cast<uint32_t>(memories_.size()));
@@ -70,7 +64,7 @@ std::string SegmentWorker::saveState() const {
 
 absl::Status SegmentWorker::loadState(const std::string& bytes) {
   StateReader r(bytes);
-  if (auto s = checkStateHeader(r, kWorkerStateKind); !s.ok()) return s;
+  if (auto s = checkStateHeader(r, StateKind::kWorker); !s.ok()) return s;
   if (auto s = expectSpecs(r, index_.specs()); !s.ok()) return s;
   if (auto s = r.expectU32("state array count", static_cast<uint32_t>(arrays_.size())); !s.ok()) {
     return s;

@@ -90,13 +90,13 @@ absl::Status StateReader::finish() const {
   return absl::OkStatus();
 }
 
-void writeStateHeader(StateWriter& w, uint8_t kind) {
+void writeStateHeader(StateWriter& w, StateKind kind) {
   w.u32(kStateMagic);
   w.u32(kStateFormatVersion);
-  w.u8(kind);
+  w.u8(static_cast<uint8_t>(kind));
 }
 
-absl::Status checkStateHeader(StateReader& r, uint8_t kind) {
+absl::Status checkStateHeader(StateReader& r, StateKind kind) {
   absl::StatusOr<uint32_t> magic = r.u32("magic");
   if (!magic.ok()) return magic.status();
   if (*magic != kStateMagic) {
@@ -110,10 +110,10 @@ absl::Status checkStateHeader(StateReader& r, uint8_t kind) {
   }
   absl::StatusOr<uint8_t> k = r.u8("kind");
   if (!k.ok()) return k.status();
-  if (*k != kind) {
+  if (*k != static_cast<uint8_t>(kind)) {
     return absl::FailedPreconditionError(
-        absl::StrCat("method state: written by a server rule of kind ", int{*k},
-                     ", this rule is kind ", int{kind}, " (another downlink or method?)"));
+        absl::StrCat("method state: written by a rule of kind ", int{*k}, ", this rule is kind ",
+                     static_cast<int>(kind), " (another downlink, or a worker's state?)"));
   }
   return absl::OkStatus();
 }
@@ -134,8 +134,9 @@ absl::Status expectSpecs(StateReader& r, const SegmentSpecs& specs) {
     absl::StatusOr<uint64_t> numel = r.u64("segment numel");
     if (!numel.ok()) return numel.status();
     if (*numel != spec.numel) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "method state: segment ", spec.id, " has ", *numel, " elements, this run has ", spec.numel));
+      return absl::FailedPreconditionError(absl::StrCat("method state: segment ", spec.id, " has ",
+                                                        *numel, " elements, this run has ",
+                                                        spec.numel));
     }
     absl::StatusOr<bool> compressed = readFlag(r, "segment compressed flag");
     if (!compressed.ok()) return compressed.status();

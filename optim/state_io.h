@@ -53,9 +53,16 @@ class StateReader {
   size_t pos_ = 0;
 };
 
+// What a state belongs to: one kind cannot be loaded into a rule of another.
+enum class StateKind : uint8_t {
+  kDenseServer = 1,    // descent server, dense downlink
+  kDualWayServer = 2,  // descent server, dual-way sparse downlink
+  kWorker = 3,         // SegmentWorker
+};
+
 // Writes magic, format version and `kind`; checkHeader reads them back and checks them.
-void writeStateHeader(StateWriter& w, uint8_t kind);
-absl::Status checkStateHeader(StateReader& r, uint8_t kind);
+void writeStateHeader(StateWriter& w, StateKind kind);
+absl::Status checkStateHeader(StateReader& r, StateKind kind);
 
 // Writes each spec's id, numel and compressed flag; expectSpecs reads them back and fails
 // with the first field that differs from `specs` (a state saved for another model).
