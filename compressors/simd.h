@@ -1,8 +1,16 @@
 #pragma once
 // SIMD levels for the streaming kernels. One binary serves every x86-64 CPU: each hot
 // kernel has a scalar, an AVX2 and an AVX-512 variant, compiled with per-function target
-// attributes and chosen at run time. Callers pass a level (default: the best the CPU has),
+// attributes and chosen at run time (or, for plain loops, cloned by the compiler with
+// SPARSEPS_MULTIVERSION). Callers pass a level (default: the best the CPU has),
 // so tests can force every path and compare them.
+
+// For plain loops the compiler vectorizes well: one clone per level, picked at load time.
+#if defined(__x86_64__)
+#define SPARSEPS_MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SPARSEPS_MULTIVERSION
+#endif
 
 namespace sparseps {
 

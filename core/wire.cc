@@ -47,9 +47,8 @@ absl::StatusOr<DecodeLimits> DecodeLimits::fromSpecs(const SegmentSpecs& specs) 
   return limits;
 }
 
-absl::StatusOr<std::vector<uint8_t>> encodeMessage(const MessageHeader& header,
-                                                   const std::vector<SegmentData>& segments,
-                                                   const EncodeOptions& options) {
+absl::Status encodeMessage(const MessageHeader& header, const std::vector<SegmentData>& segments,
+                           const EncodeOptions& options, std::vector<uint8_t>* out) {
   if (absl::Status valid = options.validate(); !valid.ok()) return valid;
   if (segments.size() > std::numeric_limits<uint32_t>::max()) {
     return absl::InvalidArgumentError(absl::StrCat("too many segments: ", segments.size()));
@@ -65,44 +64,50 @@ absl::StatusOr<std::vector<uint8_t>> encodeMessage(const MessageHeader& header,
     encodings.push_back(choice->encoding);
     payload_bytes += choice->bytes;
   }
-  std::vector<uint8_t> message(kHeaderBytes + payload_bytes);
-  uint8_t* payload = message.data() + kHeaderBytes;
+  out->resize(kHeaderBytes + payload_bytes);
+  uint8_t* payload = out->data() + kHeaderBytes;
+  PayloadChecksum checksum;
   size_t written = 0;
   for (size_t i = 0; i < segments.size(); ++i) {
-    written += wire::writeSegment(segments[i], encodings[i], payload + written);
+    written += wire::writeSegment(segments[i], encodings[i], payload + written, &checksum);
   }
   MessageHeader filled = header;
   filled.segment_count = static_cast<uint32_t>(segments.size());
   filled.payload_bytes = written;
-  filled.payload_checksum = payloadChecksum(absl::MakeConstSpan(payload, written));
+  filled.payload_checksum = checksum.value();
   const std::array<uint8_t, kHeaderBytes> header_bytes = encodeHeader(filled);
-  std::copy(header_bytes.begin(), header_bytes.end(), message.begin());
+  std::copy(header_bytes.begin(), header_bytes.end(), out->begin());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint8_t>> encodeMessage(const MessageHeader& header,
+                                                   const std::vector<SegmentData>& segments,
+                                                   const EncodeOptions& options) {
+  std::vector<uint8_t> message;
+  if (absl::Status s = encodeMessage(header, segments, options, &message); !s.ok()) return s;
   return message;
 }
 
-absl::StatusOr<std::vector<SegmentData>> decodePayload(const MessageHeader& header,
-                                                       absl::Span<const uint8_t> payload,
-                                                       const DecodeLimits& limits) {
-  if (payload.size() != header.payload_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("payload size mismatch: header announces ",
-                                                   header.payload_bytes, " bytes, got ",
-                                                   payload.size()));
-  }
-  const uint32_t checksum = payloadChecksum(payload);
-  if (checksum != header.payload_checksum) {
-    return absl::DataLossError(absl::StrCat("payload checksum mismatch: header says 0x",
-                                            absl::Hex(header.payload_checksum, absl::kZeroPad8),
-                                            ", payload has 0x",
-                                            absl::Hex(checksum, absl::kZeroPad8)));
-  }
-  // Each segment takes at least its own header: bound the count before reserving.
+namespace {
+
+absl::Status checksumMismatch(uint32_t announced, uint32_t actual) {
+  return absl::DataLossError(absl::StrCat("payload checksum mismatch: header says 0x",
+                                          absl::Hex(announced, absl::kZeroPad8),
+                                          ", payload has 0x", absl::Hex(actual, absl::kZeroPad8)));
+}
+
+// The segments of a payload of the announced size; the checksum is taken as they are read
+// and compared by the caller.
+absl::Status readSegments(const MessageHeader& header, absl::Span<const uint8_t> payload,
+                          const DecodeLimits& limits, std::vector<SegmentData>* out,
+                          PayloadChecksum* checksum) {
+  // Each segment takes at least its own header: bound the count before sizing anything.
   if (uint64_t{header.segment_count} * kSegmentHeaderBytes > payload.size()) {
     return absl::InvalidArgumentError(absl::StrCat("truncated payload: ", header.segment_count,
                                                    " segments cannot fit in ", payload.size(),
                                                    " bytes"));
   }
-  std::vector<SegmentData> segments;
-  segments.reserve(header.segment_count);
+  out->resize(header.segment_count);
   std::vector<bool> seen(limits.numel_by_id.size(), false);
   const uint8_t* p = payload.data();
   const uint8_t* end = p + payload.size();
@@ -118,6 +123,7 @@ absl::StatusOr<std::vector<SegmentData>> decodePayload(const MessageHeader& head
     const uint32_t id = wire::loadLe<uint32_t>(p + 1);
     const uint32_t numel = wire::loadLe<uint32_t>(p + 5);
     const uint32_t nonzeros = wire::loadLe<uint32_t>(p + 9);
+    checksum->add(p, kSegmentHeaderBytes);
     p += kSegmentHeaderBytes;
     if (tag < static_cast<uint8_t>(Encoding::kDenseF32) ||
         tag > static_cast<uint8_t>(Encoding::kBitmapF32)) {
@@ -132,18 +138,48 @@ absl::StatusOr<std::vector<SegmentData>> decodePayload(const MessageHeader& head
       return fail(absl::StrCat("numel ", numel, " of segment id ", id,
                                " does not match the layout's ", limits.numel_by_id[id]));
     }
-    absl::StatusOr<SegmentData> segment = wire::readSegmentBody(
-        static_cast<Encoding>(tag), id, numel, nonzeros, &p, end, limits.non_finite);
-    if (!segment.ok()) {
-      return fail(absl::StrCat("(id ", id, ", ", encodingName(static_cast<Encoding>(tag)), ") ",
-                               segment.status().message()));
+    const auto encoding = static_cast<Encoding>(tag);
+    absl::Status read = wire::readSegmentBody(encoding, id, numel, nonzeros, &p, end,
+                                              limits.non_finite, &(*out)[s], checksum);
+    if (!read.ok()) {
+      return fail(absl::StrCat("(id ", id, ", ", encodingName(encoding), ") ", read.message()));
     }
-    segments.push_back(*std::move(segment));
   }
   if (p != end) {
     return absl::InvalidArgumentError(absl::StrCat(end - p, " trailing bytes after the last of ",
                                                    header.segment_count, " segments"));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status decodePayload(const MessageHeader& header, absl::Span<const uint8_t> payload,
+                           const DecodeLimits& limits, std::vector<SegmentData>* out) {
+  if (payload.size() != header.payload_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("payload size mismatch: header announces ",
+                                                   header.payload_bytes, " bytes, got ",
+                                                   payload.size()));
+  }
+  PayloadChecksum checksum;
+  absl::Status read = readSegments(header, payload, limits, out, &checksum);
+  if (!read.ok()) {
+    // A damaged payload is reported as damaged, not by the first check its damage trips.
+    const uint32_t actual = payloadChecksum(payload);
+    return actual != header.payload_checksum ? checksumMismatch(header.payload_checksum, actual)
+                                             : read;
+  }
+  if (checksum.value() != header.payload_checksum) {
+    return checksumMismatch(header.payload_checksum, checksum.value());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<SegmentData>> decodePayload(const MessageHeader& header,
+                                                       absl::Span<const uint8_t> payload,
+                                                       const DecodeLimits& limits) {
+  std::vector<SegmentData> segments;
+  if (absl::Status s = decodePayload(header, payload, limits, &segments); !s.ok()) return s;
   return segments;
 }
 

@@ -16,6 +16,7 @@
 #include "absl/types/span.h"
 #include "compressors/segment_data.h"
 #include "compressors/segment_spec.h"
+#include "core/wire_checksum.h"
 #include "core/wire_encoding.h"
 #include "core/wire_header.h"
 
@@ -57,17 +58,30 @@ struct DecodeLimits {
 // The whole message: header (with segment_count, payload_bytes and payload_checksum
 // filled in) followed by the payload. Fails on invalid options or segments (sizes,
 // index order and range) and on a forced f16 encoding of values beyond the half range.
+// The checksum is taken while the payload is written (core/wire_checksum.h).
 absl::StatusOr<std::vector<uint8_t>> encodeMessage(const MessageHeader& header,
                                                    const std::vector<SegmentData>& segments,
                                                    const EncodeOptions& options = {});
+// The same into *out, reusing its memory: a sender that keeps one buffer per stream of
+// messages of a steady size allocates and page-faults nothing per message. *out is
+// resized to the message; on failure its contents are unspecified.
+absl::Status encodeMessage(const MessageHeader& header, const std::vector<SegmentData>& segments,
+                           const EncodeOptions& options, std::vector<uint8_t>* out);
 
-// Decodes a payload whose header was decoded already. Checks the size and checksum the
-// header announced, then every segment: known id, distinct ids, numel matching the layout,
+// Decodes a payload whose header was decoded already. Checks the size the header
+// announced, then every segment: known id, distinct ids, numel matching the layout,
 // counts within the bytes left, indices in range and strictly increasing, finite values
-// (per policy), and no bytes left over.
+// (per policy), and no bytes left over; and the checksum, taken while the segments are
+// read. A payload whose checksum does not match is reported as that (DataLoss), whatever
+// else is wrong with it.
 absl::StatusOr<std::vector<SegmentData>> decodePayload(const MessageHeader& header,
                                                        absl::Span<const uint8_t> payload,
                                                        const DecodeLimits& limits);
+// The same into *out, reusing the memory of the segments it holds (a receiver that keeps
+// one vector per stream of messages of the same layout allocates nothing per message).
+// On failure *out is unspecified.
+absl::Status decodePayload(const MessageHeader& header, absl::Span<const uint8_t> payload,
+                           const DecodeLimits& limits, std::vector<SegmentData>* out);
 
 struct DecodedMessage {
   MessageHeader header;

@@ -1,13 +1,17 @@
 #include "core/wire_encoding.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "absl/numeric/bits.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compressors/simd.h"
+#include "compressors/stream_copy.h"
 #include "core/wire_bytes.h"
-#include "core/wire_half.h"
+#include "core/wire_checksum.h"
+#include "compressors/half.h"
 #include "core/wire_header.h"
 #include "core/wire_varint.h"
 
@@ -64,22 +68,55 @@ bool isDeltaVarint(Encoding encoding) {
 
 bool allFitHalf(const std::vector<float>& values) {
   for (float v : values) {
-    if (!wire::fitsHalf(v)) return false;
+    if (!fitsHalf(v)) return false;
   }
   return true;
 }
 
-absl::Status rejectNonFinite(const std::vector<float>& values, const std::vector<uint32_t>& indices,
-                             NonFinitePolicy policy) {
-  if (policy == NonFinitePolicy::kAllow) return absl::OkStatus();
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!std::isfinite(values[i])) {
-      const size_t element = indices.empty() ? i : indices[i];
-      return absl::InvalidArgumentError(
-          absl::StrCat("non-finite value ", values[i], " at element ", element));
-    }
+// Dense bodies are copied and hashed in chunks of this many floats: each chunk of the
+// source is hashed (and, on decode, checked for finite values) while it is still in cache.
+constexpr size_t kChunkFloats = 16384;
+
+// Copies n floats of a dense body from src to dst (bytes as they travel: little-endian)
+// and hashes them from src, which the copy has just brought into cache. A body larger
+// than the cache is copied with streaming stores (compressors/stream_copy.h).
+void copyDenseChunk(uint8_t* dst, const uint8_t* src, size_t n, bool streaming,
+                    PayloadChecksum* checksum) {
+  if (streaming) {
+    streamCopy(dst, src, n * 4);
+  } else {
+    std::memcpy(dst, src, n * 4);
   }
-  return absl::OkStatus();
+  checksum->add(src, n * 4);
+}
+
+// The first of n floats at bytes (host order) that is not finite, or n. The scan adds one
+// to the exponent field: only an all-ones exponent (inf, NaN) carries into the sign bit,
+// and plain arithmetic ORed over the block vectorizes; only a hit pays for the search.
+// Bytes, not a float pointer: a received body need not be aligned.
+inline uint32_t nonFiniteBit(const uint8_t* bytes, size_t i) {
+  uint32_t bits;
+  std::memcpy(&bits, bytes + 4 * i, sizeof bits);
+  return ((bits & 0x7f800000u) + 0x00800000u) & 0x80000000u;
+}
+
+SPARSEPS_MULTIVERSION uint32_t anyNonFinite(const uint8_t* bytes, size_t n) {
+  uint32_t any = 0;
+  for (size_t i = 0; i < n; ++i) any |= nonFiniteBit(bytes, i);
+  return any;
+}
+
+size_t firstNonFinite(const uint8_t* bytes, size_t n) {
+  if (anyNonFinite(bytes, n) == 0) return n;
+  size_t i = 0;
+  while (nonFiniteBit(bytes, i) == 0) ++i;
+  return i;
+}
+
+absl::Status nonFiniteError(const SegmentData& segment, size_t position) {
+  const size_t element = segment.dense ? position : segment.indices[position];
+  return absl::InvalidArgumentError(absl::StrCat("non-finite value ", segment.values[position],
+                                                 " at element ", element));
 }
 
 absl::Status truncated(const char* what, uint64_t need, uint64_t left) {
@@ -158,7 +195,8 @@ absl::Status validateSegment(const SegmentData& segment) {
   return absl::OkStatus();
 }
 
-size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out) {
+size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
+                    PayloadChecksum* checksum) {
   const uint32_t nonzeros = static_cast<uint32_t>(segment.dense ? segment.numel : segment.nonzeros());
   uint8_t* p = out;
   *p++ = static_cast<uint8_t>(encoding);
@@ -168,8 +206,19 @@ size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out)
   p += 12;
   const std::vector<uint32_t>& indices = segment.indices;
   const std::vector<float>& values = segment.values;
+  if (encoding == Encoding::kDenseF32 && wire::kHostLittleEndian) {
+    checksum->add(out, kSegmentHeaderBytes);
+    const bool streaming = values.size() * 4 >= kStreamCopyMinBytes;
+    const auto* src = reinterpret_cast<const uint8_t*>(values.data());
+    for (size_t i = 0; i < values.size(); i += kChunkFloats) {
+      const size_t n = std::min(kChunkFloats, values.size() - i);
+      copyDenseChunk(p, src + 4 * i, n, streaming, checksum);
+      p += n * 4;
+    }
+    return static_cast<size_t>(p - out);
+  }
   switch (encoding) {
-    case Encoding::kDenseF32:
+    case Encoding::kDenseF32:  // on a big-endian host
       storeArrayLe(p, values.data(), values.size());
       p += values.size() * 4;
       break;
@@ -186,7 +235,7 @@ size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out)
         p += values.size() * 4;
       } else {
         for (float v : values) {
-          storeLe<uint16_t>(p, wire::floatToHalf(v));
+          storeLe<uint16_t>(p, floatToHalf(v));
           p += 2;
         }
       }
@@ -207,37 +256,57 @@ size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out)
       break;
     }
   }
+  checksum->add(out, static_cast<size_t>(p - out));
   return static_cast<size_t>(p - out);
 }
 
-absl::StatusOr<SegmentData> readSegmentBody(Encoding encoding, uint32_t segment_id,
-                                            uint32_t numel, uint32_t nonzeros,
-                                            const uint8_t** in, const uint8_t* end,
-                                            NonFinitePolicy non_finite) {
+absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t numel,
+                             uint32_t nonzeros, const uint8_t** in, const uint8_t* end,
+                             NonFinitePolicy non_finite, SegmentData* out,
+                             PayloadChecksum* checksum) {
   const uint8_t* p = *in;
   // Sizes in u64 so that no product of peer-sent counts can wrap, even with a 32-bit size_t.
   const uint64_t left = static_cast<uint64_t>(end - p);
-  SegmentData segment;
+  SegmentData& segment = *out;
   segment.segment_id = segment_id;
   segment.numel = numel;
+  segment.dense = false;
   if (nonzeros > numel) {
     return absl::InvalidArgumentError(absl::StrCat("nonzero count ", nonzeros,
                                                    " larger than the segment's numel ", numel));
   }
-  switch (encoding) {
-    case Encoding::kDenseF32: {
-      if (nonzeros != numel) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "dense segment announces ", nonzeros, " nonzeros, must equal numel ", numel));
-      }
-      const uint64_t need = uint64_t{numel} * 4;
-      if (need > left) return truncated("dense values", need, left);
-      segment.dense = true;
-      segment.values.resize(numel);
-      loadArrayLe(p, segment.values.data(), numel);
-      p += need;
-      break;
+  if (encoding == Encoding::kDenseF32) {
+    if (nonzeros != numel) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dense segment announces ", nonzeros, " nonzeros, must equal numel ", numel));
     }
+    const uint64_t need = uint64_t{numel} * 4;
+    if (need > left) return truncated("dense values", need, left);
+    segment.dense = true;
+    segment.indices.clear();
+    segment.values.resize(numel);
+    float* values = segment.values.data();
+    const bool streaming = need >= kStreamCopyMinBytes;
+    for (size_t i = 0; i < numel; i += kChunkFloats) {
+      const size_t n = std::min<size_t>(kChunkFloats, numel - i);
+      if (wire::kHostLittleEndian) {
+        copyDenseChunk(reinterpret_cast<uint8_t*>(values + i), p, n, streaming, checksum);
+      } else {
+        checksum->add(p, n * 4);
+        loadArrayLe(p, values + i, n);
+      }
+      if (non_finite == NonFinitePolicy::kReject) {
+        // Checked on the bytes as received (in cache), not on the streamed-out copy.
+        const size_t bad = firstNonFinite(
+            wire::kHostLittleEndian ? p : reinterpret_cast<const uint8_t*>(values + i), n);
+        if (bad != n) return nonFiniteError(segment, i + bad);
+      }
+      p += n * 4;
+    }
+    *in = p;
+    return absl::OkStatus();
+  }
+  switch (encoding) {
     case Encoding::kIndexValueF32: {
       const uint64_t need = uint64_t{nonzeros} * 8;
       if (need > left) return truncated("index/value pairs", need, left);
@@ -272,7 +341,7 @@ absl::StatusOr<SegmentData> readSegmentBody(Encoding encoding, uint32_t segment_
         loadArrayLe(p, segment.values.data(), nonzeros);
       } else {
         for (size_t i = 0; i < nonzeros; ++i) {
-          segment.values[i] = wire::halfToFloat(loadLe<uint16_t>(p + 2 * i));
+          segment.values[i] = halfToFloat(loadLe<uint16_t>(p + 2 * i));
         }
       }
       p += size_t{nonzeros} * value_bytes;
@@ -318,15 +387,15 @@ absl::StatusOr<SegmentData> readSegmentBody(Encoding encoding, uint32_t segment_
                                                        " elements, segment announces ", nonzeros));
       }
       segment.indices.resize(nonzeros);
-      uint32_t* out = segment.indices.data();
+      uint32_t* out_index = segment.indices.data();
       for (size_t w = 0; w < words; ++w) {
         for (uint64_t bits = loadLe<uint64_t>(bitmap + 8 * w); bits != 0; bits &= bits - 1) {
-          *out++ = static_cast<uint32_t>(64 * w + absl::countr_zero(bits));
+          *out_index++ = static_cast<uint32_t>(64 * w + absl::countr_zero(bits));
         }
       }
       for (size_t j = 8 * words; j < bitmap_bytes; ++j) {
         for (uint32_t bits = bitmap[j]; bits != 0; bits &= bits - 1) {
-          *out++ = static_cast<uint32_t>(8 * j + absl::countr_zero(bits));
+          *out_index++ = static_cast<uint32_t>(8 * j + absl::countr_zero(bits));
         }
       }
       p += bitmap_bytes;
@@ -339,10 +408,14 @@ absl::StatusOr<SegmentData> readSegmentBody(Encoding encoding, uint32_t segment_
       return absl::InvalidArgumentError(
           absl::StrCat("unknown encoding tag ", static_cast<int>(encoding)));
   }
-  absl::Status finite = rejectNonFinite(segment.values, segment.indices, non_finite);
-  if (!finite.ok()) return finite;
+  if (non_finite == NonFinitePolicy::kReject) {
+    const size_t bad = firstNonFinite(reinterpret_cast<const uint8_t*>(segment.values.data()),
+                                      segment.values.size());
+    if (bad != segment.values.size()) return nonFiniteError(segment, bad);
+  }
+  checksum->add(*in, static_cast<size_t>(p - *in));
   *in = p;
-  return segment;
+  return absl::OkStatus();
 }
 
 }  // namespace wire

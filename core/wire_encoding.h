@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "compressors/segment_data.h"
+#include "core/wire_checksum.h"
 #include "core/wire_header.h"
 
 namespace sparseps {
@@ -68,15 +69,18 @@ absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
 absl::Status validateSegment(const SegmentData& segment);
 
 // Writes a segment (already validated) in the encoding chooseEncoding gave it at out,
-// which has room for its encodedBytes; returns the bytes written.
-size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out);
+// which has room for its encodedBytes; returns the bytes written. Adds every byte written
+// to checksum (a dense body chunk by chunk, each while it is still in cache).
+size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
+                    PayloadChecksum* checksum);
 
-// Reads one segment body (the bytes after its 13-byte header) from [*in, end), bounding
-// every count by numel and the bytes left before it allocates; advances *in on success.
-absl::StatusOr<SegmentData> readSegmentBody(Encoding encoding, uint32_t segment_id,
-                                            uint32_t numel, uint32_t nonzeros,
-                                            const uint8_t** in, const uint8_t* end,
-                                            NonFinitePolicy non_finite);
+// Reads one segment body (the bytes after its 13-byte header) from [*in, end) into *out,
+// reusing its buffers, bounding every count by numel and the bytes left before it sizes
+// anything; adds the body's bytes to checksum and advances *in on success.
+absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t numel,
+                             uint32_t nonzeros, const uint8_t** in, const uint8_t* end,
+                             NonFinitePolicy non_finite, SegmentData* out,
+                             PayloadChecksum* checksum);
 
 }  // namespace wire
 }  // namespace sparseps

@@ -5,7 +5,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/wire_bytes.h"
-#include "zlib.h"
 
 namespace sparseps {
 
@@ -106,11 +105,6 @@ absl::StatusOr<size_t> payloadBytesFromHeader(absl::Span<const uint8_t> header_b
                                                    max_payload_bytes, " bytes"));
   }
   return static_cast<size_t>(header->payload_bytes);
-}
-
-uint32_t payloadChecksum(absl::Span<const uint8_t> payload) {
-  return static_cast<uint32_t>(
-      crc32_z(crc32_z(0L, Z_NULL, 0), payload.data(), payload.size()));
 }
 
 }  // namespace sparseps

@@ -8,7 +8,8 @@
 //   0 magic u32 "SPPS"    4 version u16      6 kind u16
 //   8 sender rank u32    12 shard u32       16 worker step u64
 //  24 model version u64  32 learning rate f32  36 flags u32
-//  40 segment count u32  44 payload bytes u64  52 payload crc32 u32   (56 bytes)
+//  40 segment count u32  44 payload bytes u64  52 payload checksum u32   (56 bytes)
+// The checksum is core/wire_checksum.h's (XXH3-64 of the payload, low 32 bits).
 
 #include <array>
 #include <cstddef>
@@ -31,7 +32,8 @@ enum class MessageKind : uint16_t {
 const char* messageKindName(MessageKind kind);
 
 inline constexpr uint32_t kWireMagic = 0x53505053u;  // "SPPS" read as a little-endian u32
-inline constexpr uint16_t kWireVersion = 1;
+// 2: the payload checksum became XXH3 (it was zlib's crc32).
+inline constexpr uint16_t kWireVersion = 2;
 inline constexpr size_t kHeaderBytes = 56;
 // Bytes of one segment's own header in the payload: tag u8, id u32, numel u32, nonzeros u32.
 inline constexpr size_t kSegmentHeaderBytes = 13;
@@ -48,7 +50,7 @@ struct MessageHeader {
   uint32_t flags = 0;          // opaque to the wire format, for the protocol above it
   uint32_t segment_count = 0;  // filled by encodeMessage
   uint64_t payload_bytes = 0;  // filled by encodeMessage
-  uint32_t payload_checksum = 0;  // crc32 of the payload, filled by encodeMessage
+  uint32_t payload_checksum = 0;  // payloadChecksum of the payload, filled by encodeMessage
 
   bool operator==(const MessageHeader& other) const;
 };
@@ -64,8 +66,5 @@ absl::StatusOr<MessageHeader> decodeHeader(absl::Span<const uint8_t> bytes);
 // what the transport calls before it posts the payload receive.
 absl::StatusOr<size_t> payloadBytesFromHeader(absl::Span<const uint8_t> header_bytes,
                                               uint64_t max_payload_bytes = kDefaultMaxPayloadBytes);
-
-// crc32 (zlib's) of a payload.
-uint32_t payloadChecksum(absl::Span<const uint8_t> payload);
 
 }  // namespace sparseps

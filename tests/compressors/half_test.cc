@@ -1,4 +1,4 @@
-#include "core/wire_half.h"
+#include "compressors/half.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "tests/core/wire_random.h"
 
-namespace sparseps::wire {
+namespace sparseps {
 namespace {
 
 uint32_t bitsOf(float f) {
@@ -87,4 +87,4 @@ TEST(WireHalf, RoundsToNearestEvenOnRandomFloats) {
 }
 
 }  // namespace
-}  // namespace sparseps::wire
+}  // namespace sparseps

@@ -1,9 +1,9 @@
-#include "core/wire_half.h"
+#include "compressors/half.h"
 
 #include <cmath>
 #include <cstring>
 
-namespace sparseps::wire {
+namespace sparseps {
 
 namespace {
 
@@ -69,4 +69,4 @@ float halfToFloat(uint16_t half) {
 
 bool fitsHalf(float value) { return !(std::fabs(value) >= 65520.0f) || std::isinf(value); }
 
-}  // namespace sparseps::wire
+}  // namespace sparseps
