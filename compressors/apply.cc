@@ -3,15 +3,11 @@
 #include <cassert>
 #include <cstddef>
 
+#include "compressors/simd.h"
+
 namespace sparseps {
 
 namespace {
-
-#if defined(__x86_64__)
-#define SPARSEPS_MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define SPARSEPS_MULTIVERSION
-#endif
 
 SPARSEPS_MULTIVERSION void axpyKernel(float a, const float* __restrict x, float* __restrict y,
                                       size_t n) {

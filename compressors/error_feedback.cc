@@ -13,6 +13,12 @@ void ErrorFeedback::compress(absl::Span<const float> x, double density, const Se
   scatterAdd(absl::MakeSpan(e), *out, -1.0f);           // e = c - s
 }
 
+void ErrorFeedback::feedBack(const SegmentData& s, float scale) {
+  std::vector<float>& e = residuals_[s.segment_id];
+  if (e.size() != s.numel) e.assign(s.numel, 0.0f);
+  scatterAdd(absl::MakeSpan(e), s, scale);
+}
+
 absl::Span<const float> ErrorFeedback::residual(uint32_t segment_id) const {
   auto it = residuals_.find(segment_id);
   if (it == residuals_.end()) return {};

@@ -28,6 +28,9 @@ class ErrorFeedback {
   void compress(absl::Span<const float> x, double density, const SelectContext& ctx,
                 SegmentData* out);
 
+  // Adds scale * s to the residual of s's segment: what a sender could not send after all
+  // (the rounding of values that travel in half precision).
+  void feedBack(const SegmentData& s, float scale);
   // The residual of a segment; empty if the segment was never compressed.
   absl::Span<const float> residual(uint32_t segment_id) const;
   // Replaces a segment's residual (checkpoint restore). An empty span removes it.

@@ -2,7 +2,7 @@
 // Threshold selection: keep |x| >= thr.
 //  - thresholdFilter: one vectorized pass for a given threshold.
 //  - sampledThreshold: DGC's sampled threshold (Lin et al., "Deep Gradient Compression",
-//    ICLR 2018; also gradient dropping's sampled percentile), as ../shared/METHODS.md
+//    ICLR 2018; also gradient dropping's sampled percentile), as docs/methods.md
 //    states it: sample ~1% of the segment with a random start and a stride,
 //      thr = min of the top ceil(samples * r) of |sample|,
 //      keep |x| >= thr; if more than 1.3k pass: exact top-k among them;

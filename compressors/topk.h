@@ -1,6 +1,6 @@
 #pragma once
 // Exact magnitude top-k of one segment: the k = max(1, floor(numel * r)) largest |x|,
-// the topk(x, r) of ../shared/METHODS.md used by gradient dropping, DGC and DGS.
+// the topk(x, r) of docs/methods.md used by gradient dropping, DGC and DGS.
 //
 // Order (magnitude_key.h): -0 == +0; +-Inf above every finite value; NaN above +-Inf, so a
 // diverged gradient is selected and travels (the wire decoder then rejects it loudly)
@@ -12,6 +12,8 @@
 // streaming pass keeps everything at or above the bracket (a little more than k
 // elements); an exact radix select on that small candidate set finishes. If the bracket
 // misses (fewer than k candidates), a two-pass radix select over the whole segment does.
+// If the sample's bracket is zero (fewer than about k nonzeros, as in a residual few
+// updates touched), one pass collects the nonzeros and the lowest-index zeros fill up to k.
 
 #include <cstddef>
 #include <cstdint>

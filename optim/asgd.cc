@@ -19,10 +19,12 @@ class AsgdWorker : public SegmentWorker {
   void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
     checkSizes(grad, w);
-    push->clear();
+    resizePush(push);
+    const float lr = ctx.lr;
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
-      push->push_back(scaledDenseSegment(spec.id, foldedGradient(spec, grad, w), ctx.lr));
+      float* p = denseValues(&(*push)[i], spec.id, spec.numel).data();
+      forEachFolded(spec, grad, w, [p, lr](size_t j, float g) { p[j] = lr * g; });
     }
   }
 };

@@ -1,5 +1,5 @@
 #pragma once
-// The built-in methods of ../shared/METHODS.md: msgd, asgd, gd, dgc, dgs.
+// The built-in methods of docs/methods.md: msgd, asgd, gd, dgc, dgs.
 
 #include "absl/status/status.h"
 #include "optim/method_registry.h"

@@ -1,6 +1,6 @@
 #pragma once
 // DescentMethod<Worker>: the Method half every method file shares. A method of
-// ../shared/METHODS.md differs only in its worker rule (and, for some, its own option
+// docs/methods.md differs only in its worker rule (and, for some, its own option
 // constraints); the server side is always makeDescentServer. So a method file writes its
 // SegmentWorker subclass and returns `std::make_unique<DescentMethod<XWorker>>("x")`.
 // A method with constraints of its own subclasses this and overrides validate(); one
@@ -35,10 +35,6 @@ class DescentMethod : public Method {
     requireOk(validate(options));
     return makeDescentServer(specs, num_workers, options, downlink(options));
   }
-
- protected:
-  // The server's reply form: the --downlink option unless the method fixes it.
-  virtual Downlink downlink(const MethodOptions& options) const { return options.downlink; }
 
  private:
   std::string name_;

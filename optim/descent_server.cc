@@ -24,7 +24,7 @@ class DescentServer : public ServerRule {
   void applyPush(int worker, const Message& push, float scale, absl::Span<float> W) override {
     checkWorker(worker);
     subtractUpdate(push, index_, scale, W);
-    if (dual_way_) dual_way_->onVersion();
+    if (dual_way_) dual_way_->onPush(worker);
   }
 
   void makeReply(int worker, absl::Span<const float> W, Message* reply) override {
@@ -33,9 +33,10 @@ class DescentServer : public ServerRule {
       dual_way_->makeReply(worker, W, reply);
       return;
     }
-    reply->clear();
-    for (const SegmentSpec& spec : index_.specs()) {
-      reply->push_back(scaledDenseSegment(spec.id, W.subspan(spec.offset, spec.numel), 1.0f));
+    reply->resize(index_.size());  // each slot keeps its buffers from the last reply
+    for (size_t i = 0; i < index_.size(); ++i) {
+      const SegmentSpec& spec = index_[i];
+      setDense(&(*reply)[i], spec.id, W.subspan(spec.offset, spec.numel));
     }
   }
 

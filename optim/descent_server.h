@@ -1,5 +1,5 @@
 #pragma once
-// DescentServer: the server rule every method of ../shared/METHODS.md shares. Workers
+// DescentServer: the server rule every method of docs/methods.md shares. Workers
 // push an update p that already carries the learning rate, so the server only applies
 //   W = W - scale * p        (scale 1 in async mode, 1/N in sync mode)
 // and replies with the dense W (Downlink::kDense) or with the dual-way sparse update of

@@ -1,11 +1,12 @@
 // dgc: deep gradient compression (Lin et al., "Deep Gradient Compression: Reducing the
-// Communication Bandwidth for Distributed Training", ICLR 2018). In ../shared/METHODS.md
+// Communication Bandwidth for Distributed Training", ICLR 2018). In docs/methods.md
 // notation, per compressed segment:
 //   (optional local clipping: g = g * min(1, thr / |g|), thr = clip_norm * N^(-1/2),
 //    |g| the L2 norm of this worker's whole gradient, weight decay included)
 //   u = m*u + g;  v = v + u                  (Nesterov: u = m*(u + g);  v = v + u + g)
 //   M = topk(v, r);  push lr*v(.)M
 //   momentum factor masking: v = v(.)~M;  u = u(.)~M
+//   (with f16 the pushed lr*v(.)M is rounded to half and v keeps what the rounding took)
 // v is error feedback (compressors/error_feedback.h) around the selector with x = u
 // (Nesterov: x = u + g). r follows the warm-up schedule by epoch when warmup is on
 // (MethodOptions::densityAt). topk is exact or the sampled threshold.
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "compressors/error_feedback.h"
+#include "compressors/half_rounding.h"
 #include "optim/descent_method.h"
 #include "optim/message_ops.h"
 #include "optim/segment_worker.h"
@@ -38,7 +40,7 @@ class DgcWorker : public SegmentWorker {
   void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
     checkSizes(grad, w);
-    push->clear();
+    resizePush(push);
     const float m = static_cast<float>(options_.momentum);
     const float coef = clipCoefficient(grad, w);
     const double density = options_.densityAt(ctx.epoch);
@@ -47,7 +49,7 @@ class DgcWorker : public SegmentWorker {
       absl::Span<const float> g = foldedGradient(spec, grad, w, coef);
       std::vector<float>& u = u_[i];
       // x = what enters the accumulation (v) or, for dense segments, the pushed direction.
-      x_.resize(spec.numel);
+      if (x_.size() < spec.numel) x_.resize(spec.numel);
       for (size_t j = 0; j < spec.numel; ++j) {
         if (options_.nesterov) {
           u[j] = m * (u[j] + g[j]);
@@ -57,17 +59,26 @@ class DgcWorker : public SegmentWorker {
           x_[j] = u[j];
         }
       }
+      const absl::Span<const float> x = absl::MakeConstSpan(x_.data(), spec.numel);
+      SegmentData& s = (*push)[i];
       if (!spec.compressed) {
-        push->push_back(scaledDenseSegment(spec.id, x_, ctx.lr));
+        setDense(&s, spec.id, x, ctx.lr);
         continue;
       }
-      SegmentData s;
-      v_.compress(x_, density, SelectContext{spec.id, ctx.step, options_.seed}, &s);
+      v_.compress(x, density, SelectContext{spec.id, ctx.step, options_.seed}, &s);
       for (size_t t = 0; t < s.indices.size(); ++t) {
         u[s.indices[t]] = 0.0f;
         s.values[t] *= ctx.lr;
       }
-      push->push_back(std::move(s));
+      if (options_.f16) {
+        // What travels is lr*v rounded to half: v keeps the rounding, in its own units.
+        rounding_ = s;
+        roundValuesToHalf(&s);
+        for (size_t t = 0; t < s.values.size(); ++t) {
+          rounding_.values[t] = (rounding_.values[t] - s.values[t]) / ctx.lr;
+        }
+        v_.feedBack(rounding_, 1.0f);
+      }
     }
   }
 
@@ -91,6 +102,7 @@ class DgcWorker : public SegmentWorker {
   std::vector<std::vector<float>> u_;
   ErrorFeedback v_;  // v per segment id
   std::vector<float> x_;
+  SegmentData rounding_;  // f16: what rounding took off the sent values, per v
 };
 
 }  // namespace

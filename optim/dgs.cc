@@ -1,9 +1,10 @@
 // dgs: dual-way gradient sparsification with SAMomentum (Yan et al., "Dual-Way Gradient
 // Sparsification for Asynchronous Distributed Deep Learning", ICPP 2020). In
-// ../shared/METHODS.md notation.
+// docs/methods.md notation.
 // Worker (SAMomentum), per compressed segment:
 //   u = m*u;  u = u + lr*g;  M = topk(u, r * lr/lr0);  push u(.)M
-//   u = u(.)M + (u(.)~M)/m
+//   u = u(.)M + (u(.)~M)/m        (the division is deferred: see DgsWorker; with f16 the
+//                                   sent u(.)M is the half-rounded value that travelled)
 // (an unsent coordinate is divided by m, so the next m*u cancels the decay: each push of a
 // coordinate is one momentum step whose gradient is the sum of the gradients since its
 // last push). Dense segments: u = m*u + lr*g, push u dense, u kept (momentum SGD with the
@@ -11,7 +12,8 @@
 // Worker, on a reply s_k: w = w + s_k (a dense reply after a resync: w = W_sync).
 // Server (dual_way_downlink.h, always on for dgs): W = W - p; D = W - W_sync;
 //   s_k = (D - A_k)(.)topk(D - A_k, r_server); reply s_k; A_k = A_k + s_k;
-//   every R versions W_sync = W, and each worker's next reply is the dense W_sync, A_k = 0.
+//   at every R-th push of the first worker W_sync = W, and each worker's next reply is the
+//   dense W_sync, A_k = 0 (about every R * N versions with N workers).
 // Needs 0 < m < 1 (validate() says so): m = 0 would divide by zero.
 
 #include <algorithm>
@@ -33,36 +35,44 @@ class DgsWorker : public SegmentWorker {
   DgsWorker(const SegmentSpecs& specs, const MethodOptions& options)
       : SegmentWorker(specs, options),
         u_(zeroState(false)),
-        selector_(makeSelector(options.selection)) {
+        sent_(index_.size()),
+        selector_(makeSelector(options.selection, options.f16)) {
     keepState(&u_);
+    keepState(&sent_);
   }
 
+  // u_ holds u with one difference, for speed: the division by m of the coordinates a push
+  // did not send is left out, and the next step multiplies by m only the coordinates the
+  // last push did send (m * (u/m) = u for the others). A step then makes one pass over u
+  // instead of three. The state is u_ and the last push's indices.
   void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
     checkSizes(grad, w);
-    push->clear();
+    resizePush(push);
     const float m = static_cast<float>(options_.momentum);
     const float lr = ctx.lr;
     const double density = std::min(1.0, options_.density * lr / options_.lr0);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
-      absl::Span<const float> g = foldedGradient(spec, grad, w);
-      std::vector<float>& u = u_[i];
-      for (size_t j = 0; j < spec.numel; ++j) u[j] = m * u[j] + lr * g[j];
-      if (!spec.compressed) {
-        push->push_back(scaledDenseSegment(spec.id, u, 1.0f));
+      float* u = u_[i].data();
+      SegmentData& s = (*push)[i];
+      if (!spec.compressed) {  // momentum SGD with the rate folded in
+        forEachFolded(spec, grad, w, [u, m, lr](size_t j, float g) { u[j] = m * u[j] + lr * g; });
+        setDense(&s, spec.id, u_[i]);
         continue;
       }
-      SegmentData s;
-      selector_->compress(u, density, SelectContext{spec.id, ctx.step, options_.seed}, &s);
-      for (float& x : u) x /= m;
+      for (uint32_t j : sent_[i]) u[j] *= m;
+      forEachFolded(spec, grad, w, [u, lr](size_t j, float g) { u[j] += lr * g; });
+      selector_->compress(u_[i], density, SelectContext{spec.id, ctx.step, options_.seed}, &s);
+      sent_[i].assign(s.indices.begin(), s.indices.end());
+      // The momentum of a sent coordinate goes on from what was sent (with f16, rounded).
       for (size_t t = 0; t < s.indices.size(); ++t) u[s.indices[t]] = s.values[t];
-      push->push_back(std::move(s));
     }
   }
 
  private:
   std::vector<std::vector<float>> u_;
+  std::vector<std::vector<uint32_t>> sent_;  // per spec: the indices the last push sent
   std::unique_ptr<Compressor> selector_;
 };
 
@@ -80,7 +90,6 @@ class DgsMethod : public DescentMethod<DgsWorker> {
     return absl::OkStatus();
   }
 
- protected:
   // Dual-way: the reply is always the sparse update of dual_way_downlink.h.
   Downlink downlink(const MethodOptions&) const override { return Downlink::kSparse; }
 };

@@ -4,10 +4,21 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "compressors/simd.h"
 #include "optim/message_ops.h"
 #include "optim/selection.h"
 
 namespace sparseps {
+namespace {
+
+// out = (W - W_sync) - A_k over n elements: D - A_k, vectorized.
+SPARSEPS_MULTIVERSION void residualDiff(const float* __restrict w, const float* __restrict w_sync,
+                                        const float* __restrict a, float* __restrict out,
+                                        size_t n) {
+  for (size_t j = 0; j < n; ++j) out[j] = (w[j] - w_sync[j]) - a[j];
+}
+
+}  // namespace
 
 DualWayDownlink::DualWayDownlink(SegmentSpecs specs, int num_workers, const MethodOptions& options)
     : index_(std::move(specs)),
@@ -15,10 +26,13 @@ DualWayDownlink::DualWayDownlink(SegmentSpecs specs, int num_workers, const Meth
       server_density_(options.server_density),
       resync_every_(options.resync_every),
       seed_(options.seed),
-      selector_(makeSelector(options.selection)),
+      selector_(makeSelector(options.selection, options.f16)),
       dense_next_(static_cast<size_t>(num_workers), 1),
       w_sync_(index_.size()),
       residual_(static_cast<size_t>(num_workers), std::vector<std::vector<float>>(index_.size())) {
+  size_t largest = 0;
+  for (const SegmentSpec& spec : index_.specs()) largest = std::max(largest, spec.numel);
+  diff_.resize(largest);
   for (auto& per_worker : residual_) {
     for (size_t i = 0; i < index_.size(); ++i) {
       if (index_[i].compressed) per_worker[i].assign(index_[i].numel, 0.0f);
@@ -26,9 +40,10 @@ DualWayDownlink::DualWayDownlink(SegmentSpecs specs, int num_workers, const Meth
   }
 }
 
-void DualWayDownlink::onVersion() {
+void DualWayDownlink::onPush(int worker) {
   ++versions_;
-  if (versions_ % static_cast<uint64_t>(resync_every_) == 0) resync_due_ = true;
+  if (worker != 0) return;
+  if (++first_worker_pushes_ % static_cast<uint64_t>(resync_every_) == 0) resync_due_ = true;
 }
 
 void DualWayDownlink::resync(absl::Span<const float> W) {
@@ -44,7 +59,7 @@ void DualWayDownlink::resync(absl::Span<const float> W) {
 }
 
 void DualWayDownlink::makeReply(int worker, absl::Span<const float> W, Message* reply) {
-  reply->clear();
+  reply->resize(index_.size());  // each slot keeps its buffers from the last reply
   if (!synced_ || resync_due_) resync(W);
   const bool dense = dense_next_[static_cast<size_t>(worker)] != 0;
   dense_next_[static_cast<size_t>(worker)] = 0;
@@ -52,23 +67,22 @@ void DualWayDownlink::makeReply(int worker, absl::Span<const float> W, Message* 
   for (size_t i = 0; i < index_.size(); ++i) {
     const SegmentSpec& spec = index_[i];
     absl::Span<const float> x = W.subspan(spec.offset, spec.numel);
+    SegmentData& s = (*reply)[i];
     if (!spec.compressed) {
-      reply->push_back(scaledDenseSegment(spec.id, x, 1.0f));
+      setDense(&s, spec.id, x);
       continue;
     }
     std::vector<float>& a = residual[i];
     const std::vector<float>& w_sync = w_sync_[i];
     if (dense) {  // w = W_sync, A_k = 0
       std::fill(a.begin(), a.end(), 0.0f);
-      reply->push_back(scaledDenseSegment(spec.id, w_sync, 1.0f));
+      setDense(&s, spec.id, w_sync);
       continue;
     }
-    diff_.resize(spec.numel);
-    for (size_t j = 0; j < spec.numel; ++j) diff_[j] = (x[j] - w_sync[j]) - a[j];
-    SegmentData s;
-    selector_->compress(diff_, server_density_, SelectContext{spec.id, versions_, seed_}, &s);
+    const absl::Span<float> diff = absl::MakeSpan(diff_.data(), spec.numel);
+    residualDiff(x.data(), w_sync.data(), a.data(), diff.data(), spec.numel);
+    selector_->compress(diff, server_density_, SelectContext{spec.id, versions_, seed_}, &s);
     for (size_t t = 0; t < s.indices.size(); ++t) a[s.indices[t]] += s.values[t];
-    reply->push_back(std::move(s));
   }
 }
 
@@ -76,6 +90,7 @@ void DualWayDownlink::save(StateWriter& w) const {
   w.u32(static_cast<uint32_t>(num_workers_));
   writeSpecs(w, index_.specs());
   w.u64(versions_);
+  w.u64(first_worker_pushes_);
   w.u8(synced_ ? 1 : 0);
   w.u8(resync_due_ ? 1 : 0);
   for (uint8_t d : dense_next_) w.u8(d);
@@ -94,6 +109,8 @@ absl::Status DualWayDownlink::load(StateReader& r) {
   if (auto s = expectSpecs(r, index_.specs()); !s.ok()) return s;
   absl::StatusOr<uint64_t> versions = r.u64("version counter");
   if (!versions.ok()) return versions.status();
+  absl::StatusOr<uint64_t> first_worker_pushes = r.u64("first worker's push counter");
+  if (!first_worker_pushes.ok()) return first_worker_pushes.status();
   absl::StatusOr<bool> synced = readFlag(r, "synced flag");
   if (!synced.ok()) return synced.status();
   absl::StatusOr<bool> resync_due = readFlag(r, "resync flag");
@@ -119,6 +136,7 @@ absl::Status DualWayDownlink::load(StateReader& r) {
   }
   if (auto s = r.finish(); !s.ok()) return s;
   versions_ = *versions;
+  first_worker_pushes_ = *first_worker_pushes;
   synced_ = *synced;
   resync_due_ = *resync_due;
   dense_next_ = std::move(dense_next);

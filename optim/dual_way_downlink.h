@@ -2,12 +2,16 @@
 // DualWayDownlink: the server side of DGS's sparse downlink (Yan et al., "Dual-Way
 // Gradient Sparsification for Asynchronous Distributed Deep Learning", ICPP 2020), the
 // one implementation behind dgs and the sparse-downlink option of the other methods.
-// Per compressed segment, in ../shared/METHODS.md notation, for a reply to worker k:
+// Per compressed segment, in docs/methods.md notation, for a reply to worker k:
 //   D   = W - W_sync
 //   s_k = (D - A_k)(.)topk(D - A_k, r_server)      reply s_k (sparse); A_k = A_k + s_k
-// so that worker k, applying w = w + s_k, keeps w_k = W_sync + A_k.
-// Resync: every R server versions W_sync = W; each worker's next reply is then the dense
-// W_sync and its A_k = 0. W_sync is first taken at the first reply, so every worker's
+// so that worker k, applying w = w + s_k, keeps w_k = W_sync + A_k (exactly also with
+// f16 values: s_k is rounded to half before it is added to A_k and sent).
+// Resync: when the first worker's own push count reaches a multiple of R, W_sync = W at the
+// next reply; each worker's next reply is then the dense W_sync and its A_k = 0. With N
+// workers pushing alike that is about every R * N server versions, as in the reference
+// implementation (counting R in server versions would resync N times too often and
+// multiply the downlink). W_sync is first taken at the first reply, so every worker's
 // first reply is dense. Dense (uncompressed) segments always travel as the dense W.
 // Memory: W_sync plus one residual A_k per worker over the compressed segments.
 
@@ -29,8 +33,8 @@ class DualWayDownlink {
  public:
   DualWayDownlink(SegmentSpecs specs, int num_workers, const MethodOptions& options);
 
-  // One server version was made (a push applied); schedules the resync every R versions.
-  void onVersion();
+  // A push of `worker` was applied; the first worker's every R-th schedules a resync.
+  void onPush(int worker);
   void makeReply(int worker, absl::Span<const float> W, Message* reply);
   // Worker `worker` restarted from a dense model: its next reply is W_sync (A_k = 0), so
   // that w_k = W_sync + A_k holds again whatever it held before.
@@ -51,13 +55,14 @@ class DualWayDownlink {
   uint64_t seed_;
   std::unique_ptr<Compressor> selector_;
 
-  uint64_t versions_ = 0;
+  uint64_t versions_ = 0;                   // pushes applied (seeds the server's selection)
+  uint64_t first_worker_pushes_ = 0;
   bool synced_ = false;                     // W_sync holds a snapshot of W
   bool resync_due_ = false;                 // R versions passed: take W_sync = W at the next reply
   std::vector<uint8_t> dense_next_;         // per worker: next reply is W_sync
   std::vector<std::vector<float>> w_sync_;  // per spec; empty for dense specs
   std::vector<std::vector<std::vector<float>>> residual_;  // [worker][spec]: A_k
-  std::vector<float> diff_;                                // scratch: D - A_k of one segment
+  std::vector<float> diff_;  // scratch for D - A_k of one segment, sized to the largest
 };
 
 }  // namespace sparseps

@@ -1,9 +1,10 @@
 // gd: gradient dropping (Aji & Heafield, "Sparse Communication for Distributed Gradient
-// Descent", EMNLP 2017). No momentum. Per compressed segment, in ../shared/METHODS.md
+// Descent", EMNLP 2017). No momentum. Per compressed segment, in docs/methods.md
 // notation:
 //   v = v + lr*g;  M = topk(v, r);  push v(.)M;  v = v(.)~M
 // which is error feedback (compressors/error_feedback.h) around the selector, with
-// x = lr*g and residual v. topk is exact or the sampled threshold (MethodOptions.selection).
+// x = lr*g and residual v. topk is exact or the sampled threshold (MethodOptions.selection);
+// with f16 the selected values are rounded to half first, and v keeps the rounding.
 // Dense segments push lr*g dense. Server: W = W - p; downlink dense W or dual-way sparse.
 
 #include <memory>
@@ -21,24 +22,23 @@ namespace {
 class GdWorker : public SegmentWorker {
  public:
   GdWorker(const SegmentSpecs& specs, const MethodOptions& options)
-      : SegmentWorker(specs, options), v_(makeSelector(options.selection)) {
+      : SegmentWorker(specs, options), v_(makeSelector(options.selection, options.f16)) {
     keepState(&v_);
   }
 
   void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
     checkSizes(grad, w);
-    push->clear();
+    resizePush(push);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
       absl::Span<const float> lr_g = foldedGradient(spec, grad, w, ctx.lr);
       if (!spec.compressed) {
-        push->push_back(scaledDenseSegment(spec.id, lr_g, 1.0f));
+        setDense(&(*push)[i], spec.id, lr_g);
         continue;
       }
-      SegmentData s;
-      v_.compress(lr_g, options_.density, SelectContext{spec.id, ctx.step, options_.seed}, &s);
-      push->push_back(std::move(s));
+      v_.compress(lr_g, options_.density, SelectContext{spec.id, ctx.step, options_.seed},
+                  &(*push)[i]);
     }
   }
 

@@ -79,14 +79,22 @@ void applyModelReply(const Message& reply, const SegmentIndex& index, absl::Span
   }
 }
 
-SegmentData scaledDenseSegment(uint32_t segment_id, absl::Span<const float> x, float scale) {
-  SegmentData s;
-  s.segment_id = segment_id;
-  s.numel = static_cast<uint32_t>(x.size());
-  s.dense = true;
-  s.values.resize(x.size());
-  for (size_t i = 0; i < x.size(); ++i) s.values[i] = scale * x[i];
-  return s;
+absl::Span<float> denseValues(SegmentData* s, uint32_t segment_id, size_t numel) {
+  s->segment_id = segment_id;
+  s->numel = static_cast<uint32_t>(numel);
+  s->dense = true;
+  s->indices.clear();
+  s->values.resize(numel);
+  return absl::MakeSpan(s->values);
+}
+
+void setDense(SegmentData* s, uint32_t segment_id, absl::Span<const float> x, float scale) {
+  absl::Span<float> out = denseValues(s, segment_id, x.size());
+  if (scale == 1.0f) {
+    std::copy(x.begin(), x.end(), out.begin());
+  } else {
+    for (size_t i = 0; i < x.size(); ++i) out[i] = scale * x[i];
+  }
 }
 
 }  // namespace sparseps

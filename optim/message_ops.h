@@ -4,7 +4,8 @@
 //    before handing a push or reply to a rule)?
 //  - subtractUpdate: W = W - scale * p for every segment of a push (dense or sparse).
 //  - applyModelReply: w = values for a dense reply segment, w = w + s for a sparse one.
-//  - scaledDenseSegment: a dense SegmentData holding scale * x.
+//  - denseValues / setDense: a rule writes a dense segment into a message slot whose
+//    buffer it reuses from the last step, so a steady loop allocates nothing.
 
 #include <cstdint>
 
@@ -25,6 +26,11 @@ void subtractUpdate(const Message& push, const SegmentIndex& index, float scale,
 
 void applyModelReply(const Message& reply, const SegmentIndex& index, absl::Span<float> w);
 
-SegmentData scaledDenseSegment(uint32_t segment_id, absl::Span<const float> x, float scale);
+// Makes *s the dense segment `segment_id` of numel values, reusing its buffer, and returns
+// the values for the caller to fill.
+absl::Span<float> denseValues(SegmentData* s, uint32_t segment_id, size_t numel);
+
+// Makes *s the dense segment `segment_id` holding scale * x.
+void setDense(SegmentData* s, uint32_t segment_id, absl::Span<const float> x, float scale = 1.0f);
 
 }  // namespace sparseps

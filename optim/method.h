@@ -1,5 +1,5 @@
 #pragma once
-// A method is a pair of rules over flat float buffers (see ../shared/METHODS.md):
+// A method is a pair of rules over flat float buffers (see docs/methods.md):
 //  - WorkerRule: gradient -> push message; server reply -> local model.
 //  - ServerRule: push from worker k -> global model update; -> reply for worker k.
 // Messages are lists of SegmentData (one per segment that travels). The runtime in core/
@@ -78,6 +78,9 @@ class Method {
   // constraints (DGS divides by the momentum). Call it before makeWorker / makeServer,
   // which abort with the same message when given options this returns an error for.
   virtual absl::Status validate(const MethodOptions& options) const { return options.validate(); }
+  // The reply form this method's server uses: the --downlink option unless the method
+  // fixes it (DGS: always the dual-way sparse reply).
+  virtual Downlink downlink(const MethodOptions& options) const { return options.downlink; }
   virtual std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
                                                  const MethodOptions& options) const = 0;
   // specs are the segments this server shard holds, offsets relative to its buffer.

@@ -1,5 +1,6 @@
 #include "optim/method_options.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -19,7 +20,8 @@ bool isFraction(double v) { return v > 0.0 && v <= 1.0; }  // false for NaN too
 
 double MethodOptions::densityAt(int epoch) const {
   if (warmup && epoch >= 0 && static_cast<size_t>(epoch) < warmup_densities.size()) {
-    return warmup_densities[static_cast<size_t>(epoch)];
+    // The warm-up only ever sends more than the target: never below it.
+    return std::max(density, warmup_densities[static_cast<size_t>(epoch)]);
   }
   return density;
 }
@@ -32,7 +34,7 @@ absl::Status MethodOptions::validate() const {
   }
   if (!isFraction(density)) return bad("density", "in (0, 1]", density);
   if (!isFraction(server_density)) return bad("server_density", "in (0, 1]", server_density);
-  if (resync_every < 1) return bad("resync_every", ">= 1 server versions", resync_every);
+  if (resync_every < 1) return bad("resync_every", ">= 1 pushes", resync_every);
   if (!(clip_norm >= 0.0) || !std::isfinite(clip_norm)) {
     return bad("clip_norm", "a finite number >= 0 (0 = off)", clip_norm);
   }

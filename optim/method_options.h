@@ -1,5 +1,5 @@
 #pragma once
-// Every hyperparameter a method reads, with the defaults of ../shared/METHODS.md.
+// Every hyperparameter a method reads, with the defaults of docs/methods.md.
 // Chained setters keep call sites readable; validate() names the bad field.
 
 #include <cstdint>
@@ -22,7 +22,7 @@ struct MethodOptions {
   double server_density = 0.01;  // r_server: DGS / sparse-downlink reply density
   Downlink downlink = Downlink::kDense;
   Selection selection = Selection::kExact;
-  int resync_every = 150;        // DGS: W_sync = W every R server versions
+  int resync_every = 150;        // R: W_sync = W at every R-th push of the first worker
   bool nesterov = false;         // DGC's Nesterov variant
   double clip_norm = 0.0;        // DGC local clipping threshold (0 = off); scaled by N^-1/2
   int num_workers = 1;
@@ -30,6 +30,9 @@ struct MethodOptions {
   std::vector<double> warmup_densities = {0.25, 0.0625, 0.015625, 0.004, 0.001};
   bool warmup = false;
   uint64_t seed = 0;             // sampled threshold's sample start; give each rank its own
+  // Sparse values travel in half precision (the wire's f16, --f16): every rule rounds what
+  // it sends and keeps the rounding in its state (residuals, momentum, A_k).
+  bool f16 = false;
 
   MethodOptions& setLr0(double v) { lr0 = v; return *this; }
   MethodOptions& setMomentum(double v) { momentum = v; return *this; }
@@ -48,6 +51,7 @@ struct MethodOptions {
     return *this;
   }
   MethodOptions& setSeed(uint64_t v) { seed = v; return *this; }
+  MethodOptions& setF16(bool v) { f16 = v; return *this; }
 
   // The density a worker selects with in `epoch`: the warm-up schedule while it lasts.
   double densityAt(int epoch) const;

@@ -1,5 +1,5 @@
 // msgd: momentum SGD, the single-node baseline (Polyak's heavy ball as in torch.optim.SGD;
-// the local reference of ../shared/METHODS.md). Update, every segment:
+// the local reference of docs/methods.md). Update, every segment:
 //   u = m*u + g;  w = w - lr*u
 // As a parameter-server method (world size 1 or more): the worker pushes p = lr*u dense,
 // the server applies W = W - p and replies with the dense W (or, as an option, with the
@@ -25,14 +25,17 @@ class MsgdWorker : public SegmentWorker {
   void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
     checkSizes(grad, w);
-    push->clear();
+    resizePush(push);
     const float m = static_cast<float>(options_.momentum);
+    const float lr = ctx.lr;
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
-      absl::Span<const float> g = foldedGradient(spec, grad, w);
-      std::vector<float>& u = u_[i];
-      for (size_t j = 0; j < spec.numel; ++j) u[j] = m * u[j] + g[j];
-      push->push_back(scaledDenseSegment(spec.id, u, ctx.lr));
+      float* u = u_[i].data();
+      float* p = denseValues(&(*push)[i], spec.id, spec.numel).data();
+      forEachFolded(spec, grad, w, [u, p, m, lr](size_t j, float g) {
+        u[j] = m * u[j] + g;
+        p[j] = lr * u[j];
+      });
     }
   }
 

@@ -1,5 +1,7 @@
 #include "optim/segment_worker.h"
 
+#include <algorithm>
+
 #include "optim/fatal.h"
 #include "optim/message_ops.h"
 #include "optim/state_io.h"
@@ -7,7 +9,11 @@
 namespace sparseps {
 
 SegmentWorker::SegmentWorker(const SegmentSpecs& specs, const MethodOptions& options)
-    : index_(specs), options_(options) {}
+    : index_(specs), options_(options) {
+  size_t largest = 0;
+  for (const SegmentSpec& spec : index_.specs()) largest = std::max(largest, spec.numel);
+  g_.resize(largest);
+}
 
 void SegmentWorker::applyReply(const Message& reply, absl::Span<float> w) {
   applyModelReply(reply, index_, w);
@@ -16,12 +22,9 @@ void SegmentWorker::applyReply(const Message& reply, absl::Span<float> w) {
 absl::Span<const float> SegmentWorker::foldedGradient(const SegmentSpec& spec,
                                                       absl::Span<const float> grad,
                                                       absl::Span<const float> w, float coef) {
-  const float wd = static_cast<float>(options_.weight_decay);
-  g_.resize(spec.numel);
-  const float* gr = grad.data() + spec.offset;
-  const float* ww = w.data() + spec.offset;
-  for (size_t j = 0; j < spec.numel; ++j) g_[j] = coef * (gr[j] + wd * ww[j]);
-  return g_;
+  float* g = g_.data();
+  forEachFolded(spec, grad, w, [g, coef](size_t j, float gj) { g[j] = coef * gj; });
+  return absl::MakeConstSpan(g, spec.numel);
 }
 
 void SegmentWorker::checkSizes(absl::Span<const float> grad, absl::Span<const float> w) const {
@@ -45,6 +48,7 @@ std::string SegmentWorker::saveState() const {
   writeSpecs(w, index_.specs());
   w.u32(static_cast<uint32_t>(arrays_.size()));
   w.u32(static_cast<uint32_t>(memories_.size()));
+  w.u32(static_cast<uint32_t>(index_lists_.size()));
   for (const auto* per_spec : arrays_) {
     for (const std::vector<float>& a : *per_spec) w.floats(a);
   }
@@ -59,6 +63,9 @@ std::string SegmentWorker::saveState() const {
       }
     }
   }
+  for (const auto* per_spec : index_lists_) {
+    for (const std::vector<uint32_t>& list : *per_spec) w.indices(list);
+  }
   return w.take();
 }
 
@@ -70,6 +77,10 @@ absl::Status SegmentWorker::loadState(const std::string& bytes) {
     return s;
   }
   if (auto s = r.expectU32("residual memory count", static_cast<uint32_t>(memories_.size()));
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = r.expectU32("index list count", static_cast<uint32_t>(index_lists_.size()));
       !s.ok()) {
     return s;
   }
@@ -90,8 +101,16 @@ absl::Status SegmentWorker::loadState(const std::string& bytes) {
       if (auto s = r.floats("residual", spec.numel, &per_memory.back()); !s.ok()) return s;
     }
   }
+  std::vector<std::vector<std::vector<uint32_t>>> lists(index_lists_.size());
+  for (auto& per_list : lists) {
+    per_list.resize(index_.size());
+    for (size_t i = 0; i < index_.size(); ++i) {
+      if (auto s = r.indices("index list", index_[i].numel, &per_list[i]); !s.ok()) return s;
+    }
+  }
   if (auto s = r.finish(); !s.ok()) return s;
   for (size_t k = 0; k < arrays_.size(); ++k) *arrays_[k] = std::move(arrays[k]);
+  for (size_t k = 0; k < index_lists_.size(); ++k) *index_lists_[k] = std::move(lists[k]);
   for (size_t m = 0; m < memories_.size(); ++m) {
     size_t next = 0;
     for (const SegmentSpec& spec : index_.specs()) {

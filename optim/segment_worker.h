@@ -1,9 +1,11 @@
 #pragma once
 // SegmentWorker: what every worker rule shares, so a method file holds only its update:
-// the specs, the folded gradient g = grad + wd * w of one segment, applyReply (a dense
-// reply segment is the model, a sparse one a delta: see method.h), and checkpoints of the
-// state a method registers with keepState (per-segment arrays such as momentum u, and
-// error-feedback residuals), in optim/state_io.h's format.
+// the specs, the folded gradient g = grad + wd * w of one segment (as a buffer, or fused
+// into the method's own update pass), applyReply (a dense reply segment is the model, a
+// sparse one a delta: see method.h), and checkpoints of the state a method registers with
+// keepState (per-segment arrays such as momentum u, and error-feedback residuals), in
+// optim/state_io.h's format. A rule refills the push message in place (one slot per spec,
+// in spec order), so the vectors of the last step's push are reused.
 
 #include <string>
 #include <vector>
@@ -32,9 +34,23 @@ class SegmentWorker : public WorkerRule {
   // of the compressed segments are saved (zeros where none was made yet).
   void keepState(std::vector<std::vector<float>>* per_spec) { arrays_.push_back(per_spec); }
   void keepState(ErrorFeedback* memory) { memories_.push_back(memory); }
+  // One sorted index list per spec (as the last push's indices).
+  void keepState(std::vector<std::vector<uint32_t>>* per_spec) { index_lists_.push_back(per_spec); }
   // coef * (grad + wd * w) over `spec`, valid until the next call.
   absl::Span<const float> foldedGradient(const SegmentSpec& spec, absl::Span<const float> grad,
                                          absl::Span<const float> w, float coef = 1.0f);
+  // Calls update(j, g_j) with g_j = grad + wd * w at element j of `spec`, for every j in
+  // order: the fold fused into the method's own pass over its state.
+  template <typename Update>
+  void forEachFolded(const SegmentSpec& spec, absl::Span<const float> grad,
+                     absl::Span<const float> w, Update&& update) const {
+    const float wd = static_cast<float>(options_.weight_decay);
+    const float* gr = grad.data() + spec.offset;
+    const float* ww = w.data() + spec.offset;
+    for (size_t j = 0; j < spec.numel; ++j) update(j, gr[j] + wd * ww[j]);
+  }
+  // The push with one slot per spec, each keeping its buffers from the last step.
+  void resizePush(Message* push) const { push->resize(index_.size()); }
   // Fatal unless grad and w cover every segment.
   void checkSizes(absl::Span<const float> grad, absl::Span<const float> w) const;
   // One zero vector per spec (state such as u or v), or only for compressed specs.
@@ -44,9 +60,10 @@ class SegmentWorker : public WorkerRule {
   MethodOptions options_;
 
  private:
-  std::vector<float> g_;
+  std::vector<float> g_;  // sized once to the largest segment
   std::vector<std::vector<std::vector<float>>*> arrays_;
   std::vector<ErrorFeedback*> memories_;
+  std::vector<std::vector<std::vector<uint32_t>>*> index_lists_;
 };
 
 }  // namespace sparseps

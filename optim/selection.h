@@ -9,6 +9,8 @@
 
 namespace sparseps {
 
-std::unique_ptr<Compressor> makeSelector(Selection selection);
+// f16: values travel in half precision; the selector rounds what it selects
+// (compressors/half_rounding.h) so that the rule's state keeps what was really sent.
+std::unique_ptr<Compressor> makeSelector(Selection selection, bool f16 = false);
 
 }  // namespace sparseps

@@ -62,6 +62,33 @@ absl::Status StateReader::expectU32(absl::string_view what, uint32_t expected) {
   return absl::OkStatus();
 }
 
+void StateWriter::indices(absl::Span<const uint32_t> v) {
+  u64(v.size());
+  for (uint32_t i : v) u32(i);
+}
+
+absl::Status StateReader::indices(absl::string_view what, size_t numel,
+                                  std::vector<uint32_t>* out) {
+  absl::StatusOr<uint64_t> n = u64(what);
+  if (!n.ok()) return n.status();
+  if (*n > numel) {
+    return absl::DataLossError(absl::StrCat("method state: ", what, " holds ", *n,
+                                            " indices for a segment of ", numel));
+  }
+  if (auto s = need(*n * 4, what); !s.ok()) return s;
+  out->resize(*n);
+  for (size_t i = 0; i < *n; ++i) {
+    const uint32_t index = *u32(what);
+    if (index >= numel || (i > 0 && index <= (*out)[i - 1])) {
+      return absl::DataLossError(absl::StrCat("method state: ", what, " index ", index,
+                                              " at position ", i,
+                                              " is out of range or out of order"));
+    }
+    (*out)[i] = index;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status StateReader::floats(absl::string_view what, size_t expected, std::vector<float>* out) {
   absl::StatusOr<uint64_t> n = u64(what);
   if (!n.ok()) return n.status();

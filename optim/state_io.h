@@ -28,6 +28,8 @@ class StateWriter {
   void u64(uint64_t v);
   // Length (u64) then the floats' bit patterns.
   void floats(absl::Span<const float> v);
+  // Length (u64) then the indices.
+  void indices(absl::Span<const uint32_t> v);
   std::string take() { return std::move(bytes_); }
 
  private:
@@ -44,6 +46,8 @@ class StateReader {
   absl::Status expectU32(absl::string_view what, uint32_t expected);
   // Reads a float array whose stored length must equal `expected`; values must be finite.
   absl::Status floats(absl::string_view what, size_t expected, std::vector<float>* out);
+  // Reads an index list of at most `numel` strictly increasing indices below numel.
+  absl::Status indices(absl::string_view what, size_t numel, std::vector<uint32_t>* out);
   // Every byte was consumed.
   absl::Status finish() const;
 

@@ -9,51 +9,13 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "bench/compressors/bench_data.h"
+#include "bench/bench_data.h"
 #include "compressors/compress_flat.h"
 #include "compressors/threshold.h"
 #include "compressors/topk.h"
 
 namespace sparseps::bench {
 namespace {
-
-// torchvision's resnet50: conv weights (compressed) and BN weight + bias (dense) per
-// convolution, bottleneck blocks [3, 4, 6, 3], then fc weight (compressed) and bias.
-SegmentSpecs resnet50Specs() {
-  SegmentSpecs specs;
-  size_t offset = 0;
-  auto add = [&](size_t numel, bool compressed) {
-    SegmentSpec s;
-    s.id = static_cast<uint32_t>(specs.size());
-    s.offset = offset;
-    s.numel = numel;
-    s.compressed = compressed;
-    specs.push_back(s);
-    offset += numel;
-  };
-  auto conv = [&](size_t out, size_t in, size_t ksize) {
-    add(out * in * ksize * ksize, true);
-    add(out, false);  // BN weight
-    add(out, false);  // BN bias
-  };
-  conv(64, 3, 7);
-  size_t inplanes = 64;
-  const size_t planes[] = {64, 128, 256, 512};
-  const int blocks[] = {3, 4, 6, 3};
-  for (int stage = 0; stage < 4; ++stage) {
-    for (int b = 0; b < blocks[stage]; ++b) {
-      size_t p = planes[stage];
-      conv(p, inplanes, 1);
-      conv(p, p, 3);
-      conv(p * 4, p, 1);
-      if (b == 0) conv(p * 4, inplanes, 1);  // downsample
-      inplanes = p * 4;
-    }
-  }
-  add(1000 * 2048, true);
-  add(1000, false);
-  return specs;
-}
 
 void BM_CompressFlat(benchmark::State& state) {
   static const SegmentSpecs specs = resnet50Specs();

@@ -16,7 +16,7 @@
 #include <string>
 #include <utility>
 
-#include "bench/compressors/bench_data.h"
+#include "bench/bench_data.h"
 #include "compressors/random_k.h"
 #include "compressors/segment_spec.h"
 #include "compressors/threshold.h"

@@ -3,7 +3,7 @@
 // (topk_radix.cu) and their host simulation (radix_select_sim.cc), so the algorithm is
 // tested on machines without a GPU.
 //
-// topk(x, r) (METHODS.md) keeps the k largest |x|. With the sign bit cleared, the bits of
+// topk(x, r) (docs/methods.md) keeps the k largest |x|. With the sign bit cleared, the bits of
 // a float order like its magnitude (IEEE 754), so selection works on u32 keys. The key's
 // 31 significant bits are split into three digits of 11, 11 and 10 bits (bit 31 is always
 // 0 and falls in the first digit). Each pass histograms the digit of the elements whose

@@ -3,7 +3,7 @@
 //  - thresholdFilterDevice: every i with |x[i]| >= |thr| (magnitudeKey order: NaN above
 //    Inf, -0 == +0), indices increasing, one cub::DeviceSelect pass.
 //  - sampledThresholdDevice: DGC's sampled threshold (Lin et al., "Deep Gradient
-//    Compression", ICLR 2018) as ../shared/METHODS.md states it: sample ~1% with a random
+//    Compression", ICLR 2018) as docs/methods.md states it: sample ~1% with a random
 //    start and a stride, thr = min of the top ceil(samples * r) of |sample|, keep
 //    |x| >= thr; more than 1.3k pass: exact top-k among them; fewer than 0.8k: thr *= 0.8;
 //    at most 10 rounds, then the first k by index. Same sample (start from random_bits),

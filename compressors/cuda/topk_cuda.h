@@ -1,6 +1,6 @@
 #pragma once
 // Magnitude top-k of one segment in device memory, on a CUDA stream: the topk(x, r) of
-// ../shared/METHODS.md with the contract of compressors/topk.h (indices increasing with
+// docs/methods.md with the contract of compressors/topk.h (indices increasing with
 // their values; NaN above Inf above finite; equal magnitudes -> the lower index wins).
 //  - topkRadixDevice: radix select over the magnitude keys (topk_radix.cu), about five
 //    streaming passes over x, no host round trip.

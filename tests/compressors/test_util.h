@@ -33,7 +33,9 @@ inline std::vector<SimdLevel> usableLevels() {
   return out;
 }
 
-enum class Dist { kNormal, kTies, kAllEqual, kSpecial, kZeros };
+// kRare: 1 in 500 nonzero, as a residual that few updates touched: fewer nonzeros than
+// most selections ask for.
+enum class Dist { kNormal, kTies, kAllEqual, kSpecial, kZeros, kRare };
 
 inline const char* distName(Dist d) {
   switch (d) {
@@ -42,6 +44,7 @@ inline const char* distName(Dist d) {
     case Dist::kAllEqual: return "all-equal";
     case Dist::kSpecial: return "nan-inf-negzero";
     case Dist::kZeros: return "mostly-zero";
+    case Dist::kRare: return "rare-nonzero";
   }
   return "?";
 }
@@ -51,6 +54,7 @@ inline std::vector<float> makeInput(size_t n, Dist dist, std::mt19937_64* rng) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::uniform_int_distribution<int> small(-3, 3);
   std::uniform_int_distribution<int> pick(0, 9);
+  std::uniform_int_distribution<int> rare(0, 499);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
   for (size_t i = 0; i < n; ++i) {
@@ -69,6 +73,7 @@ inline std::vector<float> makeInput(size_t n, Dist dist, std::mt19937_64* rng) {
         break;
       }
       case Dist::kZeros: x[i] = pick(*rng) == 0 ? normal(*rng) : ((*rng)() & 1 ? -0.0f : 0.0f); break;
+      case Dist::kRare: x[i] = rare(*rng) == 0 ? normal(*rng) : ((*rng)() & 1 ? -0.0f : 0.0f); break;
     }
   }
   return x;

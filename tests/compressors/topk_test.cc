@@ -44,7 +44,8 @@ TEST_P(TopkTest, MatchesSortReferenceOnSampledPath) {
   uint64_t seed = testing::freshSeed();
   SCOPED_TRACE(testing::seedTrace(seed));
   std::mt19937_64 rng(seed);
-  for (Dist dist : {Dist::kNormal, Dist::kTies, Dist::kAllEqual, Dist::kSpecial, Dist::kZeros}) {
+  for (Dist dist : {Dist::kNormal, Dist::kTies, Dist::kAllEqual, Dist::kSpecial, Dist::kZeros,
+                    Dist::kRare}) {
     SCOPED_TRACE(testing::distName(dist));
     for (size_t n : {size_t{65536}, size_t{300007}}) {
       std::vector<float> x = testing::makeInput(n, dist, &rng);

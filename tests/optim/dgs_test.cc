@@ -1,6 +1,7 @@
 // DGS-specific behaviour: SAMomentum's delayed momentum step, the resync of the dual-way
 // downlink, the first dense reply, and the momentum constraint.
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -83,8 +84,9 @@ TEST(DgsTest, SkippedCoordinateCarriesTheSumOfItsGradients) {
   EXPECT_NEAR(valueAt(push[0], 0), want, 1e-5f * std::fabs(want));
 }
 
-// Every R server versions W_sync = W; each worker's next reply is the dense W_sync and its
-// residual restarts, after which sparse replies resume. The first reply is dense too.
+// At every R-th push of the first worker W_sync = W; each worker's next reply is the dense
+// W_sync and its residual restarts, after which sparse replies resume. The first reply is
+// dense too.
 TEST(DgsTest, ResyncSendsDenseWSyncOncePerWorker) {
   const uint64_t seed = freshSeed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
@@ -101,16 +103,24 @@ TEST(DgsTest, ResyncSendsDenseWSyncOncePerWorker) {
   std::vector<float> W = randomVector(rng, n);
   std::vector<float> snapshot;  // W when the last resync was taken
   std::vector<int> dense_replies(kWorkers, 0);
-  // Pushes alternate 0, 1, 0, 1, ... so worker k's reply after version v is known.
-  for (int version = 1; version <= 3 * kResync + 1; ++version) {
+  // Pushes alternate 0, 1, 0, 1, ... so worker 0 makes versions 1, 3, 5, ...: its c-th
+  // push is version 2c - 1, and its pushes R, 2R, 3R (versions 7, 15, 23 for R = 4)
+  // resync: W_sync = W after that push, that reply and the other worker's next are dense.
+  // About every R * N versions, not every R.
+  std::vector<int> resync_versions;
+  for (int c = kResync; 2 * c - 1 <= 3 * kResync * kWorkers + 1; c += kResync) {
+    resync_versions.push_back(2 * c - 1);
+  }
+  ASSERT_EQ(resync_versions, (std::vector<int>{7, 15, 23}));
+  for (int version = 1; version <= 3 * kResync * kWorkers + 1; ++version) {
     const int k = (version - 1) % kWorkers;
     Message push;
     worker->makePush(randomVector(rng, n), W, StepContext{}, &push);
     server->applyPush(k, push, 1.0f, absl::MakeSpan(W));
     Message reply;
     server->makeReply(k, W, &reply);
-    // W_sync = W is taken at the first reply and at every R-th version.
-    if (version == 1 || version % kResync == 0) snapshot = W;
+    const bool resync = std::count(resync_versions.begin(), resync_versions.end(), version) > 0;
+    if (version == 1 || resync) snapshot = W;
     bool all_dense = true, any_dense = false;
     for (size_t i = 0; i < specs.size(); ++i) {
       if (!specs[i].compressed) {
@@ -126,10 +136,9 @@ TEST(DgsTest, ResyncSendsDenseWSyncOncePerWorker) {
       }
     }
     ASSERT_EQ(all_dense, any_dense) << "version " << version;
-    // The worker that triggers a resync (version % R == 0) and the next push of the other
-    // worker get W_sync; the very first reply of each worker too.
-    const bool want_dense =
-        version <= kWorkers || version % kResync == 0 || (version - 1) % kResync == 0;
+    const bool after_resync =
+        std::count(resync_versions.begin(), resync_versions.end(), version - 1) > 0;
+    const bool want_dense = version <= kWorkers || resync || after_resync;
     EXPECT_EQ(all_dense, want_dense) << "version " << version;
     dense_replies[k] += all_dense ? 1 : 0;
   }

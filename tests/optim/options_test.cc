@@ -60,5 +60,14 @@ TEST(MethodOptionsTest, DensityFollowsTheWarmupByEpoch) {
   EXPECT_DOUBLE_EQ(o.densityAt(50), 0.001);
 }
 
+// With the default target 0.01 the fixed schedule 0.25 ... 0.001 would drop below the
+// target in epochs 3 and 4 and jump back up: the warm-up never goes below it.
+TEST(MethodOptionsTest, WarmupNeverGoesBelowTheTarget) {
+  MethodOptions o;
+  o.setDensity(0.01).setWarmup(true);
+  const double want[] = {0.25, 0.0625, 0.015625, 0.01, 0.01, 0.01};
+  for (int epoch = 0; epoch < 6; ++epoch) EXPECT_DOUBLE_EQ(o.densityAt(epoch), want[epoch]) << epoch;
+}
+
 }  // namespace
 }  // namespace sparseps

@@ -1,5 +1,5 @@
 #pragma once
-// Plain references for the optim/ tests: every method of ../shared/METHODS.md written
+// Plain references for the optim/ tests: every method of docs/methods.md written
 // straight from its update rule, one coordinate at a time, with a sort-based top-k. The
 // rules under test are compared with these step by step.
 
@@ -117,7 +117,7 @@ inline void expectVectorsNear(const std::vector<float>& got, const std::vector<f
   }
 }
 
-// The worker rules of METHODS.md. For the sampled selection the mask M is taken from the
+// The worker rules of docs/methods.md. For the sampled selection the mask M is taken from the
 // rule's own push (the selection kernel is tested in tests/compressors); the values and
 // the state updates around it are still checked.
 class RefWorker {
@@ -191,7 +191,8 @@ class RefWorker {
         }
         for (size_t j = 0; j < s.numel; ++j) v[j] = v[j] + x[j];
         double density = o_.density;
-        if (o_.warmup && ctx.epoch < static_cast<int>(o_.warmup_densities.size())) {
+        if (o_.warmup && ctx.epoch < static_cast<int>(o_.warmup_densities.size()) &&
+            o_.warmup_densities[ctx.epoch] > density) {
           density = o_.warmup_densities[ctx.epoch];
         }
         std::vector<uint32_t> M = mask(v, density);
@@ -224,7 +225,7 @@ class RefWorker {
   std::vector<std::vector<float>> u_, v_;
 };
 
-// The server of METHODS.md: W = W - scale * p, then the dense W or the dual-way reply.
+// The server of docs/methods.md: W = W - scale * p, then the dense W or the dual-way reply.
 class RefServer {
  public:
   RefServer(SegmentSpecs specs, int n, MethodOptions o, bool dual_way)
@@ -233,7 +234,8 @@ class RefServer {
     a_.assign(n, w_sync_);
   }
 
-  void apply(const Message& p, float scale, std::vector<float>& W) {
+  // The push of worker k; the first worker's every R-th push makes the next reply resync.
+  void apply(int k, const Message& p, float scale, std::vector<float>& W) {
     for (const SegmentData& seg : p) {
       const SegmentSpec& s = spec(seg.segment_id);
       std::vector<float> d = densify(seg);
@@ -241,7 +243,7 @@ class RefServer {
         if (d[j] != 0.0f) W[s.offset + j] = W[s.offset + j] - scale * d[j];
       }
     }
-    if (dual_way_ && ++versions_ % o_.resync_every == 0) resync_due_ = true;
+    if (dual_way_ && k == 0 && ++first_pushes_ % o_.resync_every == 0) resync_due_ = true;
   }
 
   // For the sampled selection the mask comes from the rule's reply (see RefWorker).
@@ -302,7 +304,7 @@ class RefServer {
   SegmentSpecs specs_;
   MethodOptions o_;
   bool dual_way_;
-  uint64_t versions_ = 0;
+  uint64_t first_pushes_ = 0;
   bool synced_ = false, resync_due_ = false;
   std::vector<bool> dense_next_;
   std::vector<std::vector<float>> w_sync_;

@@ -105,7 +105,7 @@ TEST_P(RulesTest, MatchesReferenceStepByStep) {
     expectMessagesNear(push, ref_push, "push at " + at);
 
     server->applyPush(k, push, 1.0f, absl::MakeSpan(W));
-    ref_server.apply(ref_push, 1.0f, ref_W);
+    ref_server.apply(k, ref_push, 1.0f, ref_W);
     expectVectorsNear(W, ref_W, "W at " + at);
 
     Message reply;
@@ -162,7 +162,7 @@ TEST(RulesScaleTest, SyncScaleDividesThePush) {
     Message push;
     worker->makePush(grad, w, StepContext{}, &push);
     std::vector<float> want = W;
-    RefServer(specs, 4, o, false).apply(push, 0.25f, want);
+    RefServer(specs, 4, o, false).apply(0, push, 0.25f, want);
     server->applyPush(0, push, 0.25f, absl::MakeSpan(W));
     expectVectorsNear(W, want, "W", 1e-6f);
   }

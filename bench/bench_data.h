@@ -1,6 +1,8 @@
 #pragma once
-// Shared inputs and the memory-bandwidth floor for the compressor benchmarks.
+// Shared inputs and the memory-bandwidth floor for the benchmarks.
 //  - normalData(n): n floats from N(0, 1), generated once per size (fixed seed).
+//  - resnet50Specs(), resnet18CifarSpecs(): the parameter layouts of the two models, as
+//    experiments/models builds them (conv and fc weights compressed, the rest dense).
 //  - readPassSeconds(x): the fastest of several timed plain read passes over x (a
 //    vectorized sum): the floor any one-pass kernel is measured against ("vs_read").
 //  - timeVsRead: the benchmark loop, reporting vs_read and vs_read_cpu counters.
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "compressors/segment_spec.h"
 #include "compressors/simd.h"
 
 namespace sparseps::bench {
@@ -30,6 +33,79 @@ inline const std::vector<float>& normalData(size_t n) {
     for (float& v : *slot) v = normal(rng);
   }
   return *slot;
+}
+
+// Appends segments to a layout in order.
+class LayoutBuilder {
+ public:
+  void add(size_t numel, bool compressed) {
+    SegmentSpec s;
+    s.id = static_cast<uint32_t>(specs_.size());
+    s.offset = offset_;
+    s.numel = numel;
+    s.compressed = compressed;
+    specs_.push_back(s);
+    offset_ += numel;
+  }
+  // A bias-free convolution and its BatchNorm's weight and bias.
+  void convBn(size_t out, size_t in, size_t ksize) {
+    add(out * in * ksize * ksize, true);
+    add(out, false);
+    add(out, false);
+  }
+  SegmentSpecs take() { return std::move(specs_); }
+
+ private:
+  SegmentSpecs specs_;
+  size_t offset_ = 0;
+};
+
+// torchvision's resnet50 (25.56M floats, 161 segments): bottleneck blocks [3, 4, 6, 3],
+// a 1x1 projection on each stage's first block, then fc 2048 -> 1000 with its bias.
+inline SegmentSpecs resnet50Specs() {
+  LayoutBuilder b;
+  b.convBn(64, 3, 7);
+  size_t inplanes = 64;
+  const size_t planes[] = {64, 128, 256, 512};
+  const int blocks[] = {3, 4, 6, 3};
+  for (int stage = 0; stage < 4; ++stage) {
+    for (int k = 0; k < blocks[stage]; ++k) {
+      const size_t p = planes[stage];
+      b.convBn(p, inplanes, 1);
+      b.convBn(p, p, 3);
+      b.convBn(p * 4, p, 1);
+      if (k == 0) b.convBn(p * 4, inplanes, 1);  // downsample
+      inplanes = p * 4;
+    }
+  }
+  b.add(1000 * 2048, true);
+  b.add(1000, false);
+  return b.take();
+}
+
+// ResNet-18 for 32 px images (11.17M floats, 62 segments): a 3x3 stem, basic blocks
+// [2, 2, 2, 2] with 1x1 projections where the shape changes, then fc 512 -> 10.
+inline SegmentSpecs resnet18CifarSpecs() {
+  LayoutBuilder b;
+  b.convBn(64, 3, 3);
+  size_t inplanes = 64;
+  const size_t planes[] = {64, 128, 256, 512};
+  for (int stage = 0; stage < 4; ++stage) {
+    for (int k = 0; k < 2; ++k) {
+      const size_t p = planes[stage];
+      b.convBn(p, inplanes, 3);
+      b.convBn(p, p, 3);
+      if (inplanes != p) b.convBn(p, inplanes, 1);  // downsample
+      inplanes = p;
+    }
+  }
+  b.add(10 * 512, true);
+  b.add(10, false);
+  return b.take();
+}
+
+inline size_t layoutNumel(const SegmentSpecs& specs) {
+  return specs.empty() ? 0 : specs.back().offset + specs.back().numel;
 }
 
 __attribute__((target("avx512f"))) inline float sumAvx512(const float* x, size_t n) {
