@@ -12,32 +12,31 @@ absl::Status ChannelEndpoint::send(int dst, absl::Span<const uint8_t> message) {
   return channel_.send(dst, message.subspan(0, kHeaderBytes), message.subspan(kHeaderBytes));
 }
 
-absl::StatusOr<Frame> ChannelEndpoint::receive(absl::Span<const int> ranks) {
-  auto received = channel_.recvFromAny(ranks);
+absl::Status ChannelEndpoint::receive(absl::Span<const int> ranks, Frame* frame) {
+  const absl::Status received = channel_.recvFromAny(ranks, &incoming_);
   if (received.ok()) {
-    Frame frame;
-    frame.src = received->src;
-    if (received->kind == ChannelMessage::Kind::kShutdown) {
+    frame->src = incoming_.src;
+    if (incoming_.kind == ChannelMessage::Kind::kShutdown) {
       // The peer closed its channel without the protocol's goodbye.
-      frame.peer_status = absl::UnavailableError(
-          absl::StrCat("rank ", received->src, " closed its connection"));
-      reported_.insert(received->src);
-      return frame;
+      frame->peer_status = absl::UnavailableError(
+          absl::StrCat("rank ", incoming_.src, " closed its connection"));
+      reported_.insert(incoming_.src);
+      return absl::OkStatus();
     }
-    frame.header = std::move(received->header);
-    frame.payload = std::move(received->payload);
-    return frame;
+    frame->peer_status = absl::OkStatus();
+    frame->header.swap(incoming_.header);
+    frame->payload.swap(incoming_.payload);
+    return absl::OkStatus();
   }
   // The channel names a failed peer only in its message; find it by its state.
   for (int r : ranks) {
     if (!channel_.isLive(r) && reported_.insert(r).second) {
-      Frame frame;
-      frame.src = r;
-      frame.peer_status = received.status();
-      return frame;
+      frame->src = r;
+      frame->peer_status = received;
+      return absl::OkStatus();
     }
   }
-  return received.status();
+  return received;
 }
 
 }  // namespace sparseps

@@ -16,10 +16,11 @@ class ChannelEndpoint : public Endpoint {
   explicit ChannelEndpoint(Channel& channel) : channel_(channel) {}
   int rank() const override { return channel_.rank(); }
   absl::Status send(int dst, absl::Span<const uint8_t> message) override;
-  absl::StatusOr<Frame> receive(absl::Span<const int> ranks) override;
+  absl::Status receive(absl::Span<const int> ranks, Frame* frame) override;
 
  private:
   Channel& channel_;
+  ChannelMessage incoming_;  // its buffers and the frame's are swapped, so both are reused
   std::set<int> reported_;  // peers already handed up as failed
 };
 

@@ -29,9 +29,10 @@ class Endpoint {
   virtual int rank() const = 0;
   // message = header bytes followed by payload bytes.
   virtual absl::Status send(int dst, absl::Span<const uint8_t> message) = 0;
-  // The next message (or failure) of any rank in ranks; an error means the endpoint
-  // itself is broken.
-  virtual absl::StatusOr<Frame> receive(absl::Span<const int> ranks) = 0;
+  // The next message (or failure) of any rank in ranks, into *frame, whose buffers are
+  // reused (a loop that keeps one Frame allocates nothing per message of a steady size).
+  // An error means the endpoint itself is broken.
+  virtual absl::Status receive(absl::Span<const int> ranks, Frame* frame) = 0;
 };
 
 }  // namespace sparseps

@@ -36,19 +36,8 @@ absl::Status JobSpec::validate() const {
   return server.validate();
 }
 
-namespace {
-
-// What every rank resolves from a job before it starts: the method, the method's view of
-// the job (its worker count, the schedule's initial rate — DGS scales its density by
-// lr / lr0 — and a seed of this rank's own for the sampled threshold) and the shard plan.
-struct ResolvedJob {
-  const Method* method;
-  MethodOptions options;
-  ShardPlan plan;
-};
-
-absl::StatusOr<ResolvedJob> resolve(const JobSpec& job, const MethodRegistry& methods,
-                                    const SegmentSpecs& specs, int rank) {
+absl::StatusOr<ResolvedJob> resolveJob(const JobSpec& job, const MethodRegistry& methods,
+                                       const SegmentSpecs& specs, int rank) {
   if (auto s = job.validate(); !s.ok()) return s;
   auto method = methods.find(job.method);
   if (!method.ok()) return method.status();
@@ -62,15 +51,13 @@ absl::StatusOr<ResolvedJob> resolve(const JobSpec& job, const MethodRegistry& me
   return ResolvedJob{*method, std::move(options), std::move(*plan)};
 }
 
-}  // namespace
-
 absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& job,
                                            const MethodRegistry& methods,
                                            const SegmentSpecs& specs,
                                            absl::Span<const float> initial_params,
                                            absl::Span<const float> initial_buffers,
                                            uint64_t layout_fingerprint) {
-  auto resolved = resolve(job, methods, specs, endpoint.rank());
+  auto resolved = resolveJob(job, methods, specs, endpoint.rank());
   if (!resolved.ok()) return resolved.status();
   const int shard_index = endpoint.rank();
   const Shard& shard = resolved->plan.shard(shard_index);
@@ -113,7 +100,7 @@ absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& jo
 absl::StatusOr<std::unique_ptr<WorkerSession>> WorkerSession::create(
     Endpoint& endpoint, const JobSpec& job, const MethodRegistry& methods,
     const SegmentSpecs& specs, size_t num_buffers) {
-  auto resolved = resolve(job, methods, specs, endpoint.rank());
+  auto resolved = resolveJob(job, methods, specs, endpoint.rank());
   if (!resolved.ok()) return resolved.status();
   std::unique_ptr<WorkerSession> session(new WorkerSession(std::move(resolved->plan)));
   WorkerClientOptions options;

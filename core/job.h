@@ -42,6 +42,17 @@ struct JobSpec {
   absl::Status validate() const;
 };
 
+// What every rank resolves from a job before it starts: the method, the method's view of
+// the job (its worker count, the schedule's initial rate — DGS scales its density by
+// lr / lr0 — and a seed of this rank's own for the sampled threshold) and the shard plan.
+struct ResolvedJob {
+  const Method* method;
+  MethodOptions options;
+  ShardPlan plan;
+};
+absl::StatusOr<ResolvedJob> resolveJob(const JobSpec& job, const MethodRegistry& methods,
+                                       const SegmentSpecs& specs, int rank);
+
 // Serves shard `shard` (== this rank) until every worker is done or dropped.
 // initial_params is the whole flat model; the shard takes its own range.
 absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& job,

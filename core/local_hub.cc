@@ -25,7 +25,7 @@ class LocalEndpoint : public Endpoint {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<Frame> receive(absl::Span<const int> ranks) override {
+  absl::Status receive(absl::Span<const int> ranks, Frame* frame) override {
     std::unique_lock<std::mutex> lock(hub_->mu_);
     auto& inbox = hub_->inboxes_[rank_].frames;
     for (;;) {
@@ -33,16 +33,16 @@ class LocalEndpoint : public Endpoint {
         return std::find(ranks.begin(), ranks.end(), f.src) != ranks.end();
       });
       if (it != inbox.end()) {
-        Frame f = std::move(*it);
+        *frame = std::move(*it);
         inbox.erase(it);
-        return f;
+        return absl::OkStatus();
       }
       for (int r : ranks) {
         if (hub_->dead_[r]) {
-          Frame f;
-          f.src = r;
-          f.peer_status = absl::UnavailableError(absl::StrCat("rank ", r, " closed its connection"));
-          return f;
+          frame->src = r;
+          frame->peer_status =
+              absl::UnavailableError(absl::StrCat("rank ", r, " closed its connection"));
+          return absl::OkStatus();
         }
       }
       if (hub_->dead_[rank_]) return absl::CancelledError("this rank was killed");

@@ -5,7 +5,9 @@
 //   worker -> server  kModel|kFlagBuffers   the worker's BN running statistics (dense)
 //   worker -> server  kModel|kFlagPull      asks for the dense model, answered by kModel
 //   worker -> server  kShutdown             the worker is done
-//   server -> worker  kShutdown             the server ends the job early (with a reason)
+//   server -> worker  kShutdown             this shard dropped the worker (a bad message, a
+//                                           failed send; the shard's log says which): it
+//                                           stops, and its leaving ends it on the other shards
 // Segment ids in a shard's messages are shard-local: parameters 0..n-1, and on shard 0
 // one extra dense segment, id n, for the BN buffers.
 

@@ -2,6 +2,7 @@
 # checkpoints, learning-rate schedule. LibTorch-free.
 sparseps_library(sparseps_runtime
   SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/allocator.cc
     ${CMAKE_CURRENT_LIST_DIR}/checkpoint.cc
     ${CMAKE_CURRENT_LIST_DIR}/job.cc
     ${CMAKE_CURRENT_LIST_DIR}/local_hub.cc

@@ -24,10 +24,9 @@ int Server::workerOf(int rank) const {
 
 absl::Status Server::sendTo(int worker, MessageHeader header, const Message& segments) {
   header.sender_rank = static_cast<uint32_t>(endpoint_.rank());
-  auto bytes = encodeMessage(header, segments, options_.encode);
-  if (!bytes.ok()) return bytes.status();
-  if (auto s = endpoint_.send(options_.worker_ranks[worker], *bytes); !s.ok()) return s;
-  stats_.bytes_out += bytes->size();
+  if (auto s = encodeMessage(header, segments, options_.encode, &out_); !s.ok()) return s;
+  if (auto s = endpoint_.send(options_.worker_ranks[worker], out_); !s.ok()) return s;
+  stats_.bytes_out += out_.size();
   ++stats_.messages_out;
   return absl::OkStatus();
 }
@@ -60,6 +59,12 @@ void Server::drop(int worker, const std::string& why, std::vector<Reply>* replie
   options_.log(absl::StrCat("server: dropping worker ", worker, " (rank ", rank, "): ", why));
   ++stats_.dropped_workers;
   core_.onWorkerLost(worker, replies);
+  // Tell the worker: other shards may still count it live, and it would wait for this
+  // shard's reply forever. It stops; its departure ends it on the others. A dead worker
+  // cannot be told, and need not be.
+  MessageHeader bye;
+  bye.kind = MessageKind::kShutdown;
+  (void)sendTo(worker, bye, {});
 }
 
 void Server::sendReplies(std::vector<Reply>& replies) {
@@ -71,42 +76,42 @@ void Server::sendReplies(std::vector<Reply>& replies) {
     header.learning_rate = replies[i].lr;
     const int worker = replies[i].worker;
     auto s = sendTo(worker, header, replies[i].segments);
+    core_.recycle(std::move(replies[i]));
     if (!s.ok()) drop(worker, absl::StrCat("cannot send the reply: ", s.message()), &replies);
   }
   replies.clear();
 }
 
-absl::Status Server::handle(int worker, const Frame& frame, std::vector<Reply>* replies) {
-  auto header = decodeHeader(frame.header);
+absl::Status Server::handle(int worker, std::vector<Reply>* replies) {
+  auto header = decodeHeader(frame_.header);
   if (!header.ok()) return header.status();
-  if (header->sender_rank != static_cast<uint32_t>(frame.src)) {
+  if (header->sender_rank != static_cast<uint32_t>(frame_.src)) {
     return absl::InvalidArgumentError(
         absl::StrCat("message claims sender rank ", header->sender_rank));
   }
-  auto segments = decodePayload(*header, frame.payload, limits_);
-  if (!segments.ok()) return segments.status();
-  stats_.bytes_in += frame.header.size() + frame.payload.size();
+  if (auto s = decodePayload(*header, frame_.payload, limits_, &in_); !s.ok()) return s;
+  stats_.bytes_in += frame_.header.size() + frame_.payload.size();
   ++stats_.messages_in;
 
   const auto buffers_id = static_cast<uint32_t>(options_.specs.size());
   switch (header->kind) {
     case MessageKind::kPush:
-      for (const auto& s : *segments) {
+      for (const auto& s : in_) {
         if (s.segment_id == buffers_id) return absl::InvalidArgumentError("push carries BN buffers");
       }
-      core_.onPush(worker, *segments, replies);
+      core_.onPush(worker, in_, replies);
       return absl::OkStatus();
     case MessageKind::kModel:
       if (header->flags & kFlagPull) return sendModel(worker);
       if (header->flags & kFlagBuffers) {
-        for (auto& s : *segments) {
-          if (s.segment_id == buffers_id && s.dense) core_.onBuffers(worker, std::move(s.values));
+        for (auto& s : in_) {
+          if (s.segment_id == buffers_id && s.dense) core_.onBuffers(worker, s.values);
         }
         return absl::OkStatus();
       }
       return absl::InvalidArgumentError("model message without pull or buffers flag");
     case MessageKind::kShutdown:
-      stopListening(frame.src);
+      stopListening(frame_.src);
       core_.onWorkerDone(worker, replies);
       return absl::OkStatus();
     default:
@@ -135,12 +140,11 @@ absl::Status Server::run() {
   }
   while (!live_ranks_.empty()) {
     sendReplies(replies);
-    auto frame = endpoint_.receive(live_ranks_);
-    if (!frame.ok()) return frame.status();
-    const int worker = workerOf(frame->src);
-    if (!frame->peer_status.ok()) {
-      drop(worker, std::string(frame->peer_status.message()), &replies);
-    } else if (auto s = handle(worker, *frame, &replies); !s.ok()) {
+    if (auto s = endpoint_.receive(live_ranks_, &frame_); !s.ok()) return s;
+    const int worker = workerOf(frame_.src);
+    if (!frame_.peer_status.ok()) {
+      drop(worker, std::string(frame_.peer_status.message()), &replies);
+    } else if (auto s = handle(worker, &replies); !s.ok()) {
       drop(worker, absl::StrCat("bad message: ", s.message()), &replies);
     }
     if (auto s = maybeCheckpoint(false); !s.ok()) return s;

@@ -45,7 +45,7 @@ class Server {
   const ServerStats& stats() const { return stats_; }
 
  private:
-  absl::Status handle(int worker, const Frame& frame, std::vector<Reply>* replies);
+  absl::Status handle(int worker, std::vector<Reply>* replies);
   absl::Status sendTo(int worker, MessageHeader header, const Message& segments);
   void sendReplies(std::vector<Reply>& replies);
   absl::Status sendModel(int worker);
@@ -62,6 +62,10 @@ class Server {
   std::vector<int> live_ranks_;
   uint64_t last_checkpoint_version_ = 0;
   ServerStats stats_;
+  // Reused across messages: the frame received, its decoded segments, the bytes sent.
+  Frame frame_;
+  Message in_;
+  std::vector<uint8_t> out_;
 };
 
 }  // namespace sparseps

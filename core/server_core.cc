@@ -16,6 +16,9 @@ absl::Status ServerOptions::validate() const {
   if (!(pushes_per_epoch > 0)) {
     return absl::InvalidArgumentError("pushes_per_epoch: must be positive");
   }
+  if (!(snapshot_every >= 0)) {
+    return absl::InvalidArgumentError("snapshot_every: must be >= 0 epochs");
+  }
   return lr.validate();
 }
 
@@ -27,6 +30,7 @@ ServerCore::ServerCore(std::unique_ptr<ServerRule> rule, std::vector<float> mode
       states_(num_workers, WorkerState::kActive),
       steps_(num_workers, 0),
       buffers_(num_workers),
+      spare_(num_workers),
       num_buffers_(num_buffers) {}
 
 float ServerCore::lr() const { return static_cast<float>(options_.lr.at(epoch())); }
@@ -43,9 +47,19 @@ void ServerCore::applyOne(int worker, const Message& push, float scale) {
   ++pushes_;
 }
 
+void ServerCore::maybeSnapshot() {
+  if (options_.snapshot_every <= 0) return;
+  const auto passed = static_cast<uint64_t>(epoch() / options_.snapshot_every);
+  if (passed > snapshots_) {
+    snapshots_ = passed;
+    options_.on_snapshot(*this);
+  }
+}
+
 void ServerCore::reply(int worker, std::vector<Reply>* out) {
   Reply r;
   r.worker = worker;
+  r.segments.swap(spare_[worker]);
   rule_->makeReply(worker, model_, &r.segments);
   r.version = version_;
   r.lr = lr();
@@ -58,6 +72,7 @@ void ServerCore::onPush(int worker, const Message& push, std::vector<Reply>* out
     case ConsistencyMode::kAsync:
       applyOne(worker, push, 1.0f);
       ++version_;
+      maybeSnapshot();
       reply(worker, out);
       break;
     case ConsistencyMode::kSync:
@@ -67,6 +82,7 @@ void ServerCore::onPush(int worker, const Message& push, std::vector<Reply>* out
     case ConsistencyMode::kStaleness:
       applyOne(worker, push, 1.0f);
       ++version_;
+      maybeSnapshot();
       held_.push_back(worker);
       releaseHeld(out);
       break;
@@ -78,6 +94,7 @@ void ServerCore::flushSyncRound(std::vector<Reply>* out) {
   const float scale = 1.0f / static_cast<float>(round_.size());
   for (const auto& [worker, push] : round_) applyOne(worker, push, scale);
   ++version_;
+  maybeSnapshot();
   std::vector<std::pair<int, Message>> round;
   round.swap(round_);
   for (const auto& entry : round) {
@@ -125,6 +142,10 @@ void ServerCore::removeWorker(int worker, WorkerState state, std::vector<Reply>*
   } else if (options_.mode == ConsistencyMode::kStaleness) {
     releaseHeld(out);  // the slowest worker may be the one that left
   }
+  if (finished() && !final_snapshot_ && options_.snapshot_every > 0) {
+    final_snapshot_ = true;
+    options_.on_snapshot(*this);
+  }
 }
 
 void ServerCore::onWorkerStart(int worker) { rule_->onWorkerStart(worker); }
@@ -135,6 +156,12 @@ void ServerCore::onWorkerDone(int worker, std::vector<Reply>* out) {
 
 void ServerCore::onWorkerLost(int worker, std::vector<Reply>* out) {
   removeWorker(worker, WorkerState::kLost, out);
+}
+
+void ServerCore::recycle(Reply&& reply) {
+  if (reply.worker >= 0 && reply.worker < static_cast<int>(spare_.size())) {
+    spare_[reply.worker].swap(reply.segments);
+  }
 }
 
 void ServerCore::onBuffers(int worker, std::vector<float> buffers) {
@@ -181,6 +208,9 @@ absl::Status ServerCore::restore(const ServerCheckpoint& c) {
   model_ = c.model;
   version_ = c.version;
   pushes_ = c.pushes;
+  if (options_.snapshot_every > 0) {
+    snapshots_ = static_cast<uint64_t>(epoch() / options_.snapshot_every);
+  }
   steps_ = c.worker_steps;
   if (c.buffers.size() == num_buffers_) {
     for (auto& b : buffers_) b.clear();

@@ -8,6 +8,9 @@
 //  - bounded staleness s: a push is applied at once, but its reply is held while the
 //    worker is more than s steps ahead of the slowest live worker.
 // The learning rate follows the schedule of the epoch implied by the pushes applied.
+// Snapshots: on_snapshot sees the model at every snapshot_every epochs of pushes (global
+// epochs: all workers' pushes together) and once more when the last worker leaves, so an
+// evaluator can score the model off the training path, labelled with the exact epoch.
 // Not thread-safe by design: one loop owns it, so the model is never updated twice at once.
 
 #include <cstdint>
@@ -25,12 +28,16 @@ namespace sparseps {
 
 enum class ConsistencyMode { kAsync, kSync, kStaleness };
 
+class ServerCore;
+
 struct ServerOptions {
   ConsistencyMode mode = ConsistencyMode::kAsync;
   int staleness = 0;             // kStaleness: the bound s
   LrSchedule lr;
   double pushes_per_epoch = 1;   // all workers' batches per epoch together
   std::function<void(const std::string&)> log = [](const std::string&) {};
+  double snapshot_every = 0;     // in epochs; 0: no snapshots
+  std::function<void(const ServerCore&)> on_snapshot = [](const ServerCore&) {};
 
   absl::Status validate() const;
 };
@@ -55,6 +62,9 @@ class ServerCore {
   void onWorkerLost(int worker, std::vector<Reply>* out);
   // BN running statistics from one worker; the snapshot serves their average.
   void onBuffers(int worker, std::vector<float> buffers);
+  // Hands a reply's message back once it was sent: the worker's next reply is built in
+  // its buffers, so a steady loop allocates nothing per reply. Optional.
+  void recycle(Reply&& reply);
 
   const std::vector<float>& model() const { return model_; }
   std::vector<float> averagedBuffers() const;
@@ -77,6 +87,8 @@ class ServerCore {
   void flushSyncRound(std::vector<Reply>* out);
   void releaseHeld(std::vector<Reply>* out);
   uint64_t slowestActiveStep() const;
+  // Calls on_snapshot when the pushes crossed the next snapshot boundary.
+  void maybeSnapshot();
 
   std::unique_ptr<ServerRule> rule_;
   std::vector<float> model_;
@@ -84,9 +96,12 @@ class ServerCore {
   std::vector<WorkerState> states_;
   std::vector<uint64_t> steps_;
   std::vector<std::vector<float>> buffers_;  // per worker, empty until received
+  std::vector<Message> spare_;               // per worker: a sent reply's buffers
   size_t num_buffers_;
   uint64_t version_ = 0;
   uint64_t pushes_ = 0;
+  uint64_t snapshots_ = 0;  // snapshot boundaries passed (restored from the pushes)
+  bool final_snapshot_ = false;
   // sync mode: pushes of the current round; staleness mode: workers whose reply waits.
   std::vector<std::pair<int, Message>> round_;
   std::vector<int> held_;

@@ -42,4 +42,30 @@ absl::StatusOr<ShardPlan> ShardPlan::make(const SegmentSpecs& specs, int num_sha
   return plan;
 }
 
+void splitByShard(const ShardPlan& plan, Message* push, std::vector<Message>* to_shard) {
+  to_shard->resize(plan.numShards());
+  for (Message& m : *to_shard) m.clear();
+  for (SegmentData& seg : *push) {
+    Message& dst = (*to_shard)[plan.shardOf(seg.segment_id)];
+    dst.emplace_back();
+    std::swap(dst.back(), seg);
+    seg.segment_id = dst.back().segment_id;  // *push keeps its ids for mergeBack
+    dst.back().segment_id = plan.localId(seg.segment_id);
+  }
+}
+
+void mergeBack(const ShardPlan& plan, std::vector<Message>* to_shard, Message* push) {
+  std::vector<size_t> next(plan.numShards(), 0);
+  for (SegmentData& seg : *push) {
+    const int shard = plan.shardOf(seg.segment_id);
+    SegmentData& moved = (*to_shard)[shard][next[shard]++];
+    moved.segment_id = seg.segment_id;
+    std::swap(moved, seg);
+  }
+}
+
+void toGlobalIds(const ShardPlan& plan, int shard, Message* message) {
+  for (SegmentData& seg : *message) seg.segment_id += plan.shard(shard).first_segment;
+}
+
 }  // namespace sparseps

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "compressors/segment_spec.h"
+#include "optim/method.h"
 
 namespace sparseps {
 
@@ -38,5 +39,14 @@ class ShardPlan {
   std::vector<Shard> shards_;
   std::vector<int> shard_of_;
 };
+
+// Moves the segments of *push (global ids) into (*to_shard)[s] with shard-local ids. Each
+// segment's buffers are swapped over, not copied; mergeBack swaps them back into *push
+// (global ids again), so a push refilled in place each step keeps its memory.
+void splitByShard(const ShardPlan& plan, Message* push, std::vector<Message>* to_shard);
+void mergeBack(const ShardPlan& plan, std::vector<Message>* to_shard, Message* push);
+
+// A shard's message (local ids) with global ids, ready for the worker rule.
+void toGlobalIds(const ShardPlan& plan, int shard, Message* message);
 
 }  // namespace sparseps

@@ -22,7 +22,9 @@ WorkerClient::WorkerClient(Endpoint& endpoint, const ShardPlan& plan, SegmentSpe
       plan_(plan),
       specs_(std::move(specs)),
       rule_(std::move(rule)),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      to_shard_(plan_.numShards()),
+      from_shard_(plan_.numShards()) {
   for (int s = 0; s < plan_.numShards(); ++s) {
     DecodeLimits limits;
     const auto& local = plan_.shard(s).local_specs;
@@ -38,67 +40,64 @@ absl::Status WorkerClient::sendToShard(int shard, MessageHeader header, const Me
                                        uint64_t* bytes) {
   header.sender_rank = static_cast<uint32_t>(endpoint_.rank());
   header.shard = static_cast<uint32_t>(shard);
-  auto encoded = encodeMessage(header, segments, options_.encode);
-  if (!encoded.ok()) return encoded.status();
+  if (auto s = encodeMessage(header, segments, options_.encode, &out_); !s.ok()) return s;
   const int rank = options_.server_ranks[shard];
-  if (auto s = endpoint_.send(rank, *encoded); !s.ok()) {
+  if (auto s = endpoint_.send(rank, out_); !s.ok()) {
     return absl::UnavailableError(
         absl::StrCat("cannot reach server shard ", shard, " (rank ", rank, "): ", s.message()));
   }
-  if (bytes) *bytes += encoded->size();
+  if (bytes) *bytes += out_.size();
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<DecodedMessage>> WorkerClient::receiveFromAllShards(
-    MessageKind expected, uint64_t* bytes) {
-  std::vector<DecodedMessage> by_shard(plan_.numShards());
+absl::Status WorkerClient::receiveFromAllShards(MessageKind expected, uint64_t* bytes) {
   std::vector<int> waiting = options_.server_ranks;
   while (!waiting.empty()) {
-    auto frame = endpoint_.receive(waiting);
-    if (!frame.ok()) return frame.status();
+    if (auto s = endpoint_.receive(waiting, &frame_); !s.ok()) return s;
+    const Frame& frame = frame_;
     const int shard = static_cast<int>(
-        std::find(options_.server_ranks.begin(), options_.server_ranks.end(), frame->src) -
+        std::find(options_.server_ranks.begin(), options_.server_ranks.end(), frame.src) -
         options_.server_ranks.begin());
-    if (!frame->peer_status.ok()) {
-      return absl::UnavailableError(absl::StrCat("server shard ", shard, " (rank ", frame->src,
-                                                 ") failed: ", frame->peer_status.message()));
+    if (!frame.peer_status.ok()) {
+      return absl::UnavailableError(absl::StrCat("server shard ", shard, " (rank ", frame.src,
+                                                 ") failed: ", frame.peer_status.message()));
     }
-    auto header = decodeHeader(frame->header);
+    auto header = decodeHeader(frame.header);
     if (!header.ok()) return header.status();
     if (header->kind == MessageKind::kShutdown) {
-      return absl::AbortedError(absl::StrCat("server shard ", shard, " ended the job"));
+      return absl::AbortedError(absl::StrCat("server shard ", shard, " (rank ", frame.src,
+                                             ") dropped this worker; its log says why"));
     }
     if (header->kind != expected) {
       return absl::InternalError(absl::StrCat("server shard ", shard, " sent ",
                                               messageKindName(header->kind), ", expected ",
                                               messageKindName(expected)));
     }
-    auto segments = decodePayload(*header, frame->payload, limits_[shard]);
-    if (!segments.ok()) {
-      return absl::DataLossError(absl::StrCat("bad message from server shard ", shard, ": ",
-                                              segments.status().message()));
+    DecodedMessage& decoded = from_shard_[shard];
+    if (auto s = decodePayload(*header, frame.payload, limits_[shard], &decoded.segments); !s.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("bad message from server shard ", shard, ": ", s.message()));
     }
-    if (bytes) *bytes += frame->header.size() + frame->payload.size();
-    by_shard[shard] = DecodedMessage{*header, std::move(*segments)};
-    waiting.erase(std::remove(waiting.begin(), waiting.end(), frame->src), waiting.end());
+    decoded.header = *header;
+    if (bytes) *bytes += frame.header.size() + frame.payload.size();
+    waiting.erase(std::remove(waiting.begin(), waiting.end(), frame.src), waiting.end());
   }
-  return by_shard;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ServerState> WorkerClient::receiveModel(absl::Span<float> w,
                                                        absl::Span<float> buffers) {
-  auto messages = receiveFromAllShards(MessageKind::kModel, nullptr);
-  if (!messages.ok()) return messages.status();
+  if (auto s = receiveFromAllShards(MessageKind::kModel, nullptr); !s.ok()) return s;
   for (int s = 0; s < plan_.numShards(); ++s) {
     const Shard& shard = plan_.shard(s);
-    for (const auto& seg : (*messages)[s].segments) {
+    for (const auto& seg : from_shard_[s].segments) {
       if (seg.segment_id == shard.num_segments) {
         std::copy(seg.values.begin(), seg.values.end(), buffers.begin());
       }
     }
-    copyDenseInto((*messages)[s].segments, shard.local_specs, w.subspan(shard.offset, shard.numel));
+    copyDenseInto(from_shard_[s].segments, shard.local_specs, w.subspan(shard.offset, shard.numel));
   }
-  const MessageHeader& h = (*messages)[0].header;
+  const MessageHeader& h = from_shard_[0].header;
   lr_ = h.learning_rate;
   last_version_ = h.model_version;
   return ServerState{h.model_version, h.worker_step, h.learning_rate};
@@ -111,14 +110,8 @@ absl::StatusOr<ServerState> WorkerClient::start(absl::Span<float> w, absl::Span<
 absl::Status WorkerClient::step(absl::Span<const float> grad, absl::Span<float> w, int epoch,
                                 StepStats* stats) {
   auto t0 = std::chrono::steady_clock::now();
-  Message push;
-  rule_->makePush(grad, w, StepContext{lr_, epoch, step_}, &push);
-  std::vector<Message> by_shard(plan_.numShards());
-  for (auto& seg : push) {
-    const int shard = plan_.shardOf(seg.segment_id);
-    seg.segment_id = plan_.localId(seg.segment_id);
-    by_shard[shard].push_back(std::move(seg));
-  }
+  rule_->makePush(grad, w, StepContext{lr_, epoch, step_}, &push_);
+  splitByShard(plan_, &push_, &to_shard_);
   stats->compress_seconds = secondsSince(t0);
 
   auto t1 = std::chrono::steady_clock::now();
@@ -127,23 +120,22 @@ absl::Status WorkerClient::step(absl::Span<const float> grad, absl::Span<float> 
   header.worker_step = step_;
   header.model_version = last_version_;
   header.learning_rate = lr_;
-  for (int s = 0; s < plan_.numShards(); ++s) {
-    if (auto st = sendToShard(s, header, by_shard[s], &stats->bytes_up); !st.ok()) return st;
+  absl::Status sent = absl::OkStatus();
+  for (int s = 0; s < plan_.numShards() && sent.ok(); ++s) {
+    sent = sendToShard(s, header, to_shard_[s], &stats->bytes_up);
   }
-  auto replies = receiveFromAllShards(MessageKind::kReply, &stats->bytes_down);
-  if (!replies.ok()) return replies.status();
+  mergeBack(plan_, &to_shard_, &push_);
+  if (!sent.ok()) return sent;
+  if (auto s = receiveFromAllShards(MessageKind::kReply, &stats->bytes_down); !s.ok()) return s;
   stats->communicate_seconds = secondsSince(t1);
 
-  Message merged;
+  // Each shard's reply in global ids, applied shard by shard.
   for (int s = 0; s < plan_.numShards(); ++s) {
-    for (auto& seg : (*replies)[s].segments) {
-      seg.segment_id += plan_.shard(s).first_segment;
-      merged.push_back(std::move(seg));
-    }
+    toGlobalIds(plan_, s, &from_shard_[s].segments);
+    rule_->applyReply(from_shard_[s].segments, w);
   }
-  rule_->applyReply(merged, w);
 
-  const MessageHeader& h = (*replies)[0].header;
+  const MessageHeader& h = from_shard_[0].header;
   stats->staleness = h.model_version > last_version_ + 1 ? h.model_version - last_version_ - 1 : 0;
   last_version_ = h.model_version;
   lr_ = h.learning_rate;

@@ -65,9 +65,9 @@ class WorkerClient {
  private:
   absl::Status sendToShard(int shard, MessageHeader header, const Message& segments,
                            uint64_t* bytes);
-  // Receives one message from every shard, in any order; fails on a server shutdown.
-  absl::StatusOr<std::vector<DecodedMessage>> receiveFromAllShards(MessageKind expected,
-                                                                    uint64_t* bytes);
+  // Receives one message from every shard, in any order, into from_shard_; fails on a
+  // server shutdown.
+  absl::Status receiveFromAllShards(MessageKind expected, uint64_t* bytes);
   absl::StatusOr<ServerState> receiveModel(absl::Span<float> w, absl::Span<float> buffers);
 
   Endpoint& endpoint_;
@@ -76,6 +76,13 @@ class WorkerClient {
   std::unique_ptr<WorkerRule> rule_;
   WorkerClientOptions options_;
   std::vector<DecodeLimits> limits_;  // per shard
+  // Reused across steps, so a steady loop allocates nothing: the push, its split by shard,
+  // the frame received, each shard's decoded message and the bytes sent.
+  Message push_;
+  std::vector<Message> to_shard_;
+  Frame frame_;
+  std::vector<DecodedMessage> from_shard_;
+  std::vector<uint8_t> out_;
   float lr_ = 0;
   uint64_t step_ = 0;
   uint64_t last_version_ = 0;

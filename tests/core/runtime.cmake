@@ -21,3 +21,13 @@ sparseps_test(ps_job_test
   DEPS sparseps_runtime)
 target_compile_definitions(ps_job_test PRIVATE SPARSEPS_PS_JOB_RANK="$<TARGET_FILE:ps_job_rank>")
 add_dependencies(ps_job_test ps_job_rank)
+# Its own process: glibc's malloc thresholds are per process.
+sparseps_test(allocator_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/allocator_test.cc
+  DEPS sparseps_runtime)
+sparseps_test(virtual_job_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/virtual_job_test.cc
+  DEPS sparseps_virtual)
+sparseps_test(f16_state_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/f16_state_test.cc
+  DEPS sparseps_runtime)

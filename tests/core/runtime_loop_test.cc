@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -97,8 +98,32 @@ struct JobConfig {
   int kill_worker = -1;       // this worker index dies after `kill_after` steps
   int kill_after = 5;
   int garbage_worker = -1;    // this worker sends a malformed message at step 3
+  int corrupting_worker = -1;  // from step 3 this worker's pushes to the last shard arrive damaged
   std::string checkpoint_path;
   const ServerCheckpoint* resume = nullptr;
+};
+
+// An endpoint whose messages to one rank arrive damaged once armed (a flipped payload byte:
+// the checksum no longer matches).
+class CorruptingEndpoint : public Endpoint {
+ public:
+  CorruptingEndpoint(std::unique_ptr<Endpoint> inner, int victim)
+      : inner_(std::move(inner)), victim_(victim) {}
+  int rank() const override { return inner_->rank(); }
+  absl::Status send(int dst, absl::Span<const uint8_t> message) override {
+    if (!armed || dst != victim_ || message.size() <= kHeaderBytes) return inner_->send(dst, message);
+    std::vector<uint8_t> damaged(message.begin(), message.end());
+    damaged.back() ^= 0x40;
+    return inner_->send(dst, damaged);
+  }
+  absl::Status receive(absl::Span<const int> ranks, Frame* frame) override {
+    return inner_->receive(ranks, frame);
+  }
+  bool armed = false;
+
+ private:
+  std::unique_ptr<Endpoint> inner_;
+  int victim_;
 };
 
 JobResult runJob(const Problem& p, const JobConfig& cfg) {
@@ -122,7 +147,8 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
 
   // Worker 0 pulls the final model only once every surviving worker has pushed its last
   // step, so the pull sees the finished server model.
-  const int survivors = cfg.workers - (cfg.kill_worker >= 0) - (cfg.garbage_worker >= 0);
+  const int survivors = cfg.workers - (cfg.kill_worker >= 0) - (cfg.garbage_worker >= 0) -
+                        (cfg.corrupting_worker >= 0);
   std::atomic<int> finished_steps{0};
   std::vector<std::thread> threads;
   for (int s = 0; s < cfg.shards; ++s) {
@@ -154,7 +180,13 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
   }
   for (int w = 0; w < cfg.workers; ++w) {
     threads.emplace_back([&, w] {
-      auto endpoint = hub.endpoint(worker_ranks[w]);
+      std::unique_ptr<Endpoint> endpoint = hub.endpoint(worker_ranks[w]);
+      CorruptingEndpoint* corrupting = nullptr;
+      if (w == cfg.corrupting_worker) {
+        auto wrapped = std::make_unique<CorruptingEndpoint>(std::move(endpoint), server_ranks.back());
+        corrupting = wrapped.get();
+        endpoint = std::move(wrapped);
+      }
       WorkerClientOptions wo;
       wo.server_ranks = server_ranks;
       wo.num_buffers = p.num_buffers;
@@ -175,11 +207,13 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
           (void)endpoint->send(server_ranks[0], garbage);
           return;
         }
+        if (corrupting && step == 3) corrupting->armed = true;
         for (size_t i = 0; i < p.numel; ++i) grad[i] = model[i] - p.target[i];
         StepStats stats;
         auto status = client.step(grad, absl::MakeSpan(model), 0, &stats);
         if (!status.ok()) {
           result.worker_status[w] = status;
+          hub.kill(worker_ranks[w]);  // a worker that fails exits: its connections close
           return;
         }
       }
@@ -199,7 +233,25 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
       if (result.worker_status[w].ok()) result.worker_status[w] = client.finish();
     });
   }
+  // A hang is a failure, not a stuck test: after a minute every rank is killed, so each
+  // blocked receive returns an error the assertions then report.
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(done_mu);
+    if (!done_cv.wait_for(lock, std::chrono::seconds(60), [&] { return done; })) {
+      log("watchdog: the job hung for 60 s; killing every rank");
+      for (int rank = 0; rank < world; ++rank) hub.kill(rank);
+    }
+  });
   for (auto& t : threads) t.join();
+  {
+    std::lock_guard<std::mutex> lock(done_mu);
+    done = true;
+  }
+  done_cv.notify_all();
+  watchdog.join();
   return result;
 }
 
@@ -289,6 +341,26 @@ TEST(RuntimeLoopTest, AMalformedMessageDropsOnlyItsSender) {
   expectAllOk(r, 2);
   EXPECT_NE(r.log.find("dropping worker 2 (rank 3): bad message"), std::string::npos) << r.log;
   EXPECT_LT(distance(gather(p, r, 1), p.target), 1e-2);
+}
+
+// A push that only one shard refuses: that shard drops the worker and tells it, so the
+// worker stops with that shard's name instead of waiting for its reply forever; its
+// leaving drops it on the other shard, and the others finish.
+TEST(RuntimeLoopTest, AWorkerDroppedByOneShardStopsAndLeavesTheOthers) {
+  Problem p;
+  JobConfig cfg;
+  cfg.shards = 2;
+  cfg.corrupting_worker = 1;
+  auto r = runJob(p, cfg);
+  for (const auto& s : r.server_status) EXPECT_TRUE(s.ok()) << s;
+  EXPECT_TRUE(r.worker_status[0].ok()) << r.worker_status[0];
+  EXPECT_TRUE(r.worker_status[2].ok()) << r.worker_status[2];
+  EXPECT_EQ(r.worker_status[1].code(), absl::StatusCode::kAborted) << r.worker_status[1];
+  EXPECT_NE(r.worker_status[1].message().find("server shard 1 (rank 1) dropped this worker"),
+            std::string::npos) << r.worker_status[1];
+  EXPECT_NE(r.log.find("dropping worker 1 (rank 3): bad message: payload checksum mismatch"),
+            std::string::npos) << r.log;
+  EXPECT_LT(distance(gather(p, r, 2), p.target), 1e-2);
 }
 
 TEST(RuntimeLoopTest, ResumeContinuesFromTheLastCheckpoint) {

@@ -143,6 +143,48 @@ TEST(ServerCoreTest, FinishedOnceEveryWorkerIsDoneOrLost) {
   EXPECT_EQ(core.model(), (std::vector<float>{10, 20}));
 }
 
+// Snapshots every 0.5 epochs (2 pushes of the 4 per epoch), in async and in sync mode, and
+// one more when the last worker leaves; each sees the model of exactly the pushes so far.
+TEST(ServerCoreTest, SnapshotsFollowTheGlobalEpochAndCloseWithTheFinalModel) {
+  for (ConsistencyMode mode : {ConsistencyMode::kAsync, ConsistencyMode::kSync}) {
+    SCOPED_TRACE(mode == ConsistencyMode::kAsync ? "async" : "sync");
+    struct Seen {
+      double epoch;
+      uint64_t pushes;
+      std::vector<float> model;
+      bool finished;
+    };
+    std::vector<Seen> seen;
+    ServerOptions o = optionsFor(mode);
+    o.snapshot_every = 0.5;
+    o.on_snapshot = [&](const ServerCore& core) {
+      seen.push_back({core.epoch(), core.pushes(), core.model(), core.finished()});
+    };
+    ServerCore core(std::make_unique<PlainRule>(), {10.0f, 20.0f}, 0, 2, o);
+    std::vector<Reply> out;
+    for (int round = 0; round < 3; ++round) {  // 6 pushes of {1, 1}: 1.5 epochs
+      core.onPush(0, densePush({1, 1}), &out);
+      core.onPush(1, densePush({1, 1}), &out);
+    }
+    core.onWorkerDone(0, &out);
+    core.onWorkerDone(1, &out);
+    // Sync averages each round's pushes (scale 1/2): W drops by 1 per round, async by 2.
+    const float per_round = mode == ConsistencyMode::kSync ? 1.0f : 2.0f;
+    ASSERT_EQ(seen.size(), 4u);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_DOUBLE_EQ(seen[i].epoch, 0.5 * static_cast<double>(i + 1));
+      EXPECT_EQ(seen[i].pushes, 2 * (i + 1));
+      EXPECT_EQ(seen[i].model,
+                (std::vector<float>{10.0f - per_round * static_cast<float>(i + 1),
+                                    20.0f - per_round * static_cast<float>(i + 1)}));
+      EXPECT_FALSE(seen[i].finished);
+    }
+    EXPECT_TRUE(seen[3].finished);
+    EXPECT_DOUBLE_EQ(seen[3].epoch, 1.5);
+    EXPECT_EQ(seen[3].model, seen[2].model);
+  }
+}
+
 TEST(ServerCoreTest, BuffersAreAveragedOverWorkersThatSentThem) {
   ServerCore core(std::make_unique<PlainRule>(), {0.0f}, 2, 3, optionsFor(ConsistencyMode::kAsync));
   core.onBuffers(0, {1, 2});
