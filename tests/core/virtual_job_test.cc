@@ -1,0 +1,201 @@
+// The virtual-time job against figures worked out by hand: compute-bound and link-bound
+// throughput, the staleness of workers in lockstep, sync rounds waiting for a straggler,
+// bounded staleness holding a fast worker, exact wire bytes, and the same records twice.
+// The workload is a quadratic (grad = 0.01 * (w - 1)): no LibTorch needed.
+
+#include "core/virtual/virtual_job.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "optim/builtin_methods.h"
+
+namespace sparseps {
+namespace {
+
+constexpr size_t kBig = 1000, kSmall = 10;
+
+SegmentSpecs layout() {
+  return {SegmentSpec{0, 0, kBig, true}, SegmentSpec{1, kBig, kSmall, false}};
+}
+
+class Quadratic : public VirtualWorkload {
+ public:
+  Quadratic(int workers, int steps) : steps_(steps), done_(workers, 0) {}
+  Step next(int worker, absl::Span<const float> w, absl::Span<float>,
+            absl::Span<float> grad) override {
+    Step s;
+    if (done_[worker] == steps_) {
+      s.kind = Step::Kind::kDone;
+      return s;
+    }
+    ++done_[worker];
+    for (size_t i = 0; i < w.size(); ++i) grad[i] = 0.01f * (w[i] - 1.0f);
+    s.samples = 1;
+    return s;
+  }
+
+ private:
+  int steps_;
+  std::vector<int> done_;
+};
+
+struct Outcome {
+  VirtualJobResult result;
+  std::vector<VirtualStepRecord> records;
+};
+
+VirtualJobOptions baseOptions(const std::string& method, int workers) {
+  VirtualJobOptions o;
+  o.job.num_servers = 1;
+  o.job.num_workers = workers;
+  o.job.method = method;
+  o.job.server.pushes_per_epoch = 1e9;
+  o.time.step = TimeModel::Step::kFixed;
+  o.time.step_seconds = 0.010;
+  o.time.codec_measured = false;
+  o.time.codec_seconds = 0;
+  o.specs = layout();
+  o.initial_params.assign(kBig + kSmall, 0.5f);
+  return o;
+}
+
+Outcome run(VirtualJobOptions o, int steps) {
+  MethodRegistry methods;
+  EXPECT_TRUE(registerBuiltinMethods(methods).ok());
+  Outcome r;
+  o.on_step = [&](const VirtualStepRecord& rec) { r.records.push_back(rec); };
+  Quadratic workload(o.job.num_workers, steps);
+  auto result = runVirtualJob(o, methods, workload);
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (result.ok()) r.result = *result;
+  return r;
+}
+
+TEST(VirtualJob, ComputeBoundWorkersNeverWaitAndSeeEachOthersPushes) {
+  constexpr int kWorkers = 4, kSteps = 25;
+  const Outcome r = run(baseOptions("asgd", kWorkers), kSteps);
+  ASSERT_EQ(r.records.size(), size_t{kWorkers * kSteps});
+  // Unlimited links, free coding: every step takes exactly its 10 ms of compute.
+  EXPECT_DOUBLE_EQ(r.result.simulated_seconds, kSteps * 0.010);
+  EXPECT_EQ(r.result.samples, uint64_t{kWorkers * kSteps});
+  // In lockstep the pushes of one round are applied one after another, worker 0 first:
+  // worker k's reply at step t > 1 is 3 versions past its last (the others' pushes).
+  for (const VirtualStepRecord& rec : r.records) {
+    const uint64_t want = rec.step == 1 ? static_cast<uint64_t>(rec.worker) : kWorkers - 1;
+    EXPECT_EQ(rec.staleness, want) << "worker " << rec.worker << " step " << rec.step;
+  }
+}
+
+TEST(VirtualJob, BytesAreTheWireFormatsAndLinksSerializeOnTheServersNic) {
+  constexpr int kWorkers = 4, kSteps = 20;
+  VirtualJobOptions o = baseOptions("asgd", kWorkers);
+  o.time.step_seconds = 1e-6;      // next to nothing: the links decide
+  o.time.link.bits_per_second = 1e8;  // 100 Mbit/s every NIC
+  const Outcome r = run(o, kSteps);
+  // A dense push and a dense reply: 56-byte header, two 13-byte segment headers, the floats.
+  const uint64_t message = 56 + 2 * 13 + 4 * (kBig + kSmall);
+  for (const VirtualStepRecord& rec : r.records) {
+    EXPECT_EQ(rec.bytes_up, message);
+    EXPECT_EQ(rec.bytes_down, message);
+  }
+  // The server's uplink is the bottleneck and never idles: it first sends the starting model
+  // (a message of the same size) to each worker, then one reply per push, one message time
+  // each; the 1 us steps hide behind it.
+  const double per_message = message * 8 / 1e8;
+  const double want = (kSteps + 1) * kWorkers * per_message;
+  EXPECT_NEAR(r.result.simulated_seconds, want, 1e-3 * want);
+  EXPECT_EQ(r.result.bytes_up, kWorkers * (kSteps * message + 56));  // + each goodbye
+}
+
+TEST(VirtualJob, SyncRoundsWaitForTheStraggler) {
+  constexpr int kWorkers = 3, kSteps = 10;
+  VirtualJobOptions o = baseOptions("asgd", kWorkers);
+  o.job.server.mode = ConsistencyMode::kSync;
+  o.time.stragglers = 1;
+  o.time.straggler_factor = 3;  // worker 0 takes 30 ms
+  const Outcome r = run(o, kSteps);
+  EXPECT_NEAR(r.result.simulated_seconds, kSteps * 0.030, 1e-9);
+  for (const VirtualStepRecord& rec : r.records) {
+    EXPECT_EQ(rec.staleness, 0u);  // one version per round, every worker answered
+    EXPECT_NEAR(rec.time, rec.step * 0.030, 1e-9);
+  }
+}
+
+TEST(VirtualJob, BoundedStalenessHoldsTheFastWorker) {
+  constexpr int kSteps = 12;
+  VirtualJobOptions o = baseOptions("asgd", 2);
+  o.job.server.mode = ConsistencyMode::kStaleness;
+  o.job.server.staleness = 1;
+  o.time.stragglers = 1;
+  o.time.straggler_factor = 4;  // worker 0: 40 ms, worker 1: 10 ms
+  const Outcome r = run(o, kSteps);
+  // Worker 1 may be at most one step ahead of worker 0 when its reply comes back.
+  std::vector<uint64_t> steps(2, 0);
+  for (const VirtualStepRecord& rec : r.records) {
+    steps[rec.worker] = rec.step;
+    if (rec.worker == 1) {
+      EXPECT_LE(steps[1], steps[0] + 2) << "at " << rec.time;
+    }
+  }
+  // Without the bound worker 1 would finish in 120 ms; held, it follows worker 0.
+  const auto last1 = std::find_if(r.records.rbegin(), r.records.rend(),
+                                  [](const VirtualStepRecord& rec) { return rec.worker == 1; });
+  EXPECT_GT(last1->time, 0.35);
+}
+
+TEST(VirtualJob, SameInputsGiveTheSameRecords) {
+  VirtualJobOptions o = baseOptions("dgs", 5);
+  o.time.link.bits_per_second = 1e7;
+  o.time.step_seconds = 0.002;
+  o.time.jitter_cv = 0.3;
+  o.time.seed = 11;
+  const Outcome a = run(o, 15), b = run(o, 15);
+  ASSERT_EQ(a.records.size(), b.records.size());
+  for (size_t i = 0; i < a.records.size(); ++i) {
+    EXPECT_EQ(a.records[i].worker, b.records[i].worker);
+    EXPECT_EQ(a.records[i].time, b.records[i].time);
+    EXPECT_EQ(a.records[i].bytes_up, b.records[i].bytes_up);
+    EXPECT_EQ(a.records[i].staleness, b.records[i].staleness);
+  }
+  EXPECT_EQ(a.result.simulated_seconds, b.result.simulated_seconds);
+  // The jitter makes the workers part: some steps see more than the lockstep staleness.
+  EXPECT_GT(a.result.staleness.size(), 1u);
+}
+
+TEST(VirtualJob, SnapshotsHoldTheWholeModel) {
+  VirtualJobOptions o = baseOptions("msgd", 2);
+  o.job.num_servers = 2;  // one segment per shard: the snapshot joins their slices
+  o.job.server.pushes_per_epoch = 4;
+  o.job.server.snapshot_every = 1;
+  std::vector<Snapshot> seen;
+  o.on_snapshot = [&](Snapshot s) { seen.push_back(std::move(s)); };
+  run(o, 6);  // 12 pushes: epochs 1, 2, 3, then the final model (the same version)
+  ASSERT_EQ(seen.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(seen[i].epoch, static_cast<double>(i + 1));
+    EXPECT_FALSE(seen[i].final);
+  }
+  EXPECT_TRUE(seen[3].final);
+  ASSERT_EQ(seen[3].params.size(), kBig + kSmall);
+  // msgd pulls every weight from 0.5 toward 1: both shards' slices moved.
+  EXPECT_GT(seen[3].params[0], 0.5f);
+  EXPECT_GT(seen[3].params[kBig + 1], 0.5f);
+}
+
+TEST(VirtualJob, BadTimeModelIsAClearError) {
+  MethodRegistry methods;
+  ASSERT_TRUE(registerBuiltinMethods(methods).ok());
+  VirtualJobOptions o = baseOptions("asgd", 2);
+  o.time.step_seconds = -1;
+  Quadratic workload(2, 1);
+  auto result = runVirtualJob(o, methods, workload);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(std::string(result.status().message()).find("step time"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sparseps
