@@ -2,15 +2,19 @@
 find_package(nlohmann_json REQUIRED)
 sparseps_library(sparseps_driver_lib SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/driver/batch_norm_stats.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/compute_slots.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/driver_config.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/evaluate.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/evaluator.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/progress.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/rank_setup.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/run_config.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/run_dir.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/server_role.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/summary.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/virtual_role.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/worker_role.cc
-  DEPS sparseps_connect sparseps_ps_optimizer sparseps_runtime sparseps_optim sparseps_models
+  DEPS sparseps_connect sparseps_virtual sparseps_ps_optimizer sparseps_runtime sparseps_optim sparseps_models
        sparseps_datasets sparseps_transport_tcpstore sparseps_layout nlohmann_json::nlohmann_json
        absl::status absl::statusor absl::strings absl::str_format)
 add_executable(sparseps_driver ${CMAKE_CURRENT_LIST_DIR}/driver/main.cc)

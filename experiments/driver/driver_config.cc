@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/match.h"
 #include "experiments/datasets/make_dataset.h"
 #include "experiments/models/model_factory.h"
 #include "transport/link_shaping.h"
@@ -101,12 +103,114 @@ absl::StatusOr<std::vector<double>> parseMilestones(const std::string& text, int
   return milestones;
 }
 
+// --step-time=profile:FILE: the seconds per step of `model` at `batch` from a JSON file
+// {"model": {"batch": seconds, ...}, ...}.
+absl::StatusOr<double> profileStepSeconds(const std::string& path, const std::string& model,
+                                          int batch) {
+  std::ifstream file(path);
+  if (!file) {
+    return absl::NotFoundError(absl::StrCat("--step-time=profile:", path, ": cannot read ", path));
+  }
+  const nlohmann::json profile = nlohmann::json::parse(file, nullptr, false);
+  if (profile.is_discarded() || !profile.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--step-time=profile:", path, ": not a JSON object {\"model\": {\"batch\": seconds}}"));
+  }
+  if (!profile.contains(model) || !profile[model].is_object()) {
+    std::vector<std::string> models;
+    for (const auto& item : profile.items()) models.push_back(item.key());
+    return absl::NotFoundError(absl::StrCat("--step-time=profile:", path, " has no model ", model,
+                                            " (it has: ", absl::StrJoin(models, ", "), ")"));
+  }
+  const nlohmann::json& entry = profile[model];
+  const std::string key = std::to_string(batch);
+  if (!entry.contains(key) || !entry[key].is_number() || !(entry[key].get<double>() > 0)) {
+    std::vector<std::string> batches;
+    for (const auto& item : entry.items()) batches.push_back(item.key());
+    return absl::NotFoundError(absl::StrCat(
+        "--step-time=profile:", path, " has no positive step time for ", model, " at batch ",
+        batch, " (batches it has: ", absl::StrJoin(batches, ", "), ")"));
+  }
+  return entry[key].get<double>();
+}
+
+// --step-time, --step-jitter, --stragglers, --codec-time, --codec-scale into config->time;
+// they mean something only with --clock=virtual.
+absl::Status resolveTimeModel(DriverConfig* c) {
+  const bool touched = c->step_time != "measured" || c->step_jitter != 0 ||
+                       !c->stragglers.empty() || c->codec_time != "measured" ||
+                       c->codec_scale != 1;
+  if (!c->virtualClock()) {
+    if (touched) {
+      return absl::InvalidArgumentError(
+          "--step-time, --step-jitter, --stragglers, --codec-time and --codec-scale model "
+          "time in a virtual-time job: add --clock=virtual");
+    }
+    return absl::OkStatus();
+  }
+  TimeModel& t = c->time;
+  if (c->step_time == "measured") {
+    t.step = TimeModel::Step::kMeasured;
+  } else if (absl::StartsWith(c->step_time, "profile:")) {
+    auto seconds = profileStepSeconds(c->step_time.substr(8), c->model, c->batch_size);
+    if (!seconds.ok()) return seconds.status();
+    t.step = TimeModel::Step::kFixed;
+    t.step_seconds = *seconds;
+  } else {
+    auto ns = parseDuration(c->step_time);
+    if (!ns.ok() || *ns <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--step-time: expected measured, a positive duration (e.g. 30ms) or profile:FILE, "
+          "got '", c->step_time, "'"));
+    }
+    t.step = TimeModel::Step::kFixed;
+    t.step_seconds = static_cast<double>(*ns) * 1e-9;
+  }
+  t.jitter_cv = c->step_jitter;
+  if (!c->stragglers.empty()) {
+    std::vector<std::string> parts = absl::StrSplit(c->stragglers, 'x');
+    int count = 0;
+    double factor = 0;
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &count) ||
+        !absl::SimpleAtod(parts[1], &factor) || count < 0 || count > c->numWorkers() ||
+        !(factor >= 1) || !std::isfinite(factor)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--stragglers: expected KxS with 0 <= K <= ", c->numWorkers(),
+          " workers and a slowdown S >= 1 (e.g. 2x3), got '", c->stragglers, "'"));
+    }
+    t.stragglers = count;
+    t.straggler_factor = factor;
+  }
+  if (c->codec_time == "measured") {
+    t.codec_measured = true;
+  } else {
+    auto ns = parseDuration(c->codec_time);
+    if (!ns.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--codec-time: expected measured or a duration >= 0 (e.g. 2ms, 0), got '",
+          c->codec_time, "'"));
+    }
+    t.codec_measured = false;
+    t.codec_seconds = static_cast<double>(*ns) * 1e-9;
+  }
+  t.codec_scale = c->codec_scale;
+  t.seed = c->seed;
+  return t.validate();
+}
+
 }  // namespace
 
 void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::string>& methods) {
   app.option_defaults()->always_capture_default();
 
   auto* job = "Job";
+  app.add_option("--preset", c->preset,
+                 "dgs-paper: what the DGS reference's CIFAR-10 runs set, for every flag not "
+                 "given: batch 512 / workers, lr 0.1 with x0.1 after 58% and 78% of the "
+                 "epochs (29 and 39 of 50), momentum 0.9 (0.3 for dgs and dgc from 32 "
+                 "workers), weight decay 5e-4, density 0.01, the dual-way downlink for gd "
+                 "and dgc (asgd dense), 50 epochs, resnet18_cifar on cifar10")
+      ->check(CLI::IsMember({"", "dgs-paper"}))->group(job);
   app.add_option("--method", c->method,
                  "compression method, one of: " + absl::StrJoin(methods, ", "))
       ->check(CLI::IsMember(methods))->group(job);
@@ -173,7 +277,8 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                "DGC density warm-up (25%, 6.25%, 1.5625%, 0.4%, 0.1% over the first epochs)")
       ->group(opt);
   app.add_option("--resync-every", c->resync_every,
-                 "dgs: W_sync = W every this many server versions")
+                 "dgs and the sparse downlink: W_sync = W at every this many pushes of the "
+                 "first worker (about every this many x workers server versions)")
       ->check(kPositive)->group(opt);
   app.add_flag("--f16", c->f16, "allow lossy half-precision values on the wire")->group(opt);
 
@@ -192,6 +297,11 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "LibTorch intra-op threads of this process; 0 = max(1, cores / worker "
                  "ranks on this machine), so the ranks of one job share the cores")
       ->check(kNonNegative)->group(run);
+  app.add_option("--compute-slots", c->compute_slots,
+                 "workers of this machine that may run a forward/backward pass at once, so "
+                 "the cores run whole passes instead of time-slicing them; -1 = auto (the "
+                 "cores, when one machine runs more workers than it has cores), 0 = no limit")
+      ->check(CLI::Range(-1, 4096))->group(run);
   app.add_option("--seed", c->seed,
                  "seed: the model (server), data shards and shuffles; rank r seeds its own "
                  "randomness with seed + r")->group(run);
@@ -226,6 +336,35 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                "check the flags and load the data set, print the resolved config, exit")
       ->group(run);
 
+  auto* vt = "Virtual time (--clock=virtual)";
+  app.add_option("--clock", c->clock,
+                 "real: one process per rank over Gloo (experiments/run starts them); virtual: "
+                 "the whole job in this process, every worker's real forward/backward and the "
+                 "real method and wire, in simulated time (a discrete-event loop orders "
+                 "compute, coding, links and server service), to study 16-64 workers on one "
+                 "machine")
+      ->check(CLI::IsMember({"real", "virtual"}))->group(vt);
+  app.add_option("--step-time", c->step_time,
+                 "a worker's forward+backward of one batch: measured (its CPU time here, one "
+                 "thread: this machine's core is the modelled worker), a duration (e.g. 30ms, "
+                 "to model an accelerator), or profile:FILE (a JSON file {\"model\": "
+                 "{\"batch size\": seconds}})")
+      ->group(vt);
+  app.add_option("--step-jitter", c->step_jitter,
+                 "step times vary by a lognormal factor of mean 1 and this coefficient of "
+                 "variation (seeded); 0 = none")
+      ->check(kNonNegative)->group(vt);
+  app.add_option("--stragglers", c->stragglers,
+                 "KxS: the first K workers compute S times slower (e.g. 2x3)")->group(vt);
+  app.add_option("--codec-time", c->codec_time,
+                 "method rules and wire coding per message side (worker: push and reply; "
+                 "server: each push's decode, update, reply): measured (CPU time here, times "
+                 "--codec-scale) or a fixed duration per push (0: free)")
+      ->group(vt);
+  app.add_option("--codec-scale", c->codec_scale,
+                 "multiplies measured codec times (a faster or slower machine than this one)")
+      ->check(kNonNegative)->group(vt);
+
   auto* rv = "Rendezvous (one rank of a job)";
   app.add_option("--rank", c->rank, "this process's rank: 0..servers-1 serve, the rest work")
       ->envname("RANK")->group(rv);
@@ -243,11 +382,64 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "key prefix of this run in the store (every rank the same)")->group(rv);
 }
 
-absl::Status resolveDriverConfig(DriverConfig* c, bool bandwidth_given) {
+std::set<std::string> givenFlags(const CLI::App& app) {
+  std::set<std::string> given;
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->count() > 0) given.insert(option->get_name());
+  }
+  return given;
+}
+
+namespace {
+
+// --preset=dgs-paper on the flags not given.
+void applyPreset(DriverConfig* c, const std::set<std::string>& given) {
+  if (c->preset != "dgs-paper") return;
+  const auto unset = [&given](const char* flag) { return given.count(flag) == 0; };
+  const int workers = std::max(1, c->world_size - c->servers);
+  if (unset("--model")) c->model = "resnet18_cifar";
+  if (unset("--dataset")) c->dataset = "cifar10";
+  if (unset("--epochs")) c->epochs = 50;
+  if (unset("--batch-size")) c->batch_size = std::max(1, 512 / workers);
+  if (unset("--lr")) c->lr = 0.1;
+  if (unset("--lr-milestones")) {
+    // The reference's scheduler steps at epoch starts: its 30 and 40 act after epochs 29
+    // and 39 of 50; scaled to the epochs of this run.
+    c->lr_milestones = absl::StrCat(std::round(0.58 * c->epochs), ",", std::round(0.78 * c->epochs));
+  }
+  if (unset("--lr-gamma")) c->lr_gamma = 0.1;
+  const bool dgs_or_dgc = c->method == "dgs" || c->method == "dgc";
+  if (unset("--momentum")) c->momentum = dgs_or_dgc && workers >= 32 ? 0.3 : 0.9;
+  if (unset("--weight-decay")) c->weight_decay = 5e-4;
+  if (unset("--density")) c->density = 0.01;
+  if (unset("--server-density")) c->server_density = 0.01;
+  if (unset("--downlink")) {
+    c->downlink = c->method == "gd" || c->method == "dgc" ? "sparse" : "dense";
+  }
+}
+
+}  // namespace
+
+absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& given) {
+  applyPreset(c, given);
+  const bool bandwidth_given = given.count("--bandwidth") > 0;
   if (c->world_size <= c->servers) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--world-size (", c->world_size, ") must exceed --servers (", c->servers,
         "): the ranks after the server shards are the workers"));
+  }
+  if (auto s = resolveTimeModel(c); !s.ok()) return s;
+  if (c->virtualClock()) {
+    if (c->multiMachine() || c->rank >= 0) {
+      return absl::InvalidArgumentError(
+          "--clock=virtual runs the whole job in this one process: drop --rank and "
+          "--master-addr");
+    }
+    if (c->resume) {
+      return absl::InvalidArgumentError("--resume: a virtual-time job cannot resume; run it again");
+    }
+    c->rank = 0;
+    c->store_dir = "unused";  // no rendezvous
   }
   if (c->rank < 0 || c->rank >= c->world_size) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -270,6 +462,7 @@ absl::Status resolveDriverConfig(DriverConfig* c, bool bandwidth_given) {
   }
   c->bandwidth_bps = *parseBandwidth(c->bandwidth);  // checked by the flag's validator
   c->latency_ns = *parseDuration(c->latency);
+  c->time.link = LinkSpec{c->bandwidth_bps, c->latency_ns};
   if (c->multiMachine() && (c->bandwidth_bps > 0 || c->latency_ns > 0)) {
     return absl::InvalidArgumentError(
         "--bandwidth/--latency simulate links between the processes of one machine (their "
@@ -301,6 +494,7 @@ JobSpec makeJobSpec(const DriverConfig& c, double pushes_per_epoch) {
       .setNesterov(c.nesterov)
       .setClipNorm(c.clip_norm)
       .setWarmup(c.dgc_warmup)
+      .setF16(c.f16)
       .setSeed(c.seed + static_cast<uint64_t>(std::max(c.rank, 0)));
   job.server.mode = c.mode == "sync"        ? ConsistencyMode::kSync
                     : c.mode == "staleness" ? ConsistencyMode::kStaleness
@@ -315,15 +509,25 @@ JobSpec makeJobSpec(const DriverConfig& c, double pushes_per_epoch) {
   return job;
 }
 
+int computeSlotsFor(const DriverConfig& c) {
+  if (c.compute_slots >= 0) return c.compute_slots;
+  if (c.virtualClock() || c.multiMachine()) return 0;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return c.numWorkers() > cores ? cores : 0;
+}
+
 int threadsFor(const DriverConfig& c) {
   if (c.threads > 0) return c.threads;
+  if (c.virtualClock()) return 1;  // one process computes every worker's steps in turn
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int local_workers = c.multiMachine() ? 1 : c.numWorkers();
   return std::max(1, cores / local_workers);
 }
 
 nlohmann::json DriverConfig::toJson() const {
-  return {
+  nlohmann::json resolved = {
+      {"clock", clock},
+      {"preset", preset},
       {"method", method},
       {"world_size", world_size},
       {"servers", servers},
@@ -355,6 +559,7 @@ nlohmann::json DriverConfig::toJson() const {
       {"latency", latency},
       {"latency_ns", latency_ns},
       {"threads", threadsFor(*this)},
+      {"compute_slots", computeSlotsFor(*this)},
       {"seed", seed},
       {"out", out},
       {"resume", resume},
@@ -367,6 +572,27 @@ nlohmann::json DriverConfig::toJson() const {
       {"iface", iface},
       {"run_id", run_id},
   };
+  if (virtualClock()) {
+    const bool fixed = time.step == TimeModel::Step::kFixed;
+    resolved["time_model"] = {
+        {"step_time", step_time},
+        {"step", fixed ? "fixed" : "measured"},
+        {"step_seconds", fixed ? time.step_seconds : 0.0},
+        {"step_jitter_cv", time.jitter_cv},
+        {"stragglers", time.stragglers},
+        {"straggler_slowdown", time.straggler_factor},
+        {"codec", time.codec_measured ? "measured" : "fixed"},
+        {"codec_seconds_per_push", time.codec_measured ? 0.0 : time.codec_seconds},
+        {"codec_scale", time.codec_scale},
+        {"link_bits_per_second", time.link.bits_per_second},
+        {"link_latency_ns", time.link.latency_ns},
+        {"links", "every worker's NIC its own; each server shard's NIC shared by all uploads "
+                  "(downlink) and all replies (uplink); FIFO per link; latency on the uplink"},
+        {"server_service", "each shard serves one message at a time, in arrival order"},
+        {"seed", time.seed},
+    };
+  }
+  return resolved;
 }
 
 }  // namespace sparseps

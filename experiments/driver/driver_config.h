@@ -5,6 +5,7 @@
 // with a message that says how to fix it. toJson() is the run directory's config.json.
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "core/job.h"
+#include "core/virtual/time_model.h"
 
 namespace CLI {
 class App;
@@ -21,6 +23,7 @@ namespace sparseps {
 
 struct DriverConfig {
   // The job.
+  std::string preset;              // "" or dgs-paper (resolveDriverConfig applies it)
   std::string method = "dgs";
   int world_size = 5;
   int servers = 1;
@@ -53,6 +56,7 @@ struct DriverConfig {
   std::string latency = "0";
   // Process.
   int threads = 0;                 // 0 = max(1, cores / worker ranks on this machine)
+  int compute_slots = -1;          // -1 = auto (computeSlotsFor); 0 = off
   uint64_t seed = 1;
   std::string out;
   bool resume = false;
@@ -63,6 +67,13 @@ struct DriverConfig {
   std::string progress = "auto";   // auto | tty | plain | none
   int progress_columns = 0;        // tty: cut the updating line to this width; 0 = no cut
   bool dry_run = false;
+  // Clock: real processes over Gloo, or the whole job in this process in simulated time.
+  std::string clock = "real";
+  std::string step_time = "measured";  // measured | DURATION | profile:FILE
+  double step_jitter = 0;              // coefficient of variation of a lognormal factor
+  std::string stragglers;              // "KxS": K workers S times slower
+  std::string codec_time = "measured"; // measured | DURATION
+  double codec_scale = 1;
   // Rendezvous.
   int rank = -1;
   std::string master_addr;
@@ -75,6 +86,9 @@ struct DriverConfig {
   std::vector<double> milestones;
   double bandwidth_bps = 0;
   int64_t latency_ns = 0;
+  TimeModel time;  // --clock=virtual
+
+  bool virtualClock() const { return clock == "virtual"; }
 
   int numWorkers() const { return world_size - servers; }
   bool isServer() const { return rank < servers; }
@@ -95,9 +109,12 @@ struct DriverConfig {
 void addDriverFlags(CLI::App& app, DriverConfig* config,
                     const std::vector<std::string>& method_names);
 
-// Checks the combination of flags and fills in the derived fields. The error names the
-// flag and the fix.
-absl::Status resolveDriverConfig(DriverConfig* config, bool bandwidth_given);
+// The flags given on the command line ("--batch-size", ...): a preset sets only the others.
+std::set<std::string> givenFlags(const CLI::App& app);
+
+// Applies --preset (to the flags not in `given`), checks the combination of flags and fills
+// in the derived fields. The error names the flag and the fix.
+absl::Status resolveDriverConfig(DriverConfig* config, const std::set<std::string>& given);
 
 // The JobSpec (method options, schedule, mode, checkpoints) of this config.
 // pushes_per_epoch: all workers' batches of one epoch together.
@@ -106,5 +123,10 @@ JobSpec makeJobSpec(const DriverConfig& config, double pushes_per_epoch);
 // LibTorch intra-op threads for this rank: --threads, or max(1, cores / worker ranks on this
 // machine) where one machine runs every rank unless --master-addr is given.
 int threadsFor(const DriverConfig& config);
+
+// How many workers of this machine may run a forward/backward pass at once
+// (experiments/driver/compute_slots.h): --compute-slots, or with auto the cores when one
+// machine runs more workers than it has cores; 0: no limit.
+int computeSlotsFor(const DriverConfig& config);
 
 }  // namespace sparseps

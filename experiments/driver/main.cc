@@ -6,9 +6,11 @@
 #include <cstdio>
 #include <exception>
 
+#include "core/allocator.h"
 #include "experiments/driver/driver_config.h"
 #include "experiments/driver/rank_setup.h"
 #include "experiments/driver/server_role.h"
+#include "experiments/driver/virtual_role.h"
 #include "experiments/driver/worker_role.h"
 #include "optim/builtin_methods.h"
 
@@ -22,6 +24,7 @@ int fail(int rank, const std::string& what) {
 
 int run(int argc, char** argv) {
   const auto process_start = std::chrono::steady_clock::now();
+  keepFreedMemory();
   MethodRegistry methods;
   if (auto s = registerBuiltinMethods(methods); !s.ok()) return fail(-1, std::string(s.message()));
   DriverConfig config;
@@ -29,8 +32,7 @@ int run(int argc, char** argv) {
                "0..servers-1 serve, the rest train). Start a whole job with experiments/run."};
   addDriverFlags(app, &config, methods.names());
   CLI11_PARSE(app, argc, argv);
-  const bool bandwidth_given = app.count("--bandwidth") > 0;
-  if (auto s = resolveDriverConfig(&config, bandwidth_given); !s.ok()) {
+  if (auto s = resolveDriverConfig(&config, givenFlags(app)); !s.ok()) {
     return fail(config.rank, std::string(s.message()));
   }
   setTorchThreads(config);
@@ -43,8 +45,9 @@ int run(int argc, char** argv) {
       std::printf("%s\n%s\n", config.toJson().dump(2).c_str(), (*dataset)->description().c_str());
       return 0;
     }
-    const absl::Status status =
-        config.isServer() ? runServerRole(config) : runWorkerRole(config, process_start);
+    const absl::Status status = config.virtualClock() ? runVirtualRole(config)
+                                : config.isServer()   ? runServerRole(config)
+                                                      : runWorkerRole(config, process_start);
     if (!status.ok()) return fail(config.rank, std::string(status.message()));
   } catch (const std::exception& e) {  // LibTorch errors (c10::Error) and the like
     return fail(config.rank, e.what());

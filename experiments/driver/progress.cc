@@ -92,12 +92,12 @@ void ProgressPrinter::endEpoch(const ProgressState& s) {
   std::fflush(stream_);
 }
 
-void ProgressPrinter::evaluation(int epoch, double accuracy, double loss, uint64_t version) {
+void ProgressPrinter::evaluation(double epoch, double accuracy, double loss, uint64_t version) {
   if (style_ == ProgressStyle::kNone) return;
   clearLine();
-  std::fprintf(stream_, "epoch %d/%d server model: test accuracy %.2f%% loss %.4f (version %llu)\n",
-               epoch + 1, epochs_, 100 * accuracy, loss,
-               static_cast<unsigned long long>(version));
+  std::fprintf(stream_,
+               "server model after %.2f epochs: test accuracy %.2f%% loss %.4f (version %llu)\n",
+               epoch, 100 * accuracy, loss, static_cast<unsigned long long>(version));
   std::fflush(stream_);
 }
 

@@ -41,7 +41,8 @@ class ProgressPrinter {
   void startEpoch(int epoch);
   void update(const ProgressState& state);
   void endEpoch(const ProgressState& state);
-  void evaluation(int epoch, double accuracy, double loss, uint64_t version);
+  // A test evaluation of the servers' model after `epoch` global epochs.
+  void evaluation(double epoch, double accuracy, double loss, uint64_t version);
   void message(const std::string& line);
 
  private:

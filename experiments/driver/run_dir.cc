@@ -95,4 +95,17 @@ absl::Status JsonLinesWriter::flush() {
   return absl::OkStatus();
 }
 
+std::vector<nlohmann::json> JsonLinesFollower::newLines() {
+  std::vector<nlohmann::json> lines;
+  std::ifstream file(path_, std::ios::binary);
+  if (!file || !file.seekg(static_cast<std::streamoff>(offset_))) return lines;
+  std::string line;
+  while (std::getline(file, line) && !file.eof()) {  // eof: the last line has no newline yet
+    offset_ += line.size() + 1;
+    nlohmann::json value = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!value.is_discarded()) lines.push_back(std::move(value));
+  }
+  return lines;
+}
+
 }  // namespace sparseps

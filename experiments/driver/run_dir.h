@@ -1,11 +1,13 @@
 #pragma once
 // The run directory's files: whole JSON documents (config.json, summary.json, worker<k>.json,
 // server.json) written atomically (temp file + rename, so a reader never sees half a file),
-// and JSON-lines logs (metrics.jsonl, eval.jsonl) appended through a buffer. The workers of
+// and JSON-lines logs (metrics.jsonl, eval.jsonl) appended through a buffer, which another
+// process can follow as they grow (JsonLinesFollower). The workers of
 // one machine share metrics.jsonl: the file is opened O_APPEND and each flush is one
 // write() of whole lines, so lines of different processes never interleave.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +44,18 @@ class JsonLinesWriter {
   int fd_ = -1;
   std::string path_;
   std::string buffer_;
+};
+
+// Reads the lines appended to a JSON-lines file since the last call (the file may not exist
+// yet). Only whole lines count: a line still being written is read next time.
+class JsonLinesFollower {
+ public:
+  explicit JsonLinesFollower(std::string path) : path_(std::move(path)) {}
+  std::vector<nlohmann::json> newLines();
+
+ private:
+  std::string path_;
+  uint64_t offset_ = 0;
 };
 
 }  // namespace sparseps

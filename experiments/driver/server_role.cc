@@ -5,40 +5,91 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "core/checkpoint.h"
+#include "experiments/driver/evaluator.h"
 #include "experiments/driver/rank_setup.h"
+#include "experiments/driver/run_config.h"
 #include "experiments/driver/run_dir.h"
+#include "experiments/driver/summary.h"
 #include "optim/builtin_methods.h"
 
 namespace sparseps {
+namespace {
+
+using Stopwatch = std::chrono::steady_clock;
+
+double secondsSince(Stopwatch::time_point t) {
+  return std::chrono::duration<double>(Stopwatch::now() - t).count();
+}
+
+}  // namespace
 
 absl::Status runServerRole(const DriverConfig& config) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Stopwatch::now();
   auto dataset = loadDataset(config);
   if (!dataset.ok()) return dataset.status();
   torch::manual_seed(config.seed);  // the model every worker starts from
   auto model = buildModel(config, **dataset);
   if (!model.ok()) return model.status();
   const int64_t pushes_per_epoch = pushesPerEpoch(config, **dataset);
-  logLine(config.rank, absl::StrCat("server shard ", config.rank, ": ", config.model, " with ",
-                                    model->flat.params().size(), " parameters, ",
-                                    model->flat.buffers().size(), " BN floats; ",
-                                    pushes_per_epoch, " pushes per epoch"));
+  const int rank = config.rank;
+  logLine(rank, absl::StrCat("server shard ", rank, ": ", config.model, " with ",
+                             model->flat.params().size(), " parameters, ",
+                             model->flat.buffers().size(), " BN floats; ", pushes_per_epoch,
+                             " pushes per epoch"));
 
-  auto connected = connectDriverRank(config, *model);
-  if (!connected.ok()) return connected.status();
   MethodRegistry methods;
   if (auto s = registerBuiltinMethods(methods); !s.ok()) return s;
   JobSpec job = makeJobSpec(config, static_cast<double>(pushes_per_epoch));
-  const int rank = config.rank;
   job.server.log = [rank](const std::string& line) { logLine(rank, line); };
 
+  // Shard 0 coordinates the run's records: config.json, the evaluations, the summary.
+  std::unique_ptr<Evaluator> evaluator;
+  if (rank == 0) {
+    if (auto s = writeRunConfig(config, methods, job, *model, **dataset, pushes_per_epoch); !s.ok()) {
+      return s;
+    }
+    auto created = Evaluator::create(config, **dataset, job.server.log);
+    if (!created.ok()) return created.status();
+    evaluator = std::move(*created);
+  }
+  uint64_t snapshots = 0;
+  job.server.snapshot_every = config.eval_every;
+  job.server.on_snapshot = [&](const ServerCore& core) {
+    Snapshot snapshot;
+    snapshot.final = core.finished();
+    snapshot.index = ++snapshots;
+    snapshot.epoch = core.epoch();
+    snapshot.version = core.version();
+    snapshot.pushes = core.pushes();
+    snapshot.seconds = secondsSince(start);
+    snapshot.params = core.model();
+    if (evaluator) {
+      snapshot.buffers = core.averagedBuffers();
+      evaluator->submit(std::move(snapshot));
+      return;
+    }
+    ServerCheckpoint slice;
+    slice.version = snapshot.version;
+    slice.pushes = snapshot.pushes;
+    slice.model = std::move(snapshot.params);
+    const std::string path = snapshotSlicePath(config.out, snapshot, rank);
+    if (auto s = makeDirs(config.out + "/snapshots"); !s.ok()) {
+      logLine(rank, std::string(s.message()));
+    } else if (auto s = saveCheckpoint(path, slice); !s.ok()) {
+      logLine(rank, absl::StrCat("cannot write the snapshot slice ", path, ": ", s.message()));
+    }
+  };
+
+  auto connected = connectDriverRank(config, *model);
+  if (!connected.ok()) return connected.status();
+  const auto train_start = Stopwatch::now();
   auto stats = runServerShard(*connected->connection->endpoint, job, methods, model->specs,
                               model->flat.params(), model->flat.buffers(), model->fingerprint);
+  const double train_seconds = secondsSince(train_start);
   connected->connection->close();
   if (!stats.ok()) return stats.status();
 
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const nlohmann::json report = {
       {"shard", rank},
       {"bytes_in", stats->bytes_in},
@@ -46,11 +97,26 @@ absl::Status runServerRole(const DriverConfig& config) {
       {"messages_in", stats->messages_in},
       {"messages_out", stats->messages_out},
       {"dropped_workers", stats->dropped_workers},
-      {"wall_seconds", seconds},
+      {"train_seconds", train_seconds},
+      {"wall_seconds", secondsSince(start)},
   };
   logLine(rank, absl::StrCat("server shard done: ", report.dump()));
   const std::string name = rank == 0 ? "server.json" : absl::StrCat("server", rank, ".json");
-  return writeJsonFile(absl::StrCat(config.out, "/", name), report);
+  if (auto s = writeJsonFile(absl::StrCat(config.out, "/", name), report); !s.ok()) return s;
+  if (!evaluator) return absl::OkStatus();
+
+  logLine(rank, "training done; evaluating what is left of the snapshots");
+  absl::StatusOr<EvalRow> final_eval = evaluator->finish();
+  if (!final_eval.ok()) logLine(rank, std::string(final_eval.status().message()));
+  // Each worker writes its report before it says goodbye; across machines they stay there.
+  const auto reports = collectWorkerReports(config.out, 0, config.numWorkers(),
+                                            std::chrono::seconds(config.multiMachine() ? 0 : 10));
+  if (static_cast<int>(reports.size()) < config.numWorkers()) {
+    logLine(rank, absl::StrCat("summary: ", reports.size(), " of ", config.numWorkers(),
+                               " worker reports in ", config.out));
+  }
+  return writeSummary(config, reports, final_eval.ok() ? *final_eval : EvalRow{}, train_seconds,
+                      secondsSince(start));
 }
 
 }  // namespace sparseps

@@ -16,7 +16,6 @@ nlohmann::json WorkerTotals::toJson() const {
           {"steps", steps},
           {"samples", samples},
           {"train_seconds", train_seconds},
-          {"eval_seconds", eval_seconds},
           {"compute_seconds", compute_seconds},
           {"compress_seconds", compress_seconds},
           {"comm_seconds", comm_seconds},
@@ -75,18 +74,22 @@ double bestAccuracy(const std::string& eval_path, double fallback) {
 }  // namespace
 
 absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann::json>& reports,
-                          const FinalEval& final_eval, double wall_seconds) {
+                          const EvalRow& final_eval, double train_seconds, double wall_seconds,
+                          const nlohmann::json& extra) {
   uint64_t samples = 0, bytes_up = 0, bytes_down = 0, steps = 0, staleness = 0;
-  double train_seconds = 0;
+  double compute = 0, compress = 0, comm = 0;
   for (const auto& r : reports) {
+    compute += r["compute_seconds"].get<double>();
+    compress += r["compress_seconds"].get<double>();
+    comm += r["comm_seconds"].get<double>();
     samples += r["samples"].get<uint64_t>();
     bytes_up += r["bytes_up"].get<uint64_t>();
     bytes_down += r["bytes_down"].get<uint64_t>();
     steps += r["steps"].get<uint64_t>();
     staleness += r["staleness_sum"].get<uint64_t>();
-    train_seconds = std::max(train_seconds, r["train_seconds"].get<double>());
   }
-  const nlohmann::json summary = {
+  nlohmann::json summary = {
+      {"clock", config.clock},
       {"method", config.method},
       {"model", config.model},
       {"dataset", config.dataset},
@@ -100,6 +103,7 @@ absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann
       {"batch_size", config.batch_size},
       {"epochs", config.epochs},
       {"final_accuracy", final_eval.accuracy},
+      {"final_epoch", final_eval.epoch},
       {"best_accuracy", bestAccuracy(config.out + "/eval.jsonl", final_eval.accuracy)},
       {"wall_seconds", wall_seconds},
       {"train_seconds", train_seconds},
@@ -112,7 +116,12 @@ absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann
       {"mean_staleness", steps > 0 ? static_cast<double>(staleness) / static_cast<double>(steps)
                                    : 0.0},
       {"workers_reported", reports.size()},
+      // Per step, over all workers: what the closed-form speedup model is built from.
+      {"mean_compute_s", steps > 0 ? compute / static_cast<double>(steps) : 0.0},
+      {"mean_compress_s", steps > 0 ? compress / static_cast<double>(steps) : 0.0},
+      {"mean_comm_s", steps > 0 ? comm / static_cast<double>(steps) : 0.0},
   };
+  summary.update(extra);
   return writeJsonFile(config.out + "/summary.json", summary);
 }
 

@@ -1,7 +1,9 @@
 #pragma once
-// The end of a run: every worker writes its own totals to worker<k>.json; the first worker
-// collects them (waiting a bounded time for the others) and writes summary.json, so the
-// summary's samples, bytes and staleness are what each worker counted, not an estimate.
+// The end of a run: every worker writes its own totals to worker<k>.json before it leaves;
+// server shard 0, once training is over and the final model is evaluated, collects them
+// and writes summary.json, so the summary's samples, bytes and staleness are what each
+// worker counted, not an estimate, and its throughput is the job's: all samples over the
+// time the servers served (training only: evaluation runs off that path).
 
 #include <chrono>
 #include <cstdint>
@@ -12,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "experiments/driver/driver_config.h"
+#include "experiments/driver/evaluator.h"
 
 namespace sparseps {
 
@@ -20,8 +23,7 @@ struct WorkerTotals {
   int rank = 0;
   uint64_t steps = 0;
   uint64_t samples = 0;
-  double train_seconds = 0;   // training only: evaluation and waiting excluded
-  double eval_seconds = 0;
+  double train_seconds = 0;   // this worker's training loop
   double compute_seconds = 0;
   double compress_seconds = 0;
   double comm_seconds = 0;
@@ -39,14 +41,11 @@ std::string workerReportPath(const std::string& out, int worker);
 std::vector<nlohmann::json> collectWorkerReports(const std::string& out, int first, int end,
                                                  std::chrono::seconds timeout);
 
-struct FinalEval {
-  double accuracy = 0;
-  uint64_t version = 0;
-};
-
-// summary.json from the config, the worker reports, the final evaluation and eval.jsonl
-// (for the best accuracy).
+// summary.json from the config, the worker reports, the final evaluation, eval.jsonl (for
+// the best accuracy) and the servers' training time (simulated in virtual time); `extra`
+// adds fields of its own (a virtual-time job's).
 absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann::json>& reports,
-                          const FinalEval& final_eval, double wall_seconds);
+                          const EvalRow& final_eval, double train_seconds, double wall_seconds,
+                          const nlohmann::json& extra = nlohmann::json::object());
 
 }  // namespace sparseps

@@ -11,6 +11,7 @@
 #include "core/checkpoint.h"
 #include "core/ps_optimizer.h"
 #include "experiments/driver/batch_norm_stats.h"
+#include "experiments/driver/compute_slots.h"
 #include "experiments/driver/evaluate.h"
 #include "experiments/driver/progress.h"
 #include "experiments/driver/rank_setup.h"
@@ -27,14 +28,6 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-constexpr int64_t kEvalBatch = 256;
-// How long the first worker waits for the other workers' reports before the final
-// evaluation (async) and before the summary. Across machines they arrive only through a
-// shared run directory, so the wait there is short.
-std::chrono::seconds reportWait(const DriverConfig& config) {
-  return std::chrono::seconds(config.multiMachine() ? 30 : 300);
-}
-
 class WorkerRun {
  public:
   WorkerRun(const DriverConfig& config, Clock::time_point process_start)
@@ -47,7 +40,8 @@ class WorkerRun {
   absl::Status trainEpoch(int epoch);
   absl::Status saveWorkerState(int epochs_done);
   absl::Status restoreWorkerState(uint64_t server_pushes);
-  absl::Status evaluateServerModel(double epoch);
+  // The first worker's console: evaluations the servers appended to eval.jsonl.
+  void showEvaluations();
   absl::Status finishRun();
   bool first() const { return config_.isFirstWorker(); }
   bool stepsLeft() const {
@@ -58,20 +52,19 @@ class WorkerRun {
   Clock::time_point process_start_;
   std::unique_ptr<Dataset> dataset_;
   std::optional<RankModel> model_;
-  std::optional<RankModel> eval_model_;  // first worker: the servers' model, for evaluation
+  std::optional<ComputeSlots> slots_;
   ConnectedRank connected_;
   MethodRegistry methods_;
   std::unique_ptr<WorkerSession> session_;
   std::unique_ptr<PsOptimizer> optimizer_;
   std::optional<JsonLinesWriter> metrics_;
-  std::optional<JsonLinesWriter> evals_;
+  std::optional<JsonLinesFollower> evals_;
   std::optional<ProgressPrinter> progress_;
   int64_t pushes_per_epoch_ = 0;
   int start_epoch_ = 0;
   double epochs_done_ = 0;  // fractional when --max-steps ends an epoch early
   WorkerTotals totals_;
   ProgressState state_;
-  FinalEval last_eval_;
 };
 
 absl::Status WorkerRun::setUp() {
@@ -82,12 +75,12 @@ absl::Status WorkerRun::setUp() {
   auto model = buildModel(config_, *dataset_);  // its weights come from the servers
   if (!model.ok()) return model.status();
   model_.emplace(std::move(*model));
-  if (first()) {
-    auto eval_model = buildModel(config_, *dataset_);
-    if (!eval_model.ok()) return eval_model.status();
-    eval_model_.emplace(std::move(*eval_model));
-  }
   pushes_per_epoch_ = pushesPerEpoch(config_, *dataset_);
+  if (const int slots = computeSlotsFor(config_); slots > 0) {
+    auto opened = ComputeSlots::open(config_.out + "/slots", slots);
+    if (!opened.ok()) return opened.status();
+    slots_.emplace(std::move(*opened));
+  }
 
   auto connected = connectDriverRank(config_, *model_);
   if (!connected.ok()) return connected.status();
@@ -119,17 +112,7 @@ absl::Status WorkerRun::setUp() {
   totals_.worker = config_.workerIndex();
   totals_.rank = config_.rank;
   if (first()) {
-    nlohmann::json resolved = config_.toJson();
-    resolved["git_revision"] = gitRevision();
-    resolved["hostname"] = hostName();
-    resolved["parameters"] = model_->flat.params().size();
-    resolved["bn_floats"] = model_->flat.buffers().size();
-    resolved["pushes_per_epoch"] = pushes_per_epoch_;
-    resolved["dataset_description"] = dataset_->description();
-    if (auto s = writeJsonFile(config_.out + "/config.json", resolved); !s.ok()) return s;
-    auto evals = JsonLinesWriter::open(config_.out + "/eval.jsonl");
-    if (!evals.ok()) return evals.status();
-    evals_.emplace(std::move(*evals));
+    evals_.emplace(config_.out + "/eval.jsonl");
     progress_.emplace(progressStyleFrom(config_.progress, stdout), config_.epochs,
                       config_.progress_columns);
   } else {
@@ -157,11 +140,14 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
     auto more = batches.next(&batch);
     if (!more.ok()) return more.status();
     if (!*more) break;
-    const auto t0 = Clock::now();
+    std::optional<ComputeSlots::Held> slot;
+    if (slots_) slot.emplace(slots_->acquire());
+    const auto t0 = Clock::now();  // compute_s: the pass itself, not the wait for a slot
     optimizer_->zero_grad();
     const torch::Tensor logits = net.forward(batch.images);
     const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, batch.labels);
     loss.backward();
+    slot.reset();
     const double compute_s = secondsSince(t0);
     if (auto s = optimizer_->stepStatus(); !s.ok()) return s;
     const StepStats& stats = optimizer_->lastStep();
@@ -184,6 +170,7 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
                                {"worker", config_.workerIndex()},
                                {"step", totals_.steps},
                                {"epoch", epoch},
+                               {"samples", n},
                                {"loss", loss_value},
                                {"lr", optimizer_->lr()},
                                {"bytes_up", stats.bytes_up},
@@ -199,6 +186,7 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
     state_.lr = optimizer_->lr();
     state_.bytes_up = totals_.bytes_up;
     state_.bytes_down = totals_.bytes_down;
+    showEvaluations();
     progress_->update(state_);
   }
   totals_.train_seconds += secondsSince(epoch_start);
@@ -272,74 +260,36 @@ absl::Status WorkerRun::restoreWorkerState(uint64_t server_pushes) {
   return absl::OkStatus();
 }
 
-absl::Status WorkerRun::evaluateServerModel(double epoch) {
-  const auto start = Clock::now();
-  auto pulled = session_->client().pullModel(eval_model_->flat.params(), eval_model_->flat.buffers());
-  if (!pulled.ok()) return pulled.status();
-  int64_t bn_batches = 0;
-  if (config_.eval_bn_batches > 0) {
-    auto used = recomputeBatchNormStatistics(
-        *eval_model_->net,
-        dataset_->trainBatches(config_.workerIndex(), config_.numWorkers(),
-                               static_cast<int>(epoch), config_.batch_size),
-        config_.eval_bn_batches);
-    if (!used.ok()) return used.status();
-    bn_batches = *used;
+void WorkerRun::showEvaluations() {
+  if (!evals_) return;
+  for (const nlohmann::json& row : evals_->newLines()) {
+    state_.test_accuracy = row.value("accuracy", 0.0);
+    progress_->evaluation(row.value("epoch", 0.0), state_.test_accuracy, row.value("loss", 0.0),
+                          row.value("version", uint64_t{0}));
   }
-  auto result = evaluate(*eval_model_->net, *dataset_, kEvalBatch);
-  if (!result.ok()) return result.status();
-  totals_.eval_seconds += secondsSince(start);
-  last_eval_ = FinalEval{result->accuracy, pulled->version};
-  state_.test_accuracy = result->accuracy;
-  progress_->evaluation(static_cast<int>(std::ceil(epoch)) - 1, result->accuracy, result->loss,
-                        pulled->version);
-  logLine(config_.rank, absl::StrFormat("evaluation after %.2f epochs: accuracy %.4f loss %.4f "
-                                        "(server version %d)", epoch, result->accuracy,
-                                        result->loss, pulled->version));
-  auto s = evals_->append({{"epoch", epoch},
-                           {"time", secondsSince(process_start_)},
-                           {"accuracy", result->accuracy},
-                           {"loss", result->loss},
-                           {"version", pulled->version},
-                           {"bn_batches", bn_batches}});
-  if (!s.ok()) return s;
-  return evals_->flush();
 }
 
 absl::Status WorkerRun::finishRun() {
-  if (first()) {
-    // In async mode nothing waits for this worker, so let the others finish first: the final
-    // evaluation then sees every update. (Sync and staleness rounds would wait for it.)
-    if (config_.mode == "async" && config_.numWorkers() > 1 && !config_.multiMachine()) {
-      progress_->message("waiting for the other workers to finish...");
-      collectWorkerReports(config_.out, 1, config_.numWorkers(), reportWait(config_));
-    }
-    if (auto s = evaluateServerModel(epochs_done_); !s.ok()) return s;
-  }
-  if (auto s = optimizer_->finish(); !s.ok()) return s;
+  // The report first: once this worker says goodbye, server shard 0 may write the summary.
   if (auto s = metrics_->flush(); !s.ok()) return s;
   if (auto s = writeJsonFile(workerReportPath(config_.out, config_.workerIndex()), totals_.toJson());
       !s.ok()) {
     return s;
   }
+  if (auto s = optimizer_->finish(); !s.ok()) return s;
   connected_.connection->close();
-  if (!first()) return absl::OkStatus();
-  const auto reports = collectWorkerReports(config_.out, 0, config_.numWorkers(), reportWait(config_));
-  if (static_cast<int>(reports.size()) < config_.numWorkers()) {
-    logLine(config_.rank, absl::StrCat("summary: only ", reports.size(), " of ",
-                                       config_.numWorkers(), " worker reports in ", config_.out));
+  if (first()) {
+    showEvaluations();
+    progress_->message("training done; server shard 0 evaluates the final model and writes "
+                       "the summary");
   }
-  return writeSummary(config_, reports, last_eval_, secondsSince(process_start_));
+  return absl::OkStatus();
 }
 
 absl::Status WorkerRun::run() {
   if (auto s = setUp(); !s.ok()) return s;
   for (int epoch = start_epoch_; epoch < config_.epochs && stepsLeft(); ++epoch) {
     if (auto s = trainEpoch(epoch); !s.ok()) return s;
-    const bool last = epoch + 1 == config_.epochs || !stepsLeft();
-    if (first() && !last && (epoch + 1) % config_.eval_every == 0) {
-      if (auto s = evaluateServerModel(epoch + 1); !s.ok()) return s;
-    }
   }
   return finishRun();
 }

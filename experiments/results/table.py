@@ -1,30 +1,45 @@
-"""The sweep table: one row per finished run, with its speedup over the msgd baseline.
+"""The sweep table: one row per finished run, with its speedup over msgd alone.
 
-Speedup (issue 7) is throughput relative to the single-worker msgd run of the same model:
+Speedup, as the literature defines it:
 
-    speedup(run) = throughput(run) / throughput(baseline)
+    speedup(run) = throughput(run) / throughput(msgd alone)
 
-where throughput is the summary's samples per second of training over all workers, and the
-baseline is the run with method msgd and exactly one worker (world size = servers + 1) on the
-same model, data set and per-worker batch size, over the SAME simulated bandwidth by default
-(a single worker also pulls and pushes its whole model through the shaped link, so each
-bandwidth gets its own baseline and the speedup shows what extra workers and compression buy
-on that link). baseline_bandwidth="none" (or any other bandwidth) compares every run against
-the one baseline run at that bandwidth instead.
+throughput: samples per second (simulated seconds in a virtual-time run) of all workers in
+the run's steady state: from the moment every worker has finished a step to the moment the
+first worker is done (metrics.jsonl), so that sending N initial models through one link, or
+the last workers' tail, does not count; runs whose records have no such window fall back to
+the summary's throughput over the whole run.
+
+msgd alone: single-node momentum SGD on one worker with no communication and no parameter
+server cost: the sweep's baseline run, method msgd, one worker, unlimited links, and in
+virtual time free method and wire coding (--codec-time=0), with the same model, data set,
+batch size and step-time model (--step-time, --step-jitter) as the runs it is compared
+with. A real run cannot drop the loopback round trip to its server, so a real baseline
+still pays it.
+
+closed form: the analytic model of the DGS paper's speedup figure, from the same run's
+per-step averages and no queueing: a worker's iteration takes
+t_iter = compute + coding + (bytes up + bytes down) * 8 / bandwidth + 2 * latency, so
+speedup_closed = workers * batch / t_iter / throughput(msgd alone). It ignores that all
+uploads share the server's NIC (and all replies its other direction), the server's service
+time and staleness; where the event-driven simulation parts from it, those are why.
 """
 
 import csv
 import json
 import os
 
+from results import runs as run_files
+
 BASELINE_METHOD = "msgd"
 
 COLUMNS = [
-    "run", "method", "model", "dataset", "mode", "bandwidth", "bandwidth_bps", "latency_ns",
-    "world_size", "servers", "workers", "batch_size", "epochs", "samples", "updates",
-    "throughput", "baseline_run", "baseline_throughput", "speedup",
-    "final_accuracy", "best_accuracy", "wall_seconds", "train_seconds",
-    "bytes_up", "bytes_down", "bytes_up_per_sample", "bytes_down_per_sample", "mean_staleness",
+    "run", "clock", "method", "model", "dataset", "mode", "bandwidth", "bandwidth_bps",
+    "latency_ns", "step_time", "world_size", "servers", "workers", "batch_size", "epochs",
+    "samples", "updates", "throughput", "steady_throughput", "baseline_run",
+    "baseline_throughput", "speedup", "speedup_closed_form", "final_accuracy",
+    "best_accuracy", "wall_seconds", "train_seconds", "bytes_up", "bytes_down",
+    "bytes_up_per_sample", "bytes_down_per_sample", "mean_staleness",
 ]
 
 
@@ -32,13 +47,64 @@ def norm_bandwidth(text):
     return str(text).strip().lower()
 
 
+def step_model(summary):
+    """What the step time of a run was: "measured" or its fixed time and jitter."""
+    tm = summary.get("time_model") or {}
+    if summary.get("clock") != "virtual" or tm.get("step") != "fixed":
+        return "measured"
+    jitter = tm.get("step_jitter_cv") or 0
+    return f"{tm['step_seconds'] * 1e3:g}ms" + (f" jitter {jitter:g}" if jitter else "")
+
+
 def is_baseline(summary):
-    return summary.get("method") == BASELINE_METHOD and summary.get("workers") == 1
+    """msgd alone: one msgd worker, unlimited links, and in virtual time free coding."""
+    if summary.get("method") != BASELINE_METHOD or summary.get("workers") != 1:
+        return False
+    if (summary.get("bandwidth_bps") or 0) > 0 or (summary.get("latency_ns") or 0) > 0:
+        return False
+    if summary.get("clock") == "virtual":
+        tm = summary.get("time_model") or {}
+        return tm.get("codec") == "fixed" and (tm.get("codec_seconds_per_push") or 0) == 0
+    return True
 
 
-def _baseline_key(summary, bandwidth):
-    return (summary.get("model"), summary.get("dataset"), summary.get("batch_size"),
-            norm_bandwidth(bandwidth))
+def _baseline_key(summary):
+    return (summary.get("clock", "real"), summary.get("model"), summary.get("dataset"),
+            summary.get("batch_size"), step_model(summary))
+
+
+def steady_throughput(run_dir):
+    """Samples per second of all workers from the moment every worker finished a step to the
+    moment the first one is done; None when the records have no such window."""
+    records = [r for r in run_files.read_jsonl(os.path.join(run_dir, "metrics.jsonl"))
+               if "time" in r and "samples" in r and "worker" in r]
+    if not records:
+        return None
+    first, last = {}, {}
+    for r in records:
+        w = r["worker"]
+        first[w] = min(first.get(w, r["time"]), r["time"])
+        last[w] = max(last.get(w, r["time"]), r["time"])
+    start, end = max(first.values()), min(last.values())
+    inside = [r for r in records if start < r["time"] <= end]
+    # At least two steps of every worker, or the window says little.
+    if end <= start or len(inside) < 2 * len(first):
+        return None
+    return sum(r["samples"] for r in inside) / (end - start)
+
+
+def closed_form_throughput(summary):
+    """workers * batch / (compute + coding + bytes / bandwidth + 2 latency) per step."""
+    steps = summary.get("updates") or 0
+    if not steps or "mean_compute_s" not in summary:
+        return None
+    bits = 8.0 * ((summary.get("bytes_up") or 0) + (summary.get("bytes_down") or 0)) / steps
+    bps = summary.get("bandwidth_bps") or 0
+    t_iter = (summary["mean_compute_s"] + summary.get("mean_compress_s", 0.0) +
+              (bits / bps if bps > 0 else 0.0) + 2e-9 * (summary.get("latency_ns") or 0))
+    if t_iter <= 0:
+        return None
+    return summary.get("workers", 0) * summary.get("batch_size", 0) / t_iter
 
 
 def _per_sample(total, samples):
@@ -47,23 +113,21 @@ def _per_sample(total, samples):
 
 def _sort_key(row):
     bps = row.get("bandwidth_bps") or 0
-    return (str(row.get("model")), str(row.get("dataset")),
+    return (str(row.get("clock")), str(row.get("model")), str(row.get("dataset")),
             bps if bps > 0 else float("inf"), row.get("method") != BASELINE_METHOD,
             str(row.get("method")), row.get("workers") or 0, row["run"])
 
 
-def build_rows(runs, baseline_bandwidth=None):
-    """Rows for [(run_dir, summary)], sorted by model, bandwidth, method, workers.
+def build_rows(runs):
+    """Rows for [(run_dir, summary)], sorted by clock, model, bandwidth, method, workers.
 
-    baseline_bandwidth None: each run's baseline is the msgd single-worker run at the run's own
-    bandwidth; otherwise the one at that bandwidth. Returns (rows, problems): problems are
-    readable sentences, one per group of runs whose baseline is missing (their speedup is None).
-    """
+    Returns (rows, problems): problems are readable sentences, one per group of runs whose
+    baseline (msgd alone) is missing (their speedup is None)."""
     baselines = {}
     for run_dir, s in runs:
         if not is_baseline(s):
             continue
-        key = _baseline_key(s, s.get("bandwidth"))
+        key = _baseline_key(s)
         best = baselines.get(key)
         # Two candidates (e.g. reruns): the one that trained on more samples measures better.
         if best is None or (s.get("samples") or 0) > (best[1].get("samples") or 0):
@@ -71,31 +135,41 @@ def build_rows(runs, baseline_bandwidth=None):
 
     rows, missing = [], {}
     for run_dir, s in runs:
-        wanted = s.get("bandwidth") if baseline_bandwidth is None else baseline_bandwidth
-        key = _baseline_key(s, wanted)
+        key = _baseline_key(s)
         base = baselines.get(key)
         samples = s.get("samples") or 0
         row = {c: s.get(c) for c in COLUMNS}
+        row["clock"] = s.get("clock", "real")
+        row["step_time"] = step_model(s)
         row["run"] = os.path.basename(os.path.normpath(run_dir))
+        row["steady_throughput"] = steady_throughput(run_dir)
+        rate = row["steady_throughput"] or s.get("throughput") or 0.0
         row["bytes_up_per_sample"] = _per_sample(s.get("bytes_up") or 0, samples)
         row["bytes_down_per_sample"] = _per_sample(s.get("bytes_down") or 0, samples)
-        if base is not None and base[1].get("throughput"):
+        base_rate = None
+        if base is not None:
+            base_rate = steady_throughput(base[0]) or base[1].get("throughput")
+        if base_rate:
             row["baseline_run"] = os.path.basename(os.path.normpath(base[0]))
-            row["baseline_throughput"] = base[1]["throughput"]
-            row["speedup"] = (s.get("throughput") or 0.0) / base[1]["throughput"]
+            row["baseline_throughput"] = base_rate
+            row["speedup"] = rate / base_rate
+            closed = closed_form_throughput(s)
+            row["speedup_closed_form"] = closed / base_rate if closed else None
         else:
             row["baseline_run"] = row["baseline_throughput"] = row["speedup"] = None
+            row["speedup_closed_form"] = None
             missing.setdefault(key, []).append(row["run"])
         rows.append(row)
     rows.sort(key=_sort_key)
 
     problems = []
-    for (model, dataset, batch, bandwidth), names in sorted(missing.items(), key=str):
+    for (clock, model, dataset, batch, step), names in sorted(missing.items(), key=str):
         problems.append(
-            f"no baseline for model {model}, dataset {dataset}, batch size {batch}, bandwidth "
-            f"{bandwidth}: speedup needs a finished {BASELINE_METHOD} run with one worker "
-            f"(world size = servers + 1) there; speedup left empty for {len(names)} run(s): "
-            f"{', '.join(sorted(names))}")
+            f"no baseline for the {clock}-clock runs of model {model}, dataset {dataset}, batch "
+            f"size {batch}, step time {step}: speedup needs a finished msgd-alone run there "
+            f"({BASELINE_METHOD}, one worker, --bandwidth=none"
+            f"{', --codec-time=0' if clock == 'virtual' else ''}); speedup left empty for "
+            f"{len(names)} run(s): {', '.join(sorted(names))}")
     return rows, problems
 
 
@@ -107,8 +181,14 @@ def write_csv(rows, path):
             w.writerow({c: ("" if row.get(c) is None else row.get(c)) for c in COLUMNS})
 
 
-def write_json(rows, path, speedup_definition, problems=(), failed=()):
-    doc = {"speedup": speedup_definition, "columns": COLUMNS, "rows": rows,
+SPEEDUP_DEFINITION = (
+    "samples/s of the run's steady state (every worker under way) / samples/s of msgd "
+    "alone (one worker, no communication, no server cost) on the same model, data set, "
+    "batch size and step-time model")
+
+
+def write_json(rows, path, problems=(), failed=()):
+    doc = {"speedup": SPEEDUP_DEFINITION, "columns": COLUMNS, "rows": rows,
            "missing_baselines": list(problems), "failed": list(failed)}
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
@@ -126,15 +206,17 @@ def _fmt(value, spec):
 
 def format_table(rows):
     """A fixed-width text table of the main columns."""
-    head = ["method", "bandwidth", "ws", "workers", "samples/s", "speedup", "final acc",
-            "best acc", "wall s", "up B/sample", "down B/sample", "staleness"]
+    head = ["method", "bandwidth", "ws", "workers", "samples/s", "speedup", "closed form",
+            "final acc", "best acc", "up B/sample", "down B/sample", "staleness"]
     body = []
     for r in rows:
         acc = lambda v: "-" if v is None else f"{100 * v:.2f}%"
+        rate = r.get("steady_throughput") or r.get("throughput")
         body.append([str(r["method"]), str(r["bandwidth"]), str(r["world_size"]),
-                     str(r["workers"]), _fmt(r["throughput"], ".1f"), _fmt(r["speedup"], ".2f"),
+                     str(r["workers"]), _fmt(rate, ".1f"), _fmt(r["speedup"], ".2f"),
+                     _fmt(r.get("speedup_closed_form"), ".2f"),
                      acc(r["final_accuracy"]), acc(r["best_accuracy"]),
-                     _fmt(r["wall_seconds"], ".1f"), _fmt(r["bytes_up_per_sample"], ".0f"),
+                     _fmt(r["bytes_up_per_sample"], ".0f"),
                      _fmt(r["bytes_down_per_sample"], ".0f"), _fmt(r["mean_staleness"], ".2f")])
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h)
               for i, h in enumerate(head)]

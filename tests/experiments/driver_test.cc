@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
 #include <string>
@@ -17,48 +18,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/experiments/launcher.h"
+
 namespace sparseps {
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-struct Result {
-  int exit_code = -1;
-  std::string output;
-};
-
-// Runs experiments/run with `args` under a hard time limit (the test never hangs).
-Result runLauncher(const std::string& args, const fs::path& dir) {
-  const fs::path log = dir / "launcher.out";
-  const std::string command = "cd " + dir.string() + " && SPARSEPS_DRIVER=" +
-                              SPARSEPS_DRIVER_BINARY + " timeout -k 5 150 " +
-                              SPARSEPS_SOURCE_DIR + "/experiments/run " + args + " > " +
-                              log.string() + " 2>&1";
-  Result result;
-  const int status = std::system(command.c_str());
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream file(log);
-  std::stringstream text;
-  text << file.rdbuf();
-  result.output = text.str();
-  return result;
-}
-
-nlohmann::json readJson(const fs::path& path) {
-  std::ifstream file(path);
-  EXPECT_TRUE(file.good()) << "missing " << path;
-  return nlohmann::json::parse(file, nullptr, false);
-}
-
-std::vector<nlohmann::json> readLines(const fs::path& path) {
-  std::ifstream file(path);
-  EXPECT_TRUE(file.good()) << "missing " << path;
-  std::vector<nlohmann::json> lines;
-  std::string line;
-  while (std::getline(file, line)) lines.push_back(nlohmann::json::parse(line, nullptr, false));
-  return lines;
-}
 
 class DriverTest : public ::testing::Test {
  protected:
@@ -110,9 +76,18 @@ TEST_F(DriverTest, SyntheticJobWritesACompleteRunDirectoryAndLearns) {
 
   const auto evals = readLines(out / "eval.jsonl");
   ASSERT_FALSE(evals.empty());
-  for (const char* key : {"epoch", "time", "accuracy", "loss", "version", "bn_batches"}) {
+  for (const char* key : {"epoch", "time", "accuracy", "loss", "version", "pushes", "final",
+                          "bn_batches"}) {
     EXPECT_TRUE(evals.back().contains(key)) << key;
   }
+  // Server shard 0 scores the model it holds when the last worker leaves, labelled with
+  // the global epoch of the pushes it applied; no worker evaluates.
+  EXPECT_TRUE(evals.back()["final"].get<bool>());
+  EXPECT_EQ(evals.back()["pushes"], 2 * kSteps);
+  EXPECT_EQ(evals.back()["version"], 2 * kSteps);
+  EXPECT_DOUBLE_EQ(evals.back()["epoch"].get<double>(),
+                   2.0 * kSteps / config["pushes_per_epoch"].get<double>());
+  EXPECT_EQ(config["downlink"], "dense");
   // The servers' model is evaluated with BN statistics recomputed from its own weights.
   EXPECT_EQ(config["eval_bn_batches"], 100);
   EXPECT_GT(evals.back()["bn_batches"].get<int64_t>(), 0);
@@ -156,6 +131,10 @@ TEST_F(DriverTest, ResumeRestoresEachWorkersMomentumAndResiduals) {
       "--bandwidth=none --threads=1 --eval-bn-batches=2 --progress=none --out=" + out.string();
   Result r = runLauncher(flags + " --epochs=1", dir_);
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  // dgs replies dual-way whatever --downlink says, and config.json says what ran.
+  const nlohmann::json config = readJson(out / "config.json");
+  EXPECT_EQ(config["downlink"], "sparse");
+  EXPECT_EQ(config["downlink_flag"], "dense");
   ASSERT_TRUE(fs::exists(out / "checkpoint.worker0"));
   ASSERT_TRUE(fs::exists(out / "checkpoint.worker1"));
 
@@ -211,6 +190,35 @@ TEST_F(DriverTest, BadValuesNameTheFlagAndTheFix) {
     EXPECT_NE(r.exit_code, 0);
     for (const std::string& text : expected) EXPECT_THAT(r.output, HasSubstr(text));
   }
+}
+
+// --preset=dgs-paper sets what the reference's CIFAR-10 runs set, for the flags not given.
+TEST_F(DriverTest, PresetSetsTheReferenceRunsFlagsButNotTheGivenOnes) {
+  const auto dryRun = [&](const std::string& flags) {
+    const fs::path out = dir_ / "dry.json";
+    const std::string command = std::string(SPARSEPS_DRIVER_BINARY) +
+                                " --dry-run --clock=virtual --dataset=synthetic " + flags + " > " +
+                                out.string() + " 2>&1";
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    std::ifstream file(out);
+    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    return nlohmann::json::parse(text.substr(0, text.rfind('}') + 1), nullptr, false);
+  };
+  nlohmann::json c = dryRun("--preset=dgs-paper --method=dgc --world-size=33");
+  ASSERT_FALSE(c.is_discarded());
+  EXPECT_EQ(c["preset"], "dgs-paper");
+  EXPECT_EQ(c["batch_size"], 16);  // 512 / 32 workers
+  EXPECT_EQ(c["momentum"], 0.3);
+  EXPECT_EQ(c["downlink"], "sparse");
+  EXPECT_EQ(c["epochs"], 50);
+  EXPECT_EQ(c["lr_milestones"], nlohmann::json({29.0, 39.0}));
+  EXPECT_EQ(c["model"], "resnet18_cifar");
+  EXPECT_EQ(c["dataset"], "synthetic");  // given
+  c = dryRun("--preset=dgs-paper --method=asgd --world-size=17 --epochs=10 --batch-size=8");
+  EXPECT_EQ(c["batch_size"], 8);
+  EXPECT_EQ(c["momentum"], 0.9);
+  EXPECT_EQ(c["downlink"], "dense");
+  EXPECT_EQ(c["lr_milestones"], nlohmann::json({6.0, 8.0}));  // scaled to 10 epochs
 }
 
 TEST_F(DriverTest, MissingDataNamesTheFetchCommand) {

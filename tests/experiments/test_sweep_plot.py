@@ -29,7 +29,8 @@ BPS = {"100mbit": 100e6, "1gbit": 1e9, "none": 0}
 def fixture_summary(method, world_size, bandwidth, throughput, servers=1, model="resnet20",
                     dataset="synthetic", batch_size=32, samples=6400):
     workers = world_size - servers
-    return {"method": method, "model": model, "dataset": dataset, "world_size": world_size,
+    return {"clock": "real", "method": method, "model": model, "dataset": dataset,
+            "world_size": world_size,
             "servers": servers, "workers": workers, "mode": "async", "bandwidth": bandwidth,
             "bandwidth_bps": BPS.get(bandwidth, 0), "latency_ns": 0, "batch_size": batch_size,
             "epochs": 2, "final_accuracy": 0.5 + 0.01 * workers, "best_accuracy": 0.6,
@@ -77,7 +78,7 @@ FAKE_RUN = textwrap.dedent("""\
         print("fake failure of", point, file=sys.stderr)
         sys.exit(3)
     ws = int(args["world-size"])
-    bps = {"100mbit": 1e8, "1gbit": 1e9}[args["bandwidth"]]
+    bps = {"100mbit": 1e8, "1gbit": 1e9, "none": 0}[args["bandwidth"]]
     throughput = 100.0 * (ws - 1) * (2 if args["method"] != "msgd" else 1)
     summary = {"method": args["method"], "model": "resnet20", "dataset": "synthetic",
                "world_size": ws, "servers": 1, "workers": ws - 1, "mode": "async",
@@ -109,15 +110,15 @@ class SweepTestCase(unittest.TestCase):
                               env=dict(os.environ, **(env or {})))
 
     def fixture_grid(self):
-        """FIXTURE runs: msgd baselines (throughput 100 at 100mbit, 200 at 1gbit) and dgs/asgd
-        at 2 and 4 workers."""
-        runs = {}
-        for bw, base in (("100mbit", 100.0), ("1gbit", 200.0)):
-            runs[f"msgd-ws2-{bw}"] = fixture_summary("msgd", 2, bw, base)
+        """FIXTURE runs: msgd alone (throughput 100), and dgs/asgd at 2 and 4 workers at
+        100mbit and 1gbit, and a one-worker msgd run over 1gbit (not a baseline)."""
+        runs = {"msgd-alone": fixture_summary("msgd", 2, "none", 100.0),
+                "msgd-ws2-1gbit": fixture_summary("msgd", 2, "1gbit", 90.0)}
+        for bw, link in (("100mbit", 1.0), ("1gbit", 2.0)):
             for method, gain in (("dgs", 1.5), ("asgd", 0.75)):
                 for ws in (3, 5):
                     runs[f"{method}-ws{ws}-{bw}"] = fixture_summary(
-                        method, ws, bw, base * gain * (ws - 1))
+                        method, ws, bw, 100.0 * link * gain * (ws - 1))
         for name, s in runs.items():
             write_fixture_run(os.path.join(self.sweep, name), s)
         return runs
@@ -139,7 +140,7 @@ class SweepTestCase(unittest.TestCase):
 
 
 class CollectTest(SweepTestCase):
-    def test_speedup_against_same_bandwidth_msgd_single_worker(self):
+    def test_speedup_is_over_msgd_alone(self):
         runs = self.fixture_grid()
         result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only")
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -147,46 +148,89 @@ class CollectTest(SweepTestCase):
             rows = {r["run"]: r for r in csv.DictReader(f)}
         self.assertEqual(set(rows), set(runs))
         for name, s in runs.items():
-            base = runs[f"msgd-ws2-{s['bandwidth']}"]["throughput"]
-            self.assertAlmostEqual(float(rows[name]["speedup"]), s["throughput"] / base,
+            self.assertAlmostEqual(float(rows[name]["speedup"]), s["throughput"] / 100.0,
                                    msg=name)
-            self.assertEqual(rows[name]["baseline_run"], f"msgd-ws2-{s['bandwidth']}")
+            self.assertEqual(rows[name]["baseline_run"], "msgd-alone")
             self.assertAlmostEqual(float(rows[name]["bytes_up_per_sample"]), 1000.0)
             self.assertAlmostEqual(float(rows[name]["bytes_down_per_sample"]), 2000.0)
-        self.assertAlmostEqual(float(rows["dgs-ws5-1gbit"]["speedup"]), 6.0)
+        self.assertAlmostEqual(float(rows["dgs-ws5-1gbit"]["speedup"]), 12.0)
+        # A one-worker msgd run over a shaped link is a run like any other, not the baseline.
+        self.assertAlmostEqual(float(rows["msgd-ws2-1gbit"]["speedup"]), 0.9)
         self.assertEqual(rows["asgd-ws3-100mbit"]["workers"], "2")
 
         with open(os.path.join(self.sweep, "sweep.json")) as f:
             doc = json.load(f)
         self.assertEqual(len(doc["rows"]), len(runs))
         self.assertEqual(doc["missing_baselines"], [])
-        self.assertIn("msgd", doc["speedup"])
-        # Printed table: one line per run plus header and rule.
+        self.assertIn("msgd alone", doc["speedup"])
         self.assertIn("dgs", result.stdout)
-        self.assertIn("6.00", result.stdout)
+        self.assertIn("12.00", result.stdout)
 
-    def test_fixed_baseline_bandwidth(self):
-        runs = self.fixture_grid()
-        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only",
-                               "--baseline-bandwidth=1gbit")
+    def test_steady_state_and_closed_form(self):
+        # msgd alone: one worker, a step of 64 samples every 0.125 s: 512 samples/s.
+        base = fixture_summary("msgd", 2, "none", 600.0, batch_size=64)
+        write_fixture_run(os.path.join(self.sweep, "msgd-alone"), base)
+        with open(os.path.join(self.sweep, "msgd-alone", "metrics.jsonl"), "w") as f:
+            for step in range(1, 21):
+                f.write(json.dumps({"time": 0.125 * step, "worker": 0, "samples": 64}) + "\n")
+        # Two workers over 100 Mbit/s; worker 1 starts late (its initial model came second).
+        run = fixture_summary("asgd", 3, "100mbit", 500.0, batch_size=64, samples=64 * 30)
+        run.update({"updates": 30, "bytes_up": 30 * 250000, "bytes_down": 30 * 250000,
+                    "mean_compute_s": 0.1, "mean_compress_s": 0.01, "latency_ns": 5000000})
+        run_dir = os.path.join(self.sweep, "asgd-ws3-100mbit")
+        write_fixture_run(run_dir, run)
+        with open(os.path.join(run_dir, "metrics.jsonl"), "w") as f:
+            for step in range(1, 21):
+                f.write(json.dumps({"time": 0.25 * step, "worker": 0, "samples": 64}) + "\n")
+            for step in range(1, 11):
+                f.write(json.dumps({"time": 1.0 + 0.25 * step, "worker": 1, "samples": 64}) + "\n")
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only")
         self.assertEqual(result.returncode, 0, result.stderr)
         rows = {r["run"]: r for r in
                 table.read_json_table(os.path.join(self.sweep, "sweep.json"))["rows"]}
-        for name, s in runs.items():
-            self.assertAlmostEqual(rows[name]["speedup"], s["throughput"] / 200.0, msg=name)
+        # Baseline window (0.125, 2.5]: 19 steps of 64 in 2.375 s.
+        self.assertAlmostEqual(rows["msgd-alone"]["steady_throughput"], 512.0)
+        # Window from worker 1's first step (1.25 s) to worker 1's last (3.5 s): worker 0's
+        # steps 6..14 and worker 1's steps 2..10, 18 steps of 64 in 2.25 s.
+        r = rows["asgd-ws3-100mbit"]
+        self.assertAlmostEqual(r["steady_throughput"], 512.0)
+        self.assertAlmostEqual(r["speedup"], 1.0)
+        # Closed form: 0.1 + 0.01 + 500 kB * 8 / 100 Mbit/s + 2 * 5 ms = 0.16 s per step,
+        # two workers: 2 * 64 / 0.16 = 800 samples/s, 1.5625 x msgd alone.
+        self.assertAlmostEqual(r["speedup_closed_form"], 1.5625)
+
+    def test_a_baseline_serves_runs_of_its_clock_and_step_time_only(self):
+        base = fixture_summary("msgd", 2, "none", 100.0)
+        base.update({"clock": "virtual", "time_model": {
+            "step": "fixed", "step_seconds": 0.01, "codec": "fixed", "codec_seconds_per_push": 0}})
+        write_fixture_run(os.path.join(self.sweep, "msgd-alone"), base)
+        for name, step in (("dgs-ws3-1gbit", 0.01), ("dgs-ws5-1gbit", 0.03)):
+            s = fixture_summary("dgs", 3, "1gbit", 150.0)
+            s.update({"clock": "virtual", "time_model": {"step": "fixed", "step_seconds": step,
+                                                         "codec": "measured"}})
+            write_fixture_run(os.path.join(self.sweep, name), s)
+        write_fixture_run(os.path.join(self.sweep, "asgd-ws3-1gbit"),
+                          fixture_summary("asgd", 3, "1gbit", 150.0))  # real clock
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        rows = {r["run"]: r for r in
+                table.read_json_table(os.path.join(self.sweep, "sweep.json"))["rows"]}
+        self.assertAlmostEqual(rows["dgs-ws3-1gbit"]["speedup"], 1.5)
+        self.assertIsNone(rows["dgs-ws5-1gbit"]["speedup"])
+        self.assertIsNone(rows["asgd-ws3-1gbit"]["speedup"])
+        self.assertIn("step time 30ms", result.stderr)
+        self.assertIn("real-clock runs", result.stderr)
 
     def test_missing_baseline_leaves_speedup_empty_with_message(self):
         self.fixture_grid()
-        shutil.rmtree(os.path.join(self.sweep, "msgd-ws2-100mbit"))
+        shutil.rmtree(os.path.join(self.sweep, "msgd-alone"))
         result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("no baseline", result.stderr)
-        self.assertIn("bandwidth 100mbit", result.stderr)
-        self.assertIn("msgd run with one worker", result.stderr)
+        self.assertIn("msgd-alone run", result.stderr)
         with open(os.path.join(self.sweep, "sweep.csv")) as f:
             rows = {r["run"]: r for r in csv.DictReader(f)}
         self.assertEqual(rows["dgs-ws3-100mbit"]["speedup"], "")
-        self.assertNotEqual(rows["dgs-ws3-1gbit"]["speedup"], "")
         doc = table.read_json_table(os.path.join(self.sweep, "sweep.json"))
         self.assertEqual(len(doc["missing_baselines"]), 1)
 
@@ -205,28 +249,44 @@ class GridTest(SweepTestCase):
         result = self.run_tool(SWEEP, f"--out={self.sweep}", "--dry-run",
                                "--methods=dgs,asgd", "--bandwidths=100mbit,1gbit",
                                "--world-sizes=2,3", "--run-command=launch --x",
-                               "--epochs=3", "--", "--max-steps=7")
+                               "--epochs=3", "--latency=1ms", "--", "--max-steps=7")
         self.assertEqual(result.returncode, 0, result.stderr)
         lines = result.stdout.strip().splitlines()
-        expected = []
-        for bw in ("100mbit", "1gbit"):
-            expected.append(("msgd", 2, bw))
-            expected += [(m, ws, bw) for m in ("dgs", "asgd") for ws in (2, 3)]
-        self.assertEqual(len(lines), len(expected))
-        for line, (m, ws, bw) in zip(lines, expected):
+        # msgd alone first: unlimited links, no latency, the rest of the flags as the grid's.
+        self.assertEqual(shlex.split(lines[0]), [
+            "launch", "--x", "--method=msgd", "--world-size=2", "--bandwidth=none",
+            "--latency=0", f"--out={os.path.join(self.sweep, 'msgd-alone')}", "--epochs=3",
+            "--max-steps=7"])
+        expected = [(m, ws, bw) for bw in ("100mbit", "1gbit") for m in ("dgs", "asgd")
+                    for ws in (2, 3)]
+        self.assertEqual(len(lines), 1 + len(expected))
+        for line, (m, ws, bw) in zip(lines[1:], expected):
             self.assertEqual(shlex.split(line), [
                 "launch", "--x", f"--method={m}", f"--world-size={ws}", f"--bandwidth={bw}",
                 f"--out={os.path.join(self.sweep, f'{m}-ws{ws}-{bw}')}",
-                "--epochs=3", "--max-steps=7"])
+                "--epochs=3", "--latency=1ms", "--max-steps=7"])
         self.assertFalse(os.path.exists(self.sweep), "--dry-run created the sweep directory")
+
+    def test_virtual_baseline_codes_for_free_and_has_no_stragglers(self):
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--dry-run", "--methods=dgs",
+                               "--bandwidths=1gbit", "--world-sizes=3", "--clock=virtual",
+                               "--step-time=10ms", "--stragglers=1x2", "--codec-scale=0.5")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        base, point = [shlex.split(l) for l in result.stdout.strip().splitlines()]
+        self.assertIn("--codec-time=0", base)
+        self.assertIn("--step-time=10ms", base)
+        self.assertNotIn("--stragglers=1x2", base)
+        self.assertNotIn("--codec-scale=0.5", base)
+        self.assertIn("--stragglers=1x2", point)
 
     def test_baseline_world_size_follows_servers_and_is_not_duplicated(self):
         result = self.run_tool(SWEEP, f"--out={self.sweep}", "--dry-run", "--methods=msgd",
                                "--bandwidths=1gbit", "--world-sizes=3,4", "--servers=2")
         self.assertEqual(result.returncode, 0, result.stderr)
-        names = [shlex.split(l)[4] for l in result.stdout.strip().splitlines()]
-        self.assertEqual([n.rsplit("/", 1)[1] for n in names],
-                         ["msgd-ws3-1gbit", "msgd-ws4-1gbit"])
+        lines = [shlex.split(l) for l in result.stdout.strip().splitlines()]
+        self.assertEqual([[a for a in l if a.startswith("--out=")][0].rsplit("/", 1)[1]
+                          for l in lines], ["msgd-alone", "msgd-ws3-1gbit", "msgd-ws4-1gbit"])
+        self.assertIn("--world-size=3", lines[0])
 
     def test_flags_set_per_point_are_refused(self):
         result = self.run_tool(SWEEP, f"--out={self.sweep}", "--dry-run", "--", "--method=x")
@@ -239,23 +299,23 @@ class GridTest(SweepTestCase):
     def test_runs_grid_reports_failure_goes_on_and_resumes(self):
         fake, log, env = self.fake_run(fail=["dgs-ws3-1gbit"])
         args = [f"--out={self.sweep}", f"--run-command={fake}", "--methods=dgs,asgd",
-                "--bandwidths=100mbit,1gbit", "--world-sizes=2,3", "--epochs=1"]
+                "--bandwidths=100mbit,1gbit", "--world-sizes=2,3", "--epochs=1", "--jobs=3"]
         result = self.run_tool(SWEEP, *args, env=env)
         self.assertEqual(result.returncode, 1, result.stderr)
         self.assertIn("dgs-ws3-1gbit: FAILED (exit code 3)", result.stderr)
         self.assertIn("fake failure of dgs-ws3-1gbit", result.stderr)
         calls = self.invocations(log)
-        self.assertEqual(len(calls), 10)  # 2 baselines + 2 methods x 2 bandwidths x 2 sizes
+        self.assertEqual(len(calls), 9)  # msgd alone + 2 methods x 2 bandwidths x 2 sizes
         self.assertTrue(all("--epochs=1" in c for c in calls))
 
         doc = table.read_json_table(os.path.join(self.sweep, "sweep.json"))
         rows = {r["run"]: r for r in doc["rows"]}
-        self.assertEqual(len(rows), 9)
+        self.assertEqual(len(rows), 8)
         self.assertNotIn("dgs-ws3-1gbit", rows)
         self.assertEqual(doc["failed"], [{"run": "dgs-ws3-1gbit", "reason": "exit code 3"}])
-        # fake throughput: 100 * workers * (2 unless msgd); baseline 100 -> speedup 2 * workers
+        # fake throughput: 100 * workers * (2 unless msgd); msgd alone 100 -> 2 * workers
         self.assertAlmostEqual(rows["asgd-ws3-100mbit"]["speedup"], 4.0)
-        self.assertAlmostEqual(rows["msgd-ws2-1gbit"]["speedup"], 1.0)
+        self.assertAlmostEqual(rows["msgd-alone"]["speedup"], 1.0)
 
         # Resume: only the failed point runs again; its leftover directory is moved aside.
         os.remove(log)
@@ -267,15 +327,15 @@ class GridTest(SweepTestCase):
         self.assertIn("--method=dgs", calls[0])
         self.assertIn("--world-size=3", calls[0])
         self.assertIn("--bandwidth=1gbit", calls[0])
-        self.assertEqual(result.stderr.count("summary.json exists, skipped"), 9)
+        self.assertEqual(result.stderr.count("summary.json exists, skipped"), 8)
         self.assertTrue(any(n.startswith("dgs-ws3-1gbit.incomplete-")
                             for n in os.listdir(self.sweep)))
         doc = table.read_json_table(os.path.join(self.sweep, "sweep.json"))
-        self.assertEqual(len(doc["rows"]), 10)
+        self.assertEqual(len(doc["rows"]), 9)
         self.assertEqual(doc["failed"], [])
 
     def test_existing_summary_skipped(self):
-        self.fixture_grid()  # has dgs-ws3-1gbit, msgd-ws2-1gbit, ...
+        self.fixture_grid()  # has dgs-ws3-1gbit, msgd-alone, ...
         fake, log, env = self.fake_run()
         result = self.run_tool(SWEEP, f"--out={self.sweep}", f"--run-command={fake}",
                                "--methods=dgs", "--bandwidths=1gbit", "--world-sizes=2,3",
@@ -292,7 +352,7 @@ class GridTest(SweepTestCase):
         os.chmod(slow, 0o755)
         result = self.run_tool(SWEEP, f"--out={self.sweep}", f"--run-command={slow}",
                                "--methods=dgs", "--bandwidths=1gbit", "--world-sizes=2",
-                               "--baseline-bandwidth=1gbit", "--point-timeout=0.5")
+                               "--point-timeout=0.5")
         self.assertEqual(result.returncode, 1)
         self.assertEqual(result.stderr.count("FAILED (stopped after --point-timeout=0.5 s)"), 2)
 

@@ -1,0 +1,171 @@
+#include "experiments/driver/evaluator.h"
+
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/checkpoint.h"
+#include "experiments/driver/batch_norm_stats.h"
+#include "experiments/driver/evaluate.h"
+
+namespace sparseps {
+namespace {
+
+constexpr int64_t kEvalBatch = 256;
+// How long the evaluator waits for another shard's slice of a snapshot.
+constexpr auto kSliceWait = std::chrono::seconds(120);
+
+double secondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+std::string snapshotSlicePath(const std::string& out, const Snapshot& snapshot, int shard) {
+  return absl::StrCat(out, "/snapshots/",
+                      snapshot.final ? std::string("final") : absl::StrCat(snapshot.index),
+                      ".shard", shard);
+}
+
+absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::create(
+    const DriverConfig& config, const Dataset& dataset,
+    std::function<void(const std::string&)> log) {
+  auto model = buildModel(config, dataset);
+  if (!model.ok()) return model.status();
+  auto plan = ShardPlan::make(model->specs, config.servers);
+  if (!plan.ok()) return plan.status();
+  auto evals = JsonLinesWriter::open(config.out + "/eval.jsonl");
+  if (!evals.ok()) return evals.status();
+  return std::unique_ptr<Evaluator>(new Evaluator(config, dataset, std::move(*model),
+                                                  std::move(*plan), std::move(*evals),
+                                                  std::move(log)));
+}
+
+Evaluator::Evaluator(const DriverConfig& config, const Dataset& dataset, RankModel model,
+                     ShardPlan plan, JsonLinesWriter evals,
+                     std::function<void(const std::string&)> log)
+    : config_(config),
+      dataset_(dataset),
+      model_(std::move(model)),
+      plan_(std::move(plan)),
+      evals_(std::move(evals)),
+      log_(std::move(log)),
+      thread_([this] { run(); }) {}
+
+Evaluator::~Evaluator() {
+  if (thread_.joinable()) (void)finish();
+}
+
+void Evaluator::submit(Snapshot snapshot) {
+  std::lock_guard<std::mutex> lock(mu_);
+  queue_.push_back(std::move(snapshot));
+  cv_.notify_all();
+}
+
+absl::StatusOr<EvalRow> Evaluator::finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+  if (!last_) return absl::NotFoundError("no snapshot of the servers' model was evaluated");
+  return *last_;
+}
+
+void Evaluator::run() {
+  // The lowest priority for this thread alone: training goes first, evaluation takes the
+  // cycles it leaves (and whatever is left to do when training ends). SCHED_IDLE where the
+  // kernel allows it, else nice 19. Either holds only among threads of one scheduling
+  // group: experiments/run keeps every rank of a job in one session for that.
+  const auto tid = static_cast<pid_t>(syscall(SYS_gettid));
+  sched_param idle{};
+  if (sched_setscheduler(tid, SCHED_IDLE, &idle) != 0) setpriority(PRIO_PROCESS, tid, 19);
+  for (;;) {
+    Snapshot snapshot;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      snapshot = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    if (snapshot.version == last_version_) continue;  // the final model, already scored
+    try {
+      if (absl::Status s = evaluate(snapshot); !s.ok()) {
+        log_(absl::StrCat("evaluation after ", snapshot.epoch, " epochs failed: ", s.message()));
+      }
+    } catch (const std::exception& e) {  // LibTorch errors
+      log_(absl::StrCat("evaluation after ", snapshot.epoch, " epochs failed: ", e.what()));
+    }
+  }
+}
+
+bool Evaluator::assemble(const Snapshot& snapshot) {
+  absl::Span<float> params = model_.flat.params();
+  std::copy(snapshot.params.begin(), snapshot.params.end(), params.begin());
+  if (snapshot.buffers.size() == model_.flat.buffers().size()) {
+    std::copy(snapshot.buffers.begin(), snapshot.buffers.end(), model_.flat.buffers().begin());
+  }
+  if (snapshot.params.size() == params.size()) return true;  // the whole model already
+  for (int s = 1; s < plan_.numShards(); ++s) {
+    const std::string path = snapshotSlicePath(config_.out, snapshot, s);
+    const auto deadline = std::chrono::steady_clock::now() + kSliceWait;
+    absl::StatusOr<ServerCheckpoint> slice = loadCheckpoint(path);
+    while (!slice.ok() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      slice = loadCheckpoint(path);
+    }
+    const Shard& shard = plan_.shard(s);
+    if (!slice.ok() || slice->model.size() != shard.numel) {
+      log_(absl::StrCat("evaluation after ", snapshot.epoch, " epochs skipped: shard ", s,
+                        "'s slice ", path, " is ", slice.ok() ? "the wrong size" : "missing",
+                        " (shards on other machines must share the run directory)"));
+      return false;
+    }
+    std::copy(slice->model.begin(), slice->model.end(), params.begin() + shard.offset);
+    std::remove(path.c_str());
+  }
+  return true;
+}
+
+absl::Status Evaluator::evaluate(const Snapshot& snapshot) {
+  const auto start = std::chrono::steady_clock::now();
+  if (!assemble(snapshot)) return absl::OkStatus();
+  int64_t bn_batches = 0;
+  if (config_.eval_bn_batches > 0) {
+    auto used = recomputeBatchNormStatistics(
+        *model_.net,
+        dataset_.trainBatches(0, 1, static_cast<int>(snapshot.epoch), config_.batch_size),
+        config_.eval_bn_batches);
+    if (!used.ok()) return used.status();
+    bn_batches = *used;
+  }
+  auto result = sparseps::evaluate(*model_.net, dataset_, kEvalBatch);
+  if (!result.ok()) return result.status();
+  const double took = secondsSince(start);
+  auto s = evals_.append({{"epoch", snapshot.epoch},
+                          {"version", snapshot.version},
+                          {"pushes", snapshot.pushes},
+                          {"time", snapshot.seconds},
+                          {"final", snapshot.final},
+                          {"accuracy", result->accuracy},
+                          {"loss", result->loss},
+                          {"bn_batches", bn_batches}});
+  if (s.ok()) s = evals_.flush();
+  if (!s.ok()) return s;
+  last_ = EvalRow{snapshot.epoch, snapshot.version, result->accuracy, result->loss};
+  last_version_ = snapshot.version;
+  log_(absl::StrFormat("evaluation after %.2f epochs (server version %d): accuracy %.4f loss "
+                       "%.4f, %.1fs", snapshot.epoch, snapshot.version, result->accuracy,
+                       result->loss, took));
+  return absl::OkStatus();
+}
+
+}  // namespace sparseps

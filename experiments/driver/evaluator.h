@@ -1,0 +1,87 @@
+#pragma once
+// Evaluator: scores snapshots of the servers' model off the training path. Server shard 0
+// hands it a snapshot at every --eval-every epochs of pushes and when the last worker
+// leaves (ServerCore's on_snapshot); a thread of its own, at the lowest CPU priority,
+// recomputes the snapshot's BatchNorm statistics from its own weights (--eval-bn-batches
+// training batches; see batch_norm_stats.h), evaluates it on the test split and appends a
+// row to eval.jsonl labelled with the global epoch, the server version and the time the
+// snapshot was taken. No training worker ever waits for it.
+//
+// With several server shards each holds a slice of the model: in a real job shards 1..
+// write theirs to snapshotSlicePath (atomically, as checkpoints are written) and the
+// evaluator assembles the whole model from shard 0's slice and those files before it
+// scores it (a virtual-time job hands it whole models). Across machines
+// that needs a run directory the shards share; a slice that does not arrive within a
+// bounded wait skips that evaluation with a log line.
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/shard_plan.h"
+#include "core/snapshot.h"
+#include "experiments/datasets/dataset.h"
+#include "experiments/driver/driver_config.h"
+#include "experiments/driver/rank_setup.h"
+#include "experiments/driver/run_dir.h"
+
+namespace sparseps {
+
+// Where shard `shard` writes its slice of snapshot `index` (final: "final").
+std::string snapshotSlicePath(const std::string& out, const Snapshot& snapshot, int shard);
+
+struct EvalRow {
+  double epoch = 0;
+  uint64_t version = 0;
+  double accuracy = 0;
+  double loss = 0;
+};
+
+class Evaluator {
+ public:
+  // Builds the evaluation model for `dataset` and opens eval.jsonl in config.out.
+  // log: one line per evaluation (and per skipped one).
+  static absl::StatusOr<std::unique_ptr<Evaluator>> create(const DriverConfig& config,
+                                                           const Dataset& dataset,
+                                                           std::function<void(const std::string&)> log);
+  ~Evaluator();
+
+  // Queues a snapshot (any thread); returns at once.
+  void submit(Snapshot snapshot);
+  // Evaluates what is queued, stops the thread and returns the last row written (the
+  // final model's), or an error when no evaluation succeeded.
+  absl::StatusOr<EvalRow> finish();
+
+ private:
+  Evaluator(const DriverConfig& config, const Dataset& dataset, RankModel model, ShardPlan plan,
+            JsonLinesWriter evals, std::function<void(const std::string&)> log);
+  void run();
+  // The whole model of a snapshot in model_'s flat buffers; false when a slice is missing.
+  bool assemble(const Snapshot& snapshot);
+  absl::Status evaluate(const Snapshot& snapshot);
+
+  const DriverConfig& config_;
+  const Dataset& dataset_;
+  RankModel model_;
+  ShardPlan plan_;
+  JsonLinesWriter evals_;
+  std::function<void(const std::string&)> log_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Snapshot> queue_;
+  bool stopping_ = false;
+  std::optional<EvalRow> last_;
+  uint64_t last_version_ = UINT64_MAX;
+  std::thread thread_;
+};
+
+}  // namespace sparseps
