@@ -1,10 +1,13 @@
-# tests/experiments: experiments/sweep-bandwidth and experiments/plot (python unittest on
+# tests/experiments: experiments/sweep-bandwidth, experiments/plot and reproduce-dgs (python unittest on
 # fixture run directories and a fake launcher; no build target needed).
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   add_test(NAME sweep_plot_test
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_sweep_plot.py)
   set_tests_properties(sweep_plot_test PROPERTIES TIMEOUT 120 LABELS python)
+  add_test(NAME reproduce_test
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_reproduce.py)
+  set_tests_properties(reproduce_test PROPERTIES TIMEOUT 120 LABELS python)
 else()
-  message(WARNING "python3 not found: sweep_plot_test not registered")
+  message(WARNING "python3 not found: sweep_plot_test and reproduce_test not registered")
 endif()
