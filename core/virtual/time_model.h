@@ -6,8 +6,9 @@
 //    resolves to one), times a lognormal jitter of mean 1 and coefficient of variation
 //    jitter_cv, times straggler_factor for workers 0 .. stragglers-1.
 //  - codec: the method rules and wire coding on either side of a message (the worker's
-//    push and its applying of the reply; the server's decode, update and reply): their
-//    measured CPU time times codec_scale, or a fixed time per push and per reply.
+//    push, and its decoding and applying of the reply; the server's decode, update and
+//    reply): their measured CPU time times codec_scale, or a fixed time on each side of a
+//    push (worker and server), the reply then applied for free.
 //  - links: every NIC has an uplink and a downlink (link); each worker's is its own, each
 //    server shard's is shared by all workers' uploads and all replies; messages take
 //    turns on a link in arrival order, as transport/link_shaping.h shapes real runs.

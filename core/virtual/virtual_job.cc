@@ -58,6 +58,7 @@ class Job {
     // The step in flight.
     VirtualWorkload::Step batch;
     double compute = 0, codec = 0;
+    double reply_decode = 0;  // CPU seconds decoding this step's replies so far
     int64_t sent_ns = 0;
     uint64_t bytes_up = 0, bytes_down = 0;
   };
@@ -384,7 +385,9 @@ void Job::serve(int s) {
 void Job::replyArrived(int k, int s, const std::vector<uint8_t>& bytes) {
   Worker& w = *workers_[k];
   w.bytes_down += bytes.size();
+  const double d0 = threadCpuSeconds();
   if (!decodeAt(k, s, bytes, MessageKind::kReply)) return;
+  w.reply_decode += threadCpuSeconds() - d0;
   if (--w.waiting > 0) return;
   const int64_t in_ns = events_.now();
   const double c0 = threadCpuSeconds();
@@ -392,7 +395,9 @@ void Job::replyArrived(int k, int s, const std::vector<uint8_t>& bytes) {
     toGlobalIds(plan_->plan, shard, &w.from_shard[shard].segments);
     w.rule->applyReply(w.from_shard[shard].segments, absl::MakeSpan(w.w));
   }
-  const double apply = codecSeconds(threadCpuSeconds() - c0, false);
+  // The worker decodes and applies its replies on its own time, after the last one is in.
+  const double apply = codecSeconds(w.reply_decode + threadCpuSeconds() - c0, false);
+  w.reply_decode = 0;
   const MessageHeader& h = w.from_shard[0].header;
   VirtualStepRecord r;
   r.worker = k;

@@ -4,11 +4,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "experiments/driver/run_dir.h"
@@ -72,16 +69,16 @@ std::optional<ComputeSlots::Held> ComputeSlots::tryAcquire() {
   return std::nullopt;
 }
 
-ComputeSlots::Held ComputeSlots::acquire() {
-  // Polling keeps the rule simple (any free slot will do). The pause doubles from 0.1 ms to
-  // at most 4 ms, so that waiting workers do not wake the cores of the passes thousands of
-  // times a second, yet a freed slot is found within a small part of a pass.
-  auto pause = std::chrono::microseconds(100);
-  for (;;) {
-    if (std::optional<Held> held = tryAcquire()) return std::move(*held);
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(4000));
+ComputeSlots::Held ComputeSlots::acquire(int home) {
+  if (std::optional<Held> held = tryAcquire()) return std::move(*held);
+  // All taken: sleep in the kernel on the home slot, which wakes this worker the moment that
+  // slot is released (polling would either lag behind short passes or keep waking the cores
+  // that run them). Workers spread over the slots by their home, so the wait stays fair.
+  const size_t i = static_cast<size_t>(home) % fds_.size();
+  while (flock(fds_[i], LOCK_EX) != 0) {
+    if (errno != EINTR) return Held(-1, -1);  // cannot happen on an open file; run unslotted
   }
+  return Held(fds_[i], cpus_[i]);
 }
 
 }  // namespace sparseps

@@ -48,8 +48,8 @@ class ComputeSlots {
   };
   // A free slot, or none when every slot is held.
   std::optional<Held> tryAcquire();
-  // Waits for a free slot.
-  Held acquire();
+  // A free slot if there is one, else waits for slot `home` mod count (a worker's index).
+  Held acquire(int home);
 
  private:
   ComputeSlots(std::vector<int> fds, std::vector<int> cpus)

@@ -316,7 +316,7 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
       ->check(CLI::Range(1, 100000))->group(run);
   app.add_option("--eval-bn-batches", c->eval_bn_batches,
                  "before each evaluation, recompute the BN statistics of the servers' model "
-                 "from this many training batches of the first worker's shard, so that they "
+                 "from this many batches of the training set, so that they "
                  "are its own; 0 = use the statistics the workers measured on their models")
       ->check(kNonNegative)->group(run);
   app.add_option("--max-steps", c->max_steps, "stop each worker after this many steps; 0 = off")
@@ -404,8 +404,10 @@ void applyPreset(DriverConfig* c, const std::set<std::string>& given) {
   if (unset("--lr")) c->lr = 0.1;
   if (unset("--lr-milestones")) {
     // The reference's scheduler steps at epoch starts: its 30 and 40 act after epochs 29
-    // and 39 of 50; scaled to the epochs of this run.
-    c->lr_milestones = absl::StrCat(std::round(0.58 * c->epochs), ",", std::round(0.78 * c->epochs));
+    // and 39 of 50; scaled to the epochs of this run, and kept apart in short runs.
+    const int first = std::max(1, static_cast<int>(std::lround(0.58 * c->epochs)));
+    const int second = std::max(first + 1, static_cast<int>(std::lround(0.78 * c->epochs)));
+    c->lr_milestones = absl::StrCat(first, ",", second);
   }
   if (unset("--lr-gamma")) c->lr_gamma = 0.1;
   const bool dgs_or_dgc = c->method == "dgs" || c->method == "dgc";

@@ -141,7 +141,7 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
     if (!more.ok()) return more.status();
     if (!*more) break;
     std::optional<ComputeSlots::Held> slot;
-    if (slots_) slot.emplace(slots_->acquire());
+    if (slots_) slot.emplace(slots_->acquire(config_.workerIndex()));
     const auto t0 = Clock::now();  // compute_s: the pass itself, not the wait for a slot
     optimizer_->zero_grad();
     const torch::Tensor logits = net.forward(batch.images);

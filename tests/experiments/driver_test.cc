@@ -219,6 +219,9 @@ TEST_F(DriverTest, PresetSetsTheReferenceRunsFlagsButNotTheGivenOnes) {
   EXPECT_EQ(c["momentum"], 0.9);
   EXPECT_EQ(c["downlink"], "dense");
   EXPECT_EQ(c["lr_milestones"], nlohmann::json({6.0, 8.0}));  // scaled to 10 epochs
+  // 3 epochs scale both to 2: the second moves one epoch later.
+  c = dryRun("--preset=dgs-paper --method=dgs --world-size=17 --epochs=3");
+  EXPECT_EQ(c["lr_milestones"], nlohmann::json({2.0, 3.0}));
 }
 
 TEST_F(DriverTest, MissingDataNamesTheFetchCommand) {
