@@ -19,10 +19,10 @@ TEST(ComputeSlots, ASecondWorkerWaitsUntilTheSlotIsFree) {
   auto a = ComputeSlots::open(dir.str(), 1);
   auto b = ComputeSlots::open(dir.str(), 1);
   ASSERT_TRUE(a.ok() && b.ok());
-  std::optional<ComputeSlots::Held> held(a->acquire());
+  std::optional<ComputeSlots::Held> held(a->acquire(0));
   std::atomic<bool> got{false};
   std::thread other([&] {
-    ComputeSlots::Held slot = b->acquire();
+    ComputeSlots::Held slot = b->acquire(1);
     got = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
