@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -53,6 +54,7 @@ std::vector<std::shared_ptr<gloo::Context>> connectPair() {
   contexts[0] = *connectWithFileStore(
       RendezvousOptions().setRank(0).setWorldSize(2).setRunId("bench").setStoreDir(dir));
   other.join();
+  std::filesystem::remove_all(dir);  // the store is only needed to connect
   return contexts;
 }
 

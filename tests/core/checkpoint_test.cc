@@ -5,15 +5,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include "tests/temp_dir.h"
 
 namespace sparseps {
 namespace {
 
 std::string tempPath(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("sparseps_ckpt_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
+  static const testing::TempDir dir("sparseps_ckpt_");  // removed when the process exits
+  return (dir.path() / name).string();
 }
 
 ServerCheckpoint sample() {

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/experiments/temp_dir.h"
+#include "tests/temp_dir.h"
 
 namespace sparseps {
 namespace {

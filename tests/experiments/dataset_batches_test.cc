@@ -19,7 +19,7 @@
 #include "experiments/datasets/make_dataset.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/experiments/temp_dir.h"
+#include "tests/temp_dir.h"
 
 // jpeglib.h needs size_t and FILE declared before it.
 // clang-format off

@@ -20,7 +20,7 @@
 #include "experiments/datasets/synthetic.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/experiments/temp_dir.h"
+#include "tests/temp_dir.h"
 
 namespace sparseps {
 namespace {

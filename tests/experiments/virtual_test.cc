@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tests/experiments/launcher.h"
-#include "tests/experiments/temp_dir.h"
+#include "tests/temp_dir.h"
 
 namespace sparseps {
 namespace {

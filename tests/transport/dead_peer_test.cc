@@ -26,7 +26,8 @@ std::vector<std::string> peerArgs(const std::string& dir, int rank, int world,
 }
 
 TEST(DeadPeer, IsReportedByRankAndTheOthersGoOn) {
-  const std::string dir = testing::makeTempDir();
+  const testing::TempDir store("sparseps_transport_");
+  const std::string dir = store.str();
   testing::ChildProcess hanging(peerArgs(dir, 1, 3, "hang"));
   testing::ChildProcess sender(peerArgs(dir, 2, 3, "sender"));
   ASSERT_TRUE(hanging.started() && sender.started());
@@ -76,7 +77,8 @@ TEST(DeadPeer, IsReportedByRankAndTheOthersGoOn) {
 }
 
 TEST(DeadPeer, ASendToADeadPeerFailsNamingIt) {
-  const std::string dir = testing::makeTempDir();
+  const testing::TempDir store("sparseps_transport_");
+  const std::string dir = store.str();
   testing::ChildProcess hanging(peerArgs(dir, 1, 2, "hang"));
   ASSERT_TRUE(hanging.started());
   auto context = connectWithFileStore(testing::loopbackOptions(dir, 0, 2).setRunId("dead"));

@@ -3,24 +3,17 @@
 // on loopback, and makes their Channels.
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/temp_dir.h"
 #include "transport/channel.h"
 #include "transport/rendezvous.h"
 
 namespace sparseps::testing {
-
-inline std::string makeTempDir() {
-  char pattern[] = "/tmp/sparseps_transport_XXXXXX";
-  const char* dir = mkdtemp(pattern);
-  EXPECT_NE(dir, nullptr);
-  return dir == nullptr ? std::string() : std::string(dir);
-}
 
 inline RendezvousOptions loopbackOptions(const std::string& dir, int rank, int n) {
   return RendezvousOptions()
@@ -33,7 +26,8 @@ inline RendezvousOptions loopbackOptions(const std::string& dir, int rank, int n
 }
 
 inline std::vector<std::shared_ptr<gloo::Context>> connectMesh(int n) {
-  const std::string dir = makeTempDir();
+  const TempDir store("sparseps_transport_");  // only needed to connect
+  const std::string dir = store.str();
   std::vector<std::shared_ptr<gloo::Context>> contexts(n);
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r) {

@@ -78,7 +78,8 @@ class NamespacePair {
 double measure(const std::string& ns_receiver, const std::string& host_receiver,
                const std::string& ns_sender, const std::string& host_sender,
                const std::string& shaping) {
-  const std::string dir = testing::makeTempDir();
+  const testing::TempDir store("sparseps_transport_");
+  const std::string dir = store.str();
   auto peer = [&](const std::string& ns, const std::string& host, int rank, const char* mode) {
     return (ns.empty() ? "" : "ip netns exec " + ns + " ") + "timeout 15 " CHANNEL_PEER_PATH +
            " --store=" + dir + " --run=netns --world=2 --rank=" + std::to_string(rank) +

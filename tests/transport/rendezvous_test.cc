@@ -45,7 +45,8 @@ TEST(RendezvousOptions, FromEnvReadsOnlyTheUsualVariables) {
 // A dead job's keys stay in the store directory; a new run with its own prefix connects
 // regardless and never sees them.
 TEST(Rendezvous, StaleKeysOfAnotherRunDoNotInterfere) {
-  const std::string dir = testing::makeTempDir();
+  const testing::TempDir store("sparseps_transport_");
+  const std::string dir = store.str();
   {
     gloo::rendezvous::FileStore store(dir);
     // What rank 1 of a dead run "old" left behind.
@@ -64,7 +65,8 @@ TEST(Rendezvous, StaleKeysOfAnotherRunDoNotInterfere) {
 }
 
 TEST(Rendezvous, MissingPeerIsAnErrorNotAHang) {
-  const std::string dir = testing::makeTempDir();
+  const testing::TempDir store("sparseps_transport_");
+  const std::string dir = store.str();
   auto c =
       connectWithFileStore(testing::loopbackOptions(dir, 0, 2).setRunId("alone").setConnectTimeout(
           std::chrono::milliseconds(500)));
