@@ -104,10 +104,6 @@ inline SegmentSpecs resnet18CifarSpecs() {
   return b.take();
 }
 
-inline size_t layoutNumel(const SegmentSpecs& specs) {
-  return specs.empty() ? 0 : specs.back().offset + specs.back().numel;
-}
-
 __attribute__((target("avx512f"))) inline float sumAvx512(const float* x, size_t n) {
   __m512 a = _mm512_setzero_ps(), b = a, c = a, d = a;
   size_t i = 0;

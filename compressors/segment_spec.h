@@ -18,6 +18,11 @@ struct SegmentSpec {
 
 using SegmentSpecs = std::vector<SegmentSpec>;
 
+// Floats in the flat buffer of a layout whose segments lie in offset order.
+inline size_t flatNumel(const SegmentSpecs& specs) {
+  return specs.empty() ? 0 : specs.back().offset + specs.back().numel;
+}
+
 // k = max(1, floor(numel * density)), capped at numel; 0 only for an empty segment.
 inline size_t topkCount(size_t numel, double density) {
   if (numel == 0) return 0;

@@ -19,8 +19,7 @@ namespace {
 
 void BM_CompressFlat(benchmark::State& state) {
   static const SegmentSpecs specs = resnet50Specs();
-  const SegmentSpec& last = specs.back();
-  const std::vector<float>& data = normalData(last.offset + last.numel);
+  const std::vector<float>& data = normalData(flatNumel(specs));
   int threads = static_cast<int>(state.range(0));
   double density = static_cast<double>(state.range(2)) / 10000.0;
   ExactTopkCompressor topk;

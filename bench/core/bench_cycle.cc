@@ -45,7 +45,7 @@ class Cycle {
     if (!m.ok()) die(std::string(m.status().message()));
     MethodOptions options;
     options.setSeed(1);
-    const size_t n = layoutNumel(specs);
+    const size_t n = flatNumel(specs);
     const std::vector<float>& noise = normalData(n);
     grad_.resize(n);
     w0_.resize(n);
@@ -154,7 +154,7 @@ void BM_Cycle(benchmark::State& state, const std::string& method, bool resnet50)
   state.SetLabel(resnet50 ? "resnet50" : "resnet18");
   Cycle cycle(method, specs);
   checkFirstCycle(method, cycle);
-  const Clocks read = readPassSeconds(normalData(layoutNumel(specs)));
+  const Clocks read = readPassSeconds(normalData(flatNumel(specs)));
   double seconds[kPhases] = {};
   for (auto _ : state) cycle.run(seconds);
   const double cycles = static_cast<double>(state.iterations());

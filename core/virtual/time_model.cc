@@ -1,5 +1,7 @@
 #include "core/virtual/time_model.h"
 
+#include <time.h>
+
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -28,6 +30,12 @@ absl::Status TimeModel::validate() const {
     return absl::InvalidArgumentError("time model: link bandwidth and latency must be >= 0");
   }
   return absl::OkStatus();
+}
+
+double threadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 }  // namespace sparseps

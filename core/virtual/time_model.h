@@ -37,4 +37,8 @@ struct TimeModel {
   absl::Status validate() const;
 };
 
+// CPU seconds of the calling thread: what a `measured` time is, so that other load on the
+// machine does not inflate it as it does wall time.
+double threadCpuSeconds();
+
 }  // namespace sparseps

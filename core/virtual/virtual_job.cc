@@ -1,7 +1,5 @@
 #include "core/virtual/virtual_job.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -19,12 +17,6 @@ namespace {
 
 int64_t toNanos(double seconds) { return std::llround(seconds * 1e9); }
 double toSeconds(int64_t nanos) { return static_cast<double>(nanos) * 1e-9; }
-
-double threadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 // A message on its way: who sent it and its encoded bytes.
 struct InFlight {
@@ -134,7 +126,7 @@ std::shared_ptr<const std::vector<uint8_t>> Job::encode(const MessageHeader& hea
 absl::Status Job::setUp() {
   const JobSpec& job = o_.job;
   if (auto s = o_.time.validate(); !s.ok()) return s;
-  const size_t n = o_.specs.empty() ? 0 : o_.specs.back().offset + o_.specs.back().numel;
+  const size_t n = flatNumel(o_.specs);
   if (o_.initial_params.size() != n) {
     return absl::InvalidArgumentError(absl::StrCat("virtual job: ", o_.initial_params.size(),
                                                    " initial parameters for a layout of ", n));

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "core/checkpoint.h"
 #include "experiments/driver/batch_norm_stats.h"
+#include "experiments/driver/elapsed.h"
 #include "experiments/driver/evaluate.h"
 
 namespace sparseps {
@@ -20,10 +21,6 @@ namespace {
 constexpr int64_t kEvalBatch = 256;
 // How long the evaluator waits for another shard's slice of a snapshot.
 constexpr auto kSliceWait = std::chrono::seconds(120);
-
-double secondsSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
 
 }  // namespace
 
@@ -116,9 +113,9 @@ bool Evaluator::assemble(const Snapshot& snapshot) {
   if (snapshot.params.size() == params.size()) return true;  // the whole model already
   for (int s = 1; s < plan_.numShards(); ++s) {
     const std::string path = snapshotSlicePath(config_.out, snapshot, s);
-    const auto deadline = std::chrono::steady_clock::now() + kSliceWait;
+    const auto deadline = RunClock::now() + kSliceWait;
     absl::StatusOr<ServerCheckpoint> slice = loadCheckpoint(path);
-    while (!slice.ok() && std::chrono::steady_clock::now() < deadline) {
+    while (!slice.ok() && RunClock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       slice = loadCheckpoint(path);
     }
@@ -136,7 +133,7 @@ bool Evaluator::assemble(const Snapshot& snapshot) {
 }
 
 absl::Status Evaluator::evaluate(const Snapshot& snapshot) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = RunClock::now();
   if (!assemble(snapshot)) return absl::OkStatus();
   int64_t bn_batches = 0;
   if (config_.eval_bn_batches > 0) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/checkpoint.h"
+#include "experiments/driver/elapsed.h"
 #include "experiments/driver/evaluator.h"
 #include "experiments/driver/rank_setup.h"
 #include "experiments/driver/run_config.h"
@@ -14,18 +15,9 @@
 #include "optim/builtin_methods.h"
 
 namespace sparseps {
-namespace {
-
-using Stopwatch = std::chrono::steady_clock;
-
-double secondsSince(Stopwatch::time_point t) {
-  return std::chrono::duration<double>(Stopwatch::now() - t).count();
-}
-
-}  // namespace
 
 absl::Status runServerRole(const DriverConfig& config) {
-  const auto start = Stopwatch::now();
+  const auto start = RunClock::now();
   auto dataset = loadDataset(config);
   if (!dataset.ok()) return dataset.status();
   torch::manual_seed(config.seed);  // the model every worker starts from
@@ -83,7 +75,7 @@ absl::Status runServerRole(const DriverConfig& config) {
 
   auto connected = connectDriverRank(config, *model);
   if (!connected.ok()) return connected.status();
-  const auto train_start = Stopwatch::now();
+  const auto train_start = RunClock::now();
   auto stats = runServerShard(*connected->connection->endpoint, job, methods, model->specs,
                               model->flat.params(), model->flat.buffers(), model->fingerprint);
   const double train_seconds = secondsSince(train_start);

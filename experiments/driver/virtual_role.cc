@@ -1,7 +1,6 @@
 #include "experiments/driver/virtual_role.h"
 
 #include <sys/resource.h>
-#include <time.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
 
@@ -13,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/virtual/virtual_job.h"
+#include "experiments/driver/elapsed.h"
 #include "experiments/driver/evaluator.h"
 #include "experiments/driver/progress.h"
 #include "experiments/driver/rank_setup.h"
@@ -23,18 +23,6 @@
 
 namespace sparseps {
 namespace {
-
-using WallClock = std::chrono::steady_clock;
-
-double secondsSince(WallClock::time_point t) {
-  return std::chrono::duration<double>(WallClock::now() - t).count();
-}
-
-double threadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 // Every worker's steps on one module: each step copies the worker's parameters and BN
 // buffers into the module's flat buffers, runs the forward and backward pass of the
@@ -72,7 +60,7 @@ class DriverWorkload : public VirtualWorkload {
     std::copy(w.begin(), w.end(), model_.flat.params().begin());
     std::copy(buffers.begin(), buffers.end(), model_.flat.buffers().begin());
     const double cpu0 = threadCpuSeconds();
-    const auto wall0 = WallClock::now();
+    const auto wall0 = RunClock::now();
     model_.flat.zeroGrad();
     const torch::Tensor logits = model_.net->forward(batch_.images);
     const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, batch_.labels);
@@ -127,7 +115,7 @@ WorkerTotals& totalsOf(std::vector<WorkerTotals>& totals, const VirtualStepRecor
 }  // namespace
 
 absl::Status runVirtualRole(const DriverConfig& config) {
-  const auto start = WallClock::now();
+  const auto start = RunClock::now();
   auto dataset = loadDataset(config);
   if (!dataset.ok()) return dataset.status();
   torch::manual_seed(config.seed);  // the servers' initial model, as in a real run
@@ -200,7 +188,7 @@ absl::Status runVirtualRole(const DriverConfig& config) {
                           " segments, ", options.initial_params.size(), " parameters), ",
                           pushes_per_epoch, " pushes per epoch"));
   DriverWorkload workload(config, **dataset, *model);
-  const auto sim_start = WallClock::now();
+  const auto sim_start = RunClock::now();
   const double sim_cpu0 = threadCpuSeconds();
   auto result = runVirtualJob(options, methods, workload);
   const double sim_real = secondsSince(sim_start);

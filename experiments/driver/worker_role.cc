@@ -12,6 +12,7 @@
 #include "core/ps_optimizer.h"
 #include "experiments/driver/batch_norm_stats.h"
 #include "experiments/driver/compute_slots.h"
+#include "experiments/driver/elapsed.h"
 #include "experiments/driver/evaluate.h"
 #include "experiments/driver/progress.h"
 #include "experiments/driver/rank_setup.h"
@@ -22,15 +23,9 @@
 namespace sparseps {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
 class WorkerRun {
  public:
-  WorkerRun(const DriverConfig& config, Clock::time_point process_start)
+  WorkerRun(const DriverConfig& config, RunClock::time_point process_start)
       : config_(config), process_start_(process_start) {}
 
   absl::Status run();
@@ -49,7 +44,7 @@ class WorkerRun {
   }
 
   const DriverConfig& config_;
-  Clock::time_point process_start_;
+  RunClock::time_point process_start_;
   std::unique_ptr<Dataset> dataset_;
   std::optional<RankModel> model_;
   std::optional<ComputeSlots> slots_;
@@ -132,7 +127,7 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
   state_.step = 0;
   state_.steps_in_epoch = batches.numBatches();
   progress_->startEpoch(epoch);
-  const auto epoch_start = Clock::now();
+  const auto epoch_start = RunClock::now();
   double loss_sum = 0;
   int64_t correct = 0, seen = 0;
   Batch batch;
@@ -142,7 +137,7 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
     if (!*more) break;
     std::optional<ComputeSlots::Held> slot;
     if (slots_) slot.emplace(slots_->acquire(config_.workerIndex()));
-    const auto t0 = Clock::now();  // compute_s: the pass itself, not the wait for a slot
+    const auto t0 = RunClock::now();  // compute_s: the pass itself, not the wait for a slot
     optimizer_->zero_grad();
     const torch::Tensor logits = net.forward(batch.images);
     const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, batch.labels);
@@ -297,7 +292,7 @@ absl::Status WorkerRun::run() {
 }  // namespace
 
 absl::Status runWorkerRole(const DriverConfig& config,
-                           std::chrono::steady_clock::time_point process_start) {
+                           RunClock::time_point process_start) {
   return WorkerRun(config, process_start).run();
 }
 
