@@ -3,6 +3,7 @@
 // return owned results; state such as residuals lives in decorators (error_feedback.h)
 // and in the methods of optim/, keyed by the stable segment id, never by an address.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -19,6 +20,31 @@ struct SelectContext {
   uint64_t seed = 0;
 };
 
+// The longest range a selection asks a StreamedVector to produce at once (64 KiB of
+// floats: it stays in the core's L2 cache between being made and being read).
+inline constexpr size_t kStreamChunk = size_t{1} << 14;
+
+// A vector a method computes while a selection reads it (the DGS worker's momentum
+// update, the DGS server's D - A_k), so that making it and selecting from it take one
+// pass over memory instead of two. The selection calls produce() for consecutive ranges
+// that cover [0, size()) exactly once, whatever it selects; peek() may come first, for a
+// sample.
+class StreamedVector {
+ public:
+  virtual ~StreamedVector() = default;
+  virtual size_t size() const = 0;
+  // Computes x[begin, end) (end - begin <= kStreamChunk) and returns where those values
+  // lie; the pointer is valid until the next call.
+  virtual const float* produce(size_t begin, size_t end) = 0;
+  // Writes to out the values produce(begin, end) will give, changing nothing.
+  virtual void peek(size_t begin, size_t end, float* out) const = 0;
+  // All of x, once produce() has covered it (for the rare paths that need it whole).
+  virtual absl::Span<const float> whole() = 0;
+};
+
+// Calls x.produce over all of x, in kStreamChunk ranges.
+void produceAll(StreamedVector& x);
+
 class Compressor {
  public:
   virtual ~Compressor() = default;
@@ -26,6 +52,13 @@ class Compressor {
   // Sparse results have strictly increasing indices.
   virtual void compress(absl::Span<const float> x, double density, const SelectContext& ctx,
                         SegmentData* out) const = 0;
+  // The same selection of a vector made while it is read. By default x is produced whole
+  // first; a compressor that reads x in one stream (exact top-k) selects as it goes.
+  virtual void compressStreamed(StreamedVector& x, double density, const SelectContext& ctx,
+                                SegmentData* out) const {
+    produceAll(x);
+    compress(x.whole(), density, ctx, out);
+  }
   virtual std::string name() const = 0;
 };
 

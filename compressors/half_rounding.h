@@ -25,6 +25,11 @@ class HalfRounding : public Compressor {
     inner_->compress(x, density, ctx, out);
     roundValuesToHalf(out);
   }
+  void compressStreamed(StreamedVector& x, double density, const SelectContext& ctx,
+                        SegmentData* out) const override {
+    inner_->compressStreamed(x, density, ctx, out);
+    roundValuesToHalf(out);
+  }
   std::string name() const override { return "f16(" + inner_->name() + ")"; }
 
  private:

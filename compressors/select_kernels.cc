@@ -57,7 +57,7 @@ class Appender {
 // without a hit at the cost of a branch; branchless ones store every block. Which one
 // runs is chosen per chunk from the hit rate of the previous chunk (see appendAtLeast):
 // at a hit rate near 1/64 the branch would be mispredicted half the time.
-constexpr size_t kChunk = 1u << 14;
+constexpr size_t kChunk = kStreamChunk;
 
 template <bool kBranchless>
 void appendScalar(const float* x, size_t n, uint32_t key_min, uint32_t base, Appender* out) {
@@ -270,14 +270,13 @@ size_t walkDown(const uint32_t* hist, size_t bins, size_t k, size_t* above) {
 
 }  // namespace
 
-void appendAtLeast(absl::Span<const float> x, uint32_t key_min, uint32_t base, SimdLevel level,
-                   std::vector<uint32_t>* indices, std::vector<float>* values) {
-  appendAtLeast(x, key_min, base, level, indices, values, [](size_t, size_t) {});
-}
+namespace {
 
-void appendAtLeast(absl::Span<const float> x, uint32_t key_min, uint32_t base, SimdLevel level,
-                   std::vector<uint32_t>* indices, std::vector<float>* values,
-                   absl::FunctionRef<void(size_t begin, size_t end)> on_chunk) {
+// The streaming pass over chunks that chunk_at(begin, end) makes available.
+void appendChunks(size_t n, uint32_t key_min, uint32_t base, SimdLevel level,
+                  std::vector<uint32_t>* indices, std::vector<float>* values,
+                  absl::FunctionRef<const float*(size_t begin, size_t end)> chunk_at,
+                  absl::FunctionRef<void(size_t begin, size_t end)> on_chunk) {
   ChunkKernel kernels[2] = {appendScalar<false>, appendScalar<true>};
   switch (usableSimdLevel(level)) {
 #if defined(__x86_64__)
@@ -288,10 +287,10 @@ void appendAtLeast(absl::Span<const float> x, uint32_t key_min, uint32_t base, S
   }
   Appender out(indices, values);
   bool branchless = false;
-  for (size_t i = 0; i < x.size(); i += kChunk) {
-    size_t len = std::min(kChunk, x.size() - i);
+  for (size_t i = 0; i < n; i += kChunk) {
+    size_t len = std::min(kChunk, n - i);
     size_t before = out.count();
-    kernels[branchless](x.data() + i, len, key_min, base + static_cast<uint32_t>(i), &out);
+    kernels[branchless](chunk_at(i, i + len), len, key_min, base + static_cast<uint32_t>(i), &out);
     on_chunk(i, i + len);
     // Branchless once more than one element in 256 hits: then at least ~1 block in 4 of
     // 64 elements has a hit and the skip branch stops paying for itself.
@@ -300,10 +299,32 @@ void appendAtLeast(absl::Span<const float> x, uint32_t key_min, uint32_t base, S
   out.finish();
 }
 
-uint32_t bracketKey(absl::Span<const float> x, size_t k) {
+}  // namespace
+
+void appendAtLeast(absl::Span<const float> x, uint32_t key_min, uint32_t base, SimdLevel level,
+                   std::vector<uint32_t>* indices, std::vector<float>* values) {
+  appendAtLeast(x, key_min, base, level, indices, values, [](size_t, size_t) {});
+}
+
+void appendAtLeast(absl::Span<const float> x, uint32_t key_min, uint32_t base, SimdLevel level,
+                   std::vector<uint32_t>* indices, std::vector<float>* values,
+                   absl::FunctionRef<void(size_t begin, size_t end)> on_chunk) {
+  appendChunks(
+      x.size(), key_min, base, level, indices, values,
+      [&x](size_t begin, size_t) { return x.data() + begin; }, on_chunk);
+}
+
+void appendAtLeast(StreamedVector& x, uint32_t key_min, SimdLevel level,
+                   std::vector<uint32_t>* indices, std::vector<float>* values) {
+  appendChunks(
+      x.size(), key_min, 0, level, indices, values,
+      [&x](size_t begin, size_t end) { return x.produce(begin, end); }, [](size_t, size_t) {});
+}
+
+uint32_t bracketKey(size_t n, size_t k,
+                    absl::FunctionRef<void(size_t begin, size_t end, float* out)> read) {
   // The sample is made of whole runs of kRun consecutive elements (a cache line), so it
   // costs a few lines of memory traffic rather than one line per sampled element.
-  size_t n = x.size();
   size_t runs_in_x = n / kRun;
   // Sampling and resolving the candidates trade off: m samples cost ~m, candidates ~n/m
   // each; 8 sqrt(n) balances them. Never more than the target rank needs.
@@ -318,13 +339,19 @@ uint32_t bracketKey(absl::Span<const float> x, size_t k) {
   size_t run_stride = runs_in_x / runs;
   std::vector<float> sample(m);
   for (size_t j = 0; j < runs; ++j) {
-    const float* src = x.data() + (j * run_stride + run_stride / 2) * kRun;
-    std::copy(src, src + kRun, sample.data() + j * kRun);
+    const size_t begin = (j * run_stride + run_stride / 2) * kRun;
+    read(begin, begin + kRun, sample.data() + j * kRun);
   }
   double mean = static_cast<double>(k) * static_cast<double>(m) / static_cast<double>(n);
   double rank = std::ceil(mean + kMarginSigmas * std::sqrt(mean) + kMarginSigmas);
   if (rank >= static_cast<double>(m)) return 0;
   return kthLargestKey(sample, static_cast<size_t>(rank)).key;
+}
+
+uint32_t bracketKey(absl::Span<const float> x, size_t k) {
+  return bracketKey(x.size(), k, [&x](size_t begin, size_t end, float* out) {
+    std::copy(x.begin() + begin, x.begin() + end, out);
+  });
 }
 
 KthKey kthLargestKey(absl::Span<const float> x, size_t k) {

@@ -14,6 +14,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
+#include "compressors/compressor.h"
 #include "compressors/simd.h"
 
 namespace sparseps {
@@ -27,11 +28,19 @@ void appendAtLeast(absl::Span<const float> x, uint32_t key_min, uint32_t base, S
 void appendAtLeast(absl::Span<const float> x, uint32_t key_min, uint32_t base, SimdLevel level,
                    std::vector<uint32_t>* indices, std::vector<float>* values,
                    absl::FunctionRef<void(size_t begin, size_t end)> on_chunk);
+// The same pass over a vector made as it is read: produces all of x, chunk by chunk, and
+// scans each chunk while it is in cache.
+void appendAtLeast(StreamedVector& x, uint32_t key_min, SimdLevel level,
+                   std::vector<uint32_t>* indices, std::vector<float>* values);
 
 // A key such that, with high probability, at least k elements of x have a key >= it and
 // not many more: the 4-sigma lower bracket of the k-th largest key from a strided sample
 // of x. 0 (every element) when a sample cannot bracket it. Requires 1 <= k <= x.size().
 uint32_t bracketKey(absl::Span<const float> x, size_t k);
+// The same for an x of n elements read through read(begin, end, out), which copies
+// x[begin, end) to out (a StreamedVector's peek).
+uint32_t bracketKey(size_t n, size_t k,
+                    absl::FunctionRef<void(size_t begin, size_t end, float* out)> read);
 
 struct KthKey {
   uint32_t key = 0;    // the k-th largest magnitude key

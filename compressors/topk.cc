@@ -14,18 +14,25 @@ namespace {
 // Below this size a direct radix select (two passes, no sample) is as fast.
 constexpr size_t kDirectBelow = size_t{1} << 16;
 
-// The top-k of an x whose sample says that fewer than about k elements are nonzero (the
-// k-th largest magnitude of the sample is 0), as in a residual that few updates touched:
-// every nonzero, found in one streaming pass, then (when fewer than k) the lowest-index
-// zeros, which are the ties the order picks. The radix select over all of x would spend
-// several passes splitting millions of equal keys.
-void topkOfMostlyZeros(absl::Span<const float> x, size_t k, SimdLevel level,
-                       std::vector<uint32_t>* indices, std::vector<float>* values) {
-  appendAtLeast(x, /*key_min=*/1, 0, level, indices, values);
-  if (indices->size() >= k) {
-    keepTopkInPlace(k, indices, values);
-    return;
+// x itself as a StreamedVector: nothing to compute.
+class SpanVector final : public StreamedVector {
+ public:
+  explicit SpanVector(absl::Span<const float> x) : x_(x) {}
+  size_t size() const override { return x_.size(); }
+  const float* produce(size_t begin, size_t) override { return x_.data() + begin; }
+  void peek(size_t begin, size_t end, float* out) const override {
+    std::copy(x_.begin() + begin, x_.begin() + end, out);
   }
+  absl::Span<const float> whole() override { return x_; }
+
+ private:
+  absl::Span<const float> x_;
+};
+
+// Completes the top-k of an x with fewer than k nonzeros, given all of them (in index
+// order): the ties the order picks are the lowest-index zeros.
+void addLowestZeros(absl::Span<const float> x, size_t k, std::vector<uint32_t>* indices,
+                    std::vector<float>* values) {
   std::vector<uint32_t> nonzero_indices;
   std::vector<float> nonzero_values;
   nonzero_indices.swap(*indices);
@@ -46,52 +53,65 @@ void topkOfMostlyZeros(absl::Span<const float> x, size_t k, SimdLevel level,
   }
 }
 
-}  // namespace
-
-void topkExact(absl::Span<const float> x, size_t k, std::vector<uint32_t>* indices,
-               std::vector<float>* values, SimdLevel level) {
-  size_t n = x.size();
+void topkStreamed(StreamedVector& x, size_t k, std::vector<uint32_t>* indices,
+                  std::vector<float>* values, SimdLevel level) {
+  const size_t n = x.size();
   k = std::min(k, n);
   indices->clear();
   values->clear();
-  if (k == 0) return;
-  if (k == n) {
-    indices->resize(n);
-    std::iota(indices->begin(), indices->end(), 0u);
-    values->assign(x.begin(), x.end());
-    return;
-  }
-  if (n < kDirectBelow) {
-    emitTopk(x, k, indices, values);
-    return;
-  }
-  uint32_t key_min = bracketKey(x, k);
-  if (key_min == 0) {
-    // For a sparse selection the sample always has room for its bracket rank, so a 0
-    // there means the sample's k-th largest is zero.
-    if (k * 8 < n) {
-      topkOfMostlyZeros(x, k, level, indices, values);
-    } else {
-      emitTopk(x, k, indices, values);
+  const bool sampled = n >= kDirectBelow && k > 0 && k < n;
+  const uint32_t bracket = sampled ? bracketKey(n, k, [&x](size_t begin, size_t end, float* out) {
+    x.peek(begin, end, out);
+  }) : 0;
+  // A zero bracket on a sparse selection: the sample's k-th largest is zero (the sample
+  // always has room for its bracket rank then), as in a residual few updates touched.
+  // The radix select over all of x would spend several passes splitting millions of equal
+  // keys; one streaming pass collects the nonzeros instead.
+  const bool mostly_zeros = sampled && bracket == 0 && k * 8 < n;
+  if (bracket == 0 && !mostly_zeros) {
+    produceAll(x);
+    if (k == n) {
+      indices->resize(n);
+      std::iota(indices->begin(), indices->end(), 0u);
+      const absl::Span<const float> all = x.whole();
+      values->assign(all.begin(), all.end());
+    } else if (k > 0) {
+      emitTopk(x.whole(), k, indices, values);
     }
     return;
   }
   indices->reserve(2 * k + 64);
   values->reserve(2 * k + 64);
-  appendAtLeast(x, key_min, 0, level, indices, values);
-  if (indices->size() < k) {  // the bracket missed: exact select over everything
-    emitTopk(x, k, indices, values);
-    return;
+  appendAtLeast(x, mostly_zeros ? 1 : bracket, level, indices, values);
+  if (indices->size() >= k) {
+    keepTopkInPlace(k, indices, values);
+  } else if (mostly_zeros) {
+    addLowestZeros(x.whole(), k, indices, values);
+  } else {  // the bracket missed: exact select over everything
+    emitTopk(x.whole(), k, indices, values);
   }
-  keepTopkInPlace(k, indices, values);
+}
+
+}  // namespace
+
+void topkExact(absl::Span<const float> x, size_t k, std::vector<uint32_t>* indices,
+               std::vector<float>* values, SimdLevel level) {
+  SpanVector v(x);
+  topkStreamed(v, k, indices, values, level);
 }
 
 void ExactTopkCompressor::compress(absl::Span<const float> x, double density,
                                    const SelectContext& ctx, SegmentData* out) const {
+  SpanVector v(x);
+  compressStreamed(v, density, ctx, out);
+}
+
+void ExactTopkCompressor::compressStreamed(StreamedVector& x, double density,
+                                           const SelectContext& ctx, SegmentData* out) const {
   out->segment_id = ctx.segment_id;
   out->numel = static_cast<uint32_t>(x.size());
   out->dense = false;
-  topkExact(x, topkCount(x.size(), density), &out->indices, &out->values, level_);
+  topkStreamed(x, topkCount(x.size(), density), &out->indices, &out->values, level_);
 }
 
 }  // namespace sparseps

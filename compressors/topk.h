@@ -14,6 +14,9 @@
 // misses (fewer than k candidates), a two-pass radix select over the whole segment does.
 // If the sample's bracket is zero (fewer than about k nonzeros, as in a residual few
 // updates touched), one pass collects the nonzeros and the lowest-index zeros fill up to k.
+// The sample is read before the streaming pass, so the same algorithm selects from a
+// vector made while it is read (compressStreamed): the pass that makes it is the pass
+// that selects from it.
 
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +39,9 @@ class ExactTopkCompressor : public Compressor {
   explicit ExactTopkCompressor(SimdLevel level = cpuSimdLevel()) : level_(level) {}
   void compress(absl::Span<const float> x, double density, const SelectContext& ctx,
                 SegmentData* out) const override;
+  // One pass: each chunk of x is scanned against the sample's bracket as it is produced.
+  void compressStreamed(StreamedVector& x, double density, const SelectContext& ctx,
+                        SegmentData* out) const override;
   std::string name() const override { return "topk"; }
 
  private:

@@ -30,6 +30,45 @@
 namespace sparseps {
 namespace {
 
+// One SAMomentum step of one compressed segment, u = m*u at the coordinates the last push
+// sent, then u = u + lr * (g + wd * w), stored into u as the selection reads it: the
+// momentum update and the top-k are one pass over memory, and the sparse rescale touches
+// each cache line while the pass has it.
+class MomentumStep final : public StreamedVector {
+ public:
+  MomentumStep(float* u, const float* g, const float* w, size_t n, float lr, float wd,
+               absl::Span<const uint32_t> sent, float m)
+      : u_(u), g_(g), w_(w), n_(n), lr_(lr), wd_(wd), sent_(sent), m_(m) {}
+  size_t size() const override { return n_; }
+  const float* produce(size_t begin, size_t end) override {
+    for (; next_sent_ < sent_.size() && sent_[next_sent_] < end; ++next_sent_) {
+      u_[sent_[next_sent_]] *= m_;
+    }
+    for (size_t j = begin; j < end; ++j) u_[j] = step(u_[j], j);
+    return u_ + begin;
+  }
+  void peek(size_t begin, size_t end, float* out) const override {
+    for (size_t j = begin; j < end; ++j) out[j - begin] = step(u_[j], j);
+    for (auto it = std::lower_bound(sent_.begin(), sent_.end(), begin);
+         it != sent_.end() && *it < end; ++it) {
+      out[*it - begin] = step(m_ * u_[*it], *it);
+    }
+  }
+  absl::Span<const float> whole() override { return {u_, n_}; }
+
+ private:
+  float step(float u, size_t j) const { return u + lr_ * (g_[j] + wd_ * w_[j]); }
+
+  float* u_;
+  const float* g_;
+  const float* w_;
+  size_t n_;
+  float lr_, wd_;
+  absl::Span<const uint32_t> sent_;  // increasing
+  float m_;
+  size_t next_sent_ = 0;
+};
+
 class DgsWorker : public SegmentWorker {
  public:
   DgsWorker(const SegmentSpecs& specs, const MethodOptions& options)
@@ -61,12 +100,16 @@ class DgsWorker : public SegmentWorker {
         setDense(&s, spec.id, u_[i]);
         continue;
       }
-      for (uint32_t j : sent_[i]) u[j] *= m;
-      forEachFolded(spec, grad, w, [u, lr](size_t j, float g) { u[j] += lr * g; });
-      selector_->compress(u_[i], density, SelectContext{spec.id, ctx.step, options_.seed}, &s);
+      MomentumStep step(u, grad.data() + spec.offset, w.data() + spec.offset, spec.numel, lr,
+                        static_cast<float>(options_.weight_decay), sent_[i], m);
+      selector_->compressStreamed(step, density,
+                                  SelectContext{spec.id, ctx.step, options_.seed}, &s);
       sent_[i].assign(s.indices.begin(), s.indices.end());
-      // The momentum of a sent coordinate goes on from what was sent (with f16, rounded).
-      for (size_t t = 0; t < s.indices.size(); ++t) u[s.indices[t]] = s.values[t];
+      // The momentum of a sent coordinate goes on from what was sent: with f16, the
+      // rounded value (without, the values are u's own).
+      if (options_.f16) {
+        for (size_t t = 0; t < s.indices.size(); ++t) u[s.indices[t]] = s.values[t];
+      }
     }
   }
 

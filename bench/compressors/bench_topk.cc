@@ -134,6 +134,73 @@ void BM_RandomK(benchmark::State& state) {
   timeVsRead(state, c.x, [&] { benchmark::DoNotOptimize(randomKIndices(c.x.size(), c.k, ++bits)); });
 }
 
+// A state update u = u + 1e-3 * g followed by the exact top-k of the new u, as the DGS
+// worker does with its momentum: two passes (update, then select) against one
+// (compressStreamed selects each chunk as the update makes it). vs_read is per read pass
+// over u (the update itself reads u and g and writes u).
+struct UpdateCase {
+  std::vector<float> u;
+  const std::vector<float>& g;
+  size_t k;
+};
+
+UpdateCase updateCaseOf(const benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  const std::vector<float>& x = normalData(n);
+  return {std::vector<float>(x.begin(), x.end()), normalData(n + 1),
+          topkCount(n, static_cast<double>(state.range(1)) / 10000.0)};
+}
+
+void addInPlace(float* __restrict u, const float* __restrict g, size_t begin, size_t end) {
+  for (size_t j = begin; j < end; ++j) u[j] += 1e-3f * g[j];
+}
+
+class UpdateVector final : public StreamedVector {
+ public:
+  explicit UpdateVector(UpdateCase* c) : c_(c) {}
+  size_t size() const override { return c_->u.size(); }
+  const float* produce(size_t begin, size_t end) override {
+    addInPlace(c_->u.data(), c_->g.data(), begin, end);
+    return c_->u.data() + begin;
+  }
+  void peek(size_t begin, size_t end, float* out) const override {
+    for (size_t j = begin; j < end; ++j) out[j - begin] = c_->u[j] + 1e-3f * c_->g[j];
+  }
+  absl::Span<const float> whole() override { return c_->u; }
+
+ private:
+  UpdateCase* c_;
+};
+
+void BM_UpdateThenTopk(benchmark::State& state) {
+  UpdateCase c = updateCaseOf(state);
+  std::vector<uint32_t> idx;
+  std::vector<float> val;
+  timeVsRead(state, normalData(c.u.size()), [&] {
+    addInPlace(c.u.data(), c.g.data(), 0, c.u.size());
+    topkExact(c.u, c.k, &idx, &val);
+    benchmark::DoNotOptimize(idx.data());
+  });
+}
+
+void BM_UpdateStreamedTopk(benchmark::State& state) {
+  UpdateCase c = updateCaseOf(state);
+  ExactTopkCompressor topk;
+  SegmentData out;
+  UpdateVector check_run(&c);
+  topk.compressStreamed(check_run, 0.0, SelectContext{}, &out);
+  std::vector<uint32_t> idx;
+  std::vector<float> val;
+  topkExact(c.u, 1, &idx, &val);
+  check(out.indices == idx, "compressStreamed");
+  const double density = static_cast<double>(state.range(1)) / 10000.0;
+  timeVsRead(state, normalData(c.u.size()), [&] {
+    UpdateVector x(&c);
+    topk.compressStreamed(x, density, SelectContext{}, &out);
+    benchmark::DoNotOptimize(out.indices.data());
+  });
+}
+
 // With --benchmark_repetitions, the fastest repetition: the figure least disturbed by
 // other load on the machine.
 double minOf(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
@@ -171,6 +238,12 @@ BENCHMARK(BM_ReadPass)->Apply(sizes)->Unit(benchmark::kMillisecond)->UseRealTime
 BENCHMARK(BM_TopkExact)->Apply(sizesAndLevels)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
 BENCHMARK(BM_SampledThreshold)->Apply(sizes)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
 BENCHMARK(BM_RandomK)->Apply(sizes)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
+// ResNet-18's largest segment (512 x 512 x 3 x 3) and ResNet-50's whole layout, at 1%.
+void updateSizes(benchmark::internal::Benchmark* b) {
+  for (int64_t n : {int64_t{2359296}, k25M}) b->Args({n, 100});
+}
+BENCHMARK(BM_UpdateThenTopk)->Apply(updateSizes)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
+BENCHMARK(BM_UpdateStreamedTopk)->Apply(updateSizes)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
 BENCHMARK(BM_NthElement)->Apply(slowBaselines)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
 BENCHMARK(BM_TorchTopk)->Apply(slowBaselines)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
 

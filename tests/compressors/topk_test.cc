@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "compressors/segment_spec.h"
 #include "compressors/select_kernels.h"
 #include "tests/compressors/test_util.h"
@@ -70,6 +74,68 @@ TEST_P(TopkTest, CompressorFillsSegment) {
   EXPECT_EQ(out.numel, x.size());
   EXPECT_FALSE(out.dense);
   EXPECT_EQ(out.indices, testing::referenceTopk(x, 100));
+}
+
+// x = base + delta, stored into base as the selection produces it (as a method's state
+// update is), recording the ranges asked for.
+class AddingVector final : public StreamedVector {
+ public:
+  AddingVector(std::vector<float>* base, const std::vector<float>& delta)
+      : base_(base), delta_(delta) {}
+  size_t size() const override { return base_->size(); }
+  const float* produce(size_t begin, size_t end) override {
+    ranges.emplace_back(begin, end);
+    for (size_t j = begin; j < end; ++j) (*base_)[j] += delta_[j];
+    return base_->data() + begin;
+  }
+  void peek(size_t begin, size_t end, float* out) const override {
+    for (size_t j = begin; j < end; ++j) out[j - begin] = (*base_)[j] + delta_[j];
+  }
+  absl::Span<const float> whole() override { return *base_; }
+
+  std::vector<std::pair<size_t, size_t>> ranges;
+
+ private:
+  std::vector<float>* base_;
+  const std::vector<float>& delta_;
+};
+
+TEST_P(TopkTest, StreamedSelectionProducesEachElementOnceAndSelectsExactly) {
+  uint64_t seed = testing::freshSeed();
+  SCOPED_TRACE(testing::seedTrace(seed));
+  std::mt19937_64 rng(seed);
+  ExactTopkCompressor c(GetParam());
+  for (Dist dist : {Dist::kNormal, Dist::kTies, Dist::kZeros, Dist::kRare}) {
+    SCOPED_TRACE(testing::distName(dist));
+    for (size_t n : {size_t{1}, size_t{1000}, size_t{65536}, size_t{300007}}) {
+      for (double density : {0.0, 0.001, 0.01, 0.25, 1.0}) {
+        std::vector<float> base = testing::makeInput(n, dist, &rng);
+        // Mostly zeros stays mostly zeros: the delta touches what the input touches.
+        std::vector<float> delta = testing::makeInput(n, Dist::kNormal, &rng);
+        for (size_t j = 0; j < n; ++j) delta[j] = base[j] == 0.0f ? 0.0f : 0.5f * delta[j];
+        std::vector<float> want_x(n);
+        for (size_t j = 0; j < n; ++j) want_x[j] = base[j] + delta[j];
+
+        AddingVector x(&base, delta);
+        SegmentData out;
+        c.compressStreamed(x, density, SelectContext{}, &out);
+        SCOPED_TRACE("n=" + std::to_string(n) + " density=" + std::to_string(density));
+        size_t next = 0;
+        for (const auto& [begin, end] : x.ranges) {
+          ASSERT_EQ(begin, next);
+          ASSERT_GT(end, begin);
+          ASSERT_LE(end - begin, kStreamChunk);
+          next = end;
+        }
+        ASSERT_EQ(next, n) << "produce must cover the vector exactly once";
+        ASSERT_EQ(base, want_x);
+        EXPECT_EQ(out.indices, testing::referenceTopk(want_x, topkCount(n, density)));
+        for (size_t t = 0; t < out.indices.size(); ++t) {
+          ASSERT_TRUE(testing::sameBits(out.values[t], want_x[out.indices[t]]));
+        }
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Levels, TopkTest, ::testing::ValuesIn(testing::usableLevels()),
