@@ -11,12 +11,41 @@
 namespace sparseps {
 namespace {
 
-// out = (W - W_sync) - A_k over n elements: D - A_k, vectorized.
-SPARSEPS_MULTIVERSION void residualDiff(const float* __restrict w, const float* __restrict w_sync,
-                                        const float* __restrict a, float* __restrict out,
-                                        size_t n) {
-  for (size_t j = 0; j < n; ++j) out[j] = (w[j] - w_sync[j]) - a[j];
+// out = W - B_k over n elements: D - A_k, vectorized.
+SPARSEPS_MULTIVERSION void residualDiff(const float* __restrict w, const float* __restrict b,
+                                        float* __restrict out, size_t n) {
+  for (size_t j = 0; j < n; ++j) out[j] = w[j] - b[j];
 }
+
+// D - A_k = W - B_k of one segment, made a chunk at a time into a small buffer as the
+// selection reads it: W and B_k are read once and the difference never goes to memory.
+class ResidualVector final : public StreamedVector {
+ public:
+  ResidualVector(const float* w, const float* b, size_t n, std::vector<float>* chunk,
+                 std::vector<float>* whole)
+      : w_(w), b_(b), n_(n), chunk_(chunk), whole_(whole) {}
+  size_t size() const override { return n_; }
+  const float* produce(size_t begin, size_t end) override {
+    chunk_->resize(kStreamChunk);
+    peek(begin, end, chunk_->data());
+    return chunk_->data();
+  }
+  void peek(size_t begin, size_t end, float* out) const override {
+    residualDiff(w_ + begin, b_ + begin, out, end - begin);
+  }
+  absl::Span<const float> whole() override {
+    whole_->resize(n_);
+    peek(0, n_, whole_->data());
+    return absl::MakeConstSpan(*whole_);
+  }
+
+ private:
+  const float* w_;
+  const float* b_;
+  size_t n_;
+  std::vector<float>* chunk_;
+  std::vector<float>* whole_;
+};
 
 }  // namespace
 
@@ -29,11 +58,8 @@ DualWayDownlink::DualWayDownlink(SegmentSpecs specs, int num_workers, const Meth
       selector_(makeSelector(options.selection, options.f16)),
       dense_next_(static_cast<size_t>(num_workers), 1),
       w_sync_(index_.size()),
-      residual_(static_cast<size_t>(num_workers), std::vector<std::vector<float>>(index_.size())) {
-  size_t largest = 0;
-  for (const SegmentSpec& spec : index_.specs()) largest = std::max(largest, spec.numel);
-  diff_.resize(largest);
-  for (auto& per_worker : residual_) {
+      tracked_(static_cast<size_t>(num_workers), std::vector<std::vector<float>>(index_.size())) {
+  for (auto& per_worker : tracked_) {
     for (size_t i = 0; i < index_.size(); ++i) {
       if (index_[i].compressed) per_worker[i].assign(index_[i].numel, 0.0f);
     }
@@ -63,7 +89,7 @@ void DualWayDownlink::makeReply(int worker, absl::Span<const float> W, Message* 
   if (!synced_ || resync_due_) resync(W);
   const bool dense = dense_next_[static_cast<size_t>(worker)] != 0;
   dense_next_[static_cast<size_t>(worker)] = 0;
-  std::vector<std::vector<float>>& residual = residual_[static_cast<size_t>(worker)];
+  std::vector<std::vector<float>>& tracked = tracked_[static_cast<size_t>(worker)];
   for (size_t i = 0; i < index_.size(); ++i) {
     const SegmentSpec& spec = index_[i];
     absl::Span<const float> x = W.subspan(spec.offset, spec.numel);
@@ -72,17 +98,17 @@ void DualWayDownlink::makeReply(int worker, absl::Span<const float> W, Message* 
       setDense(&s, spec.id, x);
       continue;
     }
-    std::vector<float>& a = residual[i];
+    std::vector<float>& b = tracked[i];
     const std::vector<float>& w_sync = w_sync_[i];
     if (dense) {  // w = W_sync, A_k = 0
-      std::fill(a.begin(), a.end(), 0.0f);
+      b = w_sync;
       setDense(&s, spec.id, w_sync);
       continue;
     }
-    const absl::Span<float> diff = absl::MakeSpan(diff_.data(), spec.numel);
-    residualDiff(x.data(), w_sync.data(), a.data(), diff.data(), spec.numel);
-    selector_->compress(diff, server_density_, SelectContext{spec.id, versions_, seed_}, &s);
-    for (size_t t = 0; t < s.indices.size(); ++t) a[s.indices[t]] += s.values[t];
+    ResidualVector diff(x.data(), b.data(), spec.numel, &chunk_, &diff_);
+    selector_->compressStreamed(diff, server_density_, SelectContext{spec.id, versions_, seed_},
+                                &s);
+    for (size_t t = 0; t < s.indices.size(); ++t) b[s.indices[t]] += s.values[t];
   }
 }
 
@@ -97,7 +123,7 @@ void DualWayDownlink::save(StateWriter& w) const {
   for (size_t i = 0; i < index_.size(); ++i) {
     if (index_[i].compressed && synced_) w.floats(w_sync_[i]);
   }
-  for (const auto& per_worker : residual_) {
+  for (const auto& per_worker : tracked_) {
     for (size_t i = 0; i < index_.size(); ++i) {
       if (index_[i].compressed) w.floats(per_worker[i]);
     }
@@ -126,12 +152,14 @@ absl::Status DualWayDownlink::load(StateReader& r) {
     if (!index_[i].compressed || !*synced) continue;
     if (auto s = r.floats("W_sync", index_[i].numel, &w_sync[i]); !s.ok()) return s;
   }
-  std::vector<std::vector<std::vector<float>>> residual(
-      residual_.size(), std::vector<std::vector<float>>(index_.size()));
-  for (auto& per_worker : residual) {
+  std::vector<std::vector<std::vector<float>>> tracked(
+      tracked_.size(), std::vector<std::vector<float>>(index_.size()));
+  for (auto& per_worker : tracked) {
     for (size_t i = 0; i < index_.size(); ++i) {
       if (!index_[i].compressed) continue;
-      if (auto s = r.floats("residual A_k", index_[i].numel, &per_worker[i]); !s.ok()) return s;
+      if (auto s = r.floats("tracked model B_k", index_[i].numel, &per_worker[i]); !s.ok()) {
+        return s;
+      }
     }
   }
   if (auto s = r.finish(); !s.ok()) return s;
@@ -141,7 +169,7 @@ absl::Status DualWayDownlink::load(StateReader& r) {
   resync_due_ = *resync_due;
   dense_next_ = std::move(dense_next);
   w_sync_ = std::move(w_sync);
-  residual_ = std::move(residual);
+  tracked_ = std::move(tracked);
   return absl::OkStatus();
 }
 

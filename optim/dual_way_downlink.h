@@ -13,7 +13,11 @@
 // implementation (counting R in server versions would resync N times too often and
 // multiply the downlink). W_sync is first taken at the first reply, so every worker's
 // first reply is dense. Dense (uncompressed) segments always travel as the dense W.
-// Memory: W_sync plus one residual A_k per worker over the compressed segments.
+// Stored form: instead of A_k the rule keeps B_k = W_sync + A_k, worker k's model as the
+// replies made it (B_k = W_sync at a dense reply, B_k = B_k + s_k after a sparse one), and
+// selects from D - A_k = W - B_k: two streams over memory per reply instead of three, and
+// B_k equals the worker's w_k bit for bit, since both add the same s_k to the same W_sync.
+// Memory: W_sync plus one B_k per worker over the compressed segments.
 
 #include <cstdint>
 #include <memory>
@@ -61,8 +65,10 @@ class DualWayDownlink {
   bool resync_due_ = false;                 // R versions passed: take W_sync = W at the next reply
   std::vector<uint8_t> dense_next_;         // per worker: next reply is W_sync
   std::vector<std::vector<float>> w_sync_;  // per spec; empty for dense specs
-  std::vector<std::vector<std::vector<float>>> residual_;  // [worker][spec]: A_k
-  std::vector<float> diff_;  // scratch for D - A_k of one segment, sized to the largest
+  std::vector<std::vector<std::vector<float>>> tracked_;  // [worker][spec]: B_k
+  // Scratch for W - B_k: one chunk as the selection streams it, and the whole segment
+  // for the selection's rare passes that need it all.
+  std::vector<float> chunk_, diff_;
 };
 
 }  // namespace sparseps

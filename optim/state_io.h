@@ -19,7 +19,7 @@
 namespace sparseps {
 
 inline constexpr uint32_t kStateMagic = 0x53505352;  // "SPSR"
-inline constexpr uint32_t kStateFormatVersion = 1;
+inline constexpr uint32_t kStateFormatVersion = 2;  // 2: the dual-way server keeps B_k
 
 class StateWriter {
  public:
