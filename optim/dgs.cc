@@ -57,7 +57,7 @@ class MomentumStep final : public StreamedVector {
   absl::Span<const float> whole() override { return {u_, n_}; }
 
  private:
-  float step(float u, size_t j) const { return u + lr_ * (g_[j] + wd_ * w_[j]); }
+  float step(float u, size_t j) const { return u + lr_ * foldWeightDecay(g_[j], w_[j], wd_); }
 
   float* u_;
   const float* g_;

@@ -23,10 +23,11 @@ class ResidualVector final : public StreamedVector {
  public:
   ResidualVector(const float* w, const float* b, size_t n, std::vector<float>* chunk,
                  std::vector<float>* whole)
-      : w_(w), b_(b), n_(n), chunk_(chunk), whole_(whole) {}
+      : w_(w), b_(b), n_(n), chunk_(chunk), whole_(whole) {
+    chunk_->resize(kStreamChunk);
+  }
   size_t size() const override { return n_; }
   const float* produce(size_t begin, size_t end) override {
-    chunk_->resize(kStreamChunk);
     peek(begin, end, chunk_->data());
     return chunk_->data();
   }

@@ -18,6 +18,9 @@
 
 namespace sparseps {
 
+// The gradient with weight decay folded in, g + wd * w: what every worker rule steps with.
+inline float foldWeightDecay(float g, float w, float wd) { return g + wd * w; }
+
 class SegmentWorker : public WorkerRule {
  public:
   SegmentWorker(const SegmentSpecs& specs, const MethodOptions& options);
@@ -47,7 +50,7 @@ class SegmentWorker : public WorkerRule {
     const float wd = static_cast<float>(options_.weight_decay);
     const float* gr = grad.data() + spec.offset;
     const float* ww = w.data() + spec.offset;
-    for (size_t j = 0; j < spec.numel; ++j) update(j, gr[j] + wd * ww[j]);
+    for (size_t j = 0; j < spec.numel; ++j) update(j, foldWeightDecay(gr[j], ww[j], wd));
   }
   // The push with one slot per spec, each keeping its buffers from the last step.
   void resizePush(Message* push) const { push->resize(index_.size()); }
