@@ -44,13 +44,31 @@ BatchIterator Dataset::trainBatches(int shard, int num_shards, int epoch, int64_
                        aug_seed);
 }
 
-BatchIterator Dataset::testBatches(int64_t batch_size, int shard, int num_shards) const {
+absl::StatusOr<Dataset::Footprint> Dataset::checkAll() const {
+  for (Split split : {Split::kTrain, Split::kTest}) {
+    std::vector<int64_t> all(static_cast<size_t>(size(split)));
+    std::iota(all.begin(), all.end(), 0);
+    BatchIterator batches(this, split, std::move(all), 512, false, false, 0);
+    Batch batch;
+    for (;;) {
+      absl::StatusOr<bool> more = batches.next(&batch);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+    }
+  }
+  return Footprint{};
+}
+
+BatchIterator Dataset::testBatches(int64_t batch_size, int64_t limit) const {
+  const int64_t n = size(Split::kTest);
   std::vector<int64_t> order;
-  if (num_shards >= 1 && shard >= 0 && shard < num_shards) {
-    const int64_t n = size(Split::kTest);
-    const int64_t begin = n * shard / num_shards, end = n * (shard + 1) / num_shards;
-    order.resize(static_cast<size_t>(end - begin));
-    std::iota(order.begin(), order.end(), begin);
+  if (limit > 0 && limit < n) {
+    order = shardIndices(n, 0, 1, mixSeed(seed_, 0x7e57u));
+    order.resize(static_cast<size_t>(limit));
+    std::sort(order.begin(), order.end());
+  } else {
+    order.resize(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
   }
   return BatchIterator(this, Split::kTest, std::move(order), batch_size, false, false, 0);
 }

@@ -74,14 +74,26 @@ class Dataset {
   virtual absl::StatusOr<Batch> getBatch(Split split, absl::Span<const int64_t> indices,
                                          bool augment, uint64_t seed) const = 0;
 
+  // Memory a data set adds as its examples are used, per split (0 for the sets that are
+  // loaded whole when opened: the process holds them already).
+  struct Footprint {
+    int64_t train_bytes = 0;
+    int64_t test_bytes = 0;
+  };
+  // Reads every example of both splits once and keeps nothing (a dry run's check that all of
+  // the data is usable), and returns what caching every example would add (Imagenette's
+  // decoded-image cache).
+  virtual absl::StatusOr<Footprint> checkAll() const;
+
   // Epoch `epoch` of worker `shard` of `num_shards`: its shard shuffled with seed + epoch,
   // augmented when options.augment. A shard outside [0, num_shards) is empty; batch_size < 1
   // counts as 1.
   BatchIterator trainBatches(int shard, int num_shards, int epoch, int64_t batch_size,
                              bool drop_last = false) const;
-  // The test split in index order, unaugmented; with num_shards > 1, the shard-th of
-  // num_shards contiguous pieces of it (empty when shard is not in [0, num_shards)).
-  BatchIterator testBatches(int64_t batch_size, int shard = 0, int num_shards = 1) const;
+  // The test split in index order, unaugmented. With 0 < limit < size(kTest), only `limit`
+  // examples: the same seeded random sample at every call (in index order), so bounded
+  // evaluations of one run score the same examples and every class is represented.
+  BatchIterator testBatches(int64_t batch_size, int64_t limit = 0) const;
 
  protected:
   Dataset(uint64_t seed, bool augment) : seed_(seed), augment_(augment) {}

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <numeric>
 #include <random>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -54,6 +56,13 @@ at::Tensor resize(const at::Tensor& image, int64_t h, int64_t w) {
   at::Tensor f = image.to(at::kFloat).unsqueeze(0);
   if (f.size(2) == h && f.size(3) == w) return f.squeeze(0);
   return at::_upsample_bilinear2d_aa(f, {h, w}, /*align_corners=*/false).squeeze(0);
+}
+
+// [h, w] of a decoded height x width image once its shorter side is resized to short_side.
+std::pair<int64_t, int64_t> cachedSize(int height, int width, int64_t short_side) {
+  const double shorter = std::min(height, width);
+  return {std::max<int64_t>(1, std::lround(height * short_side / shorter)),
+          std::max<int64_t>(1, std::lround(width * short_side / shorter))};
 }
 
 struct Box {
@@ -180,9 +189,7 @@ absl::StatusOr<at::Tensor> ImagenetteDataset::image(Split split, int64_t index) 
   if (!rgb.ok()) return rgb.status();
   at::Tensor hwc = at::from_blob(rgb->pixels.data(), {rgb->height, rgb->width, 3}, at::kByte);
   at::Tensor chw = hwc.permute({2, 0, 1});
-  const double shorter = std::min(rgb->height, rgb->width);
-  const int64_t h = std::max<int64_t>(1, std::lround(rgb->height * short_side_ / shorter));
-  const int64_t w = std::max<int64_t>(1, std::lround(rgb->width * short_side_ / shorter));
+  const auto [h, w] = cachedSize(rgb->height, rgb->width, short_side_);
   at::Tensor cached = resize(chw, h, w).round_().clamp_(0, 255).to(at::kByte).contiguous();
   std::lock_guard<std::mutex> lock(mutex_);
   if (!part.cache[index].defined()) {
@@ -190,6 +197,38 @@ absl::StatusOr<at::Tensor> ImagenetteDataset::image(Split split, int64_t index) 
     if (rgb->source_channels == 1) ++grayscale_;
   }
   return part.cache[index];
+}
+
+absl::StatusOr<Dataset::Footprint> ImagenetteDataset::checkAll() const {
+  // Decoding is most of the cost: every core decodes a stride of the files.
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  Footprint footprint;
+  for (int s = 0; s < 2; ++s) {
+    const std::vector<std::string>& paths = parts_[s].paths;
+    std::vector<absl::Status> errors(threads);
+    std::vector<int64_t> bytes(threads, 0);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        for (size_t i = t; i < paths.size() && errors[t].ok(); i += threads) {
+          absl::StatusOr<RgbImage> rgb = decodeJpegFile(paths[i], static_cast<int>(short_side_));
+          if (!rgb.ok()) {
+            errors[t] = rgb.status();
+          } else {
+            const auto [h, w] = cachedSize(rgb->height, rgb->width, short_side_);
+            bytes[t] += 3 * h * w;
+          }
+        }
+      });
+    }
+    for (std::thread& t : pool) t.join();
+    for (const absl::Status& e : errors) {
+      if (!e.ok()) return e;
+    }
+    const int64_t total = std::accumulate(bytes.begin(), bytes.end(), int64_t{0});
+    (s == 0 ? footprint.train_bytes : footprint.test_bytes) = total;
+  }
+  return footprint;
 }
 
 absl::StatusOr<Batch> ImagenetteDataset::getBatch(Split split, absl::Span<const int64_t> indices,

@@ -39,6 +39,9 @@ class ImagenetteDataset : public Dataset {
   absl::StatusOr<Batch> getBatch(Split split, absl::Span<const int64_t> indices, bool augment,
                                  uint64_t seed) const override;
 
+  // Decodes every JPEG of both splits (on every core) without caching them.
+  absl::StatusOr<Footprint> checkAll() const override;
+
   const std::vector<std::string>& wnids() const { return wnids_; }
   // Number of grayscale (1-channel) JPEGs among the images decoded so far.
   int64_t grayscaleDecoded() const;

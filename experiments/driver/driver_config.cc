@@ -237,14 +237,22 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "where the data set is; empty: its default place (fashion-mnist: "
                  "/usr/share/datasets/fashion-mnist; cifar10, imagenette: data/<name>, see "
                  "experiments/fetch-data)")->group(data);
+  app.add_option("--image-size", c->image_size,
+                 "imagenette: side of the square crop the model sees, e.g. 128 for a run "
+                 "about 3x faster than 224 (images are cached with their shorter side at "
+                 "this x 256/224); 0 = the model's own (resnet50: 224)")
+      ->check(CLI::Range(0, 1024))->group(data);
   app.add_option("--epochs", c->epochs, "passes over the training set")
       ->check(CLI::Range(1, 100000))->group(data);
   app.add_option("--batch-size", c->batch_size, "batch per worker and step")
       ->check(CLI::Range(1, 1 << 20))->group(data);
 
   auto* opt = "Optimization";
-  app.add_option("--lr", c->lr, "initial learning rate lr0")->check(kPositive)
-      ->group(opt);
+  app.add_option("--lr", c->lr,
+                 "initial learning rate lr0; default 0.1, or for resnet50 the linear scaling "
+                 "rule 0.1 x global batch / 256, the global batch being --batch-size x "
+                 "workers")
+      ->check(kPositive)->group(opt);
   app.add_option("--lr-milestones", c->lr_milestones,
                  "epochs at which the rate is multiplied by --lr-gamma: a comma list (e.g. "
                  "30,40), none, or auto = 60% and 80% of --epochs (the DGS schedule, 30,40 of 50)")
@@ -252,7 +260,8 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   app.add_option("--lr-gamma", c->lr_gamma, "factor at each milestone")
       ->check(kPositive)->group(opt);
   app.add_option("--warmup-epochs", c->warmup_epochs,
-                 "linear learning-rate warm-up over the first epochs (may be fractional)")
+                 "linear learning-rate warm-up over the first epochs (may be fractional); "
+                 "default 0, or for resnet50 min(5, epochs / 5)")
       ->check(kNonNegative)->group(opt);
   app.add_option("--momentum", c->momentum, "momentum m")->check(CLI::Range(0.0, 1.0))
       ->group(opt);
@@ -314,11 +323,17 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "evaluate the servers' model on the test split every this many epochs, "
                  "and always at the end")
       ->check(CLI::Range(1, 100000))->group(run);
+  app.add_option("--eval-samples", c->eval_samples,
+                 "test examples each evaluation scores: a fixed seeded sample of the test "
+                 "split, the same at every evaluation; 0 = all; -1 = auto: all, or 1000 with "
+                 "--max-steps (a quick run stays quick)")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40))->group(run);
   app.add_option("--eval-bn-batches", c->eval_bn_batches,
                  "before each evaluation, recompute the BN statistics of the servers' model "
-                 "from this many batches of the training set, so that they "
-                 "are its own; 0 = use the statistics the workers measured on their models")
-      ->check(kNonNegative)->group(run);
+                 "from this many batches of the training set, so that they are its own; 0 = "
+                 "use the statistics the workers measured on their models; -1 = auto: as "
+                 "many training examples as the evaluation scores, at most 100 batches")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40))->group(run);
   app.add_option("--max-steps", c->max_steps, "stop each worker after this many steps; 0 = off")
       ->check(kNonNegative)->group(run);
   app.add_option("--checkpoint-every", c->checkpoint_every,
@@ -333,7 +348,15 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "cannot be redrawn); 0 = no cut; experiments/run sets it")
       ->check(kNonNegative)->group(run);
   app.add_flag("--dry-run", c->dry_run,
-               "check the flags and load the data set, print the resolved config, exit")
+               "check everything a run needs in this one process and write nothing: the "
+               "flags (printed resolved), every example of the data (every JPEG decoded), "
+               "one training step and one evaluation batch of the model, a push and reply "
+               "through the method's rules, and the memory each process will need; no --rank, "
+               "--store-dir or --out needed")
+      ->group(run);
+  app.add_flag("--preflight", c->preflight,
+               "check the flags, open the data set and build the model, then exit (what "
+               "experiments/run does before it starts the ranks)")
       ->group(run);
 
   auto* vt = "Virtual time (--clock=virtual)";
@@ -420,7 +443,38 @@ void applyPreset(DriverConfig* c, const std::set<std::string>& given) {
   }
 }
 
+// The model's defaults (ModelInfo) for the flags not given: the rate rule and the crop.
+absl::Status applyModelDefaults(DriverConfig* c, const std::set<std::string>& given) {
+  const auto info = std::find_if(knownModels().begin(), knownModels().end(),
+                                 [c](const ModelInfo& m) { return m.name == c->model; });
+  if (info == knownModels().end()) return absl::OkStatus();  // the flag's check reports it
+  if (info->lr_per_256 > 0 && c->preset.empty()) {
+    if (given.count("--lr") == 0) {
+      c->lr = info->lr_per_256 * c->batch_size * c->numWorkers() / 256.0;
+    }
+    if (given.count("--warmup-epochs") == 0) c->warmup_epochs = std::min(5.0, c->epochs / 5.0);
+  }
+  if (c->image_size != 0 && c->dataset != "imagenette") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--image-size applies to imagenette; ", c->dataset, "'s images have a fixed size: "
+        "drop --image-size"));
+  }
+  if (c->image_size == 0 && c->dataset == "imagenette") {
+    c->image_size = static_cast<int>(info->image_size);
+  }
+  if (c->image_size != 0 && c->image_size < 32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--image-size must be at least 32 (the ResNets downsample by 32), got ", c->image_size));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+int64_t DriverConfig::evalBnBatches(int64_t examples) const {
+  if (eval_bn_batches >= 0) return eval_bn_batches;
+  return std::min<int64_t>(100, (examples + batch_size - 1) / batch_size);
+}
 
 absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& given) {
   applyPreset(c, given);
@@ -430,6 +484,8 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
         "--world-size (", c->world_size, ") must exceed --servers (", c->servers,
         "): the ranks after the server shards are the workers"));
   }
+  if (auto s = applyModelDefaults(c, given); !s.ok()) return s;
+  if (c->eval_samples < 0) c->eval_samples = c->max_steps > 0 ? 1000 : 0;
   if (auto s = resolveTimeModel(c); !s.ok()) return s;
   if (c->virtualClock()) {
     if (c->multiMachine() || c->rank >= 0) {
@@ -443,6 +499,8 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
     c->rank = 0;
     c->store_dir = "unused";  // no rendezvous
   }
+  const bool checking = c->dry_run || c->preflight;  // one process that connects to no one
+  if (checking && c->rank < 0) c->rank = c->servers;  // a worker's view (threads, seed)
   if (c->rank < 0 || c->rank >= c->world_size) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--rank (or RANK) must be in [0, ", c->world_size, "), got ", c->rank,
@@ -453,12 +511,12 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
   }
   if (c->multiMachine()) {
     if (!bandwidth_given) c->bandwidth = "none";
-  } else if (c->store_dir.empty()) {
+  } else if (c->store_dir.empty() && !checking) {
     return absl::InvalidArgumentError(
         "--store-dir is required on one machine (or give --master-addr for a multi-machine "
         "job); experiments/run sets it");
   }
-  if (c->out.empty() && !c->dry_run) {
+  if (c->out.empty() && !checking) {
     return absl::InvalidArgumentError("--out (the run directory) is required; experiments/run "
                                       "sets it");
   }
@@ -539,6 +597,7 @@ nlohmann::json DriverConfig::toJson() const {
       {"model", model},
       {"dataset", dataset},
       {"data_dir", data_dir},
+      {"image_size", image_size},
       {"epochs", epochs},
       {"batch_size", batch_size},
       {"lr", lr},
@@ -566,6 +625,7 @@ nlohmann::json DriverConfig::toJson() const {
       {"out", out},
       {"resume", resume},
       {"eval_every", eval_every},
+      {"eval_samples", eval_samples},
       {"eval_bn_batches", eval_bn_batches},
       {"max_steps", max_steps},
       {"checkpoint_every", checkpoint_every},

@@ -33,13 +33,14 @@ struct DriverConfig {
   std::string model = "small_resnet";
   std::string dataset = "fashion-mnist";
   std::string data_dir;            // "" = defaultDataDir(dataset)
+  int image_size = 0;              // imagenette: side of the crop; 0 = the model's own
   int epochs = 5;
   int batch_size = 64;
   // Schedule and method hyperparameters.
-  double lr = 0.1;
+  double lr = 0.1;                 // resolve: the model's scaling rule when not given
   std::string lr_milestones = "auto";  // "auto", "none" or a comma list of epochs
   double lr_gamma = 0.1;
-  double warmup_epochs = 0;
+  double warmup_epochs = 0;        // resolve: the model's warm-up when not given
   double momentum = 0.9;
   double weight_decay = 5e-4;
   double density = 0.01;
@@ -61,12 +62,15 @@ struct DriverConfig {
   std::string out;
   bool resume = false;
   int eval_every = 1;
-  int64_t eval_bn_batches = 100;   // 0 = evaluate with the BN statistics the workers pushed
+  int64_t eval_samples = -1;       // test examples per evaluation; 0 = all; -1 = auto
+  int64_t eval_bn_batches = -1;    // 0 = evaluate with the BN statistics the workers pushed;
+                                   // -1 = auto (evalBnBatches)
   int64_t max_steps = 0;           // per worker; 0 = no limit
   uint64_t checkpoint_every = 0;   // server versions; 0 = only at the end
   std::string progress = "auto";   // auto | tty | plain | none
   int progress_columns = 0;        // tty: cut the updating line to this width; 0 = no cut
-  bool dry_run = false;
+  bool dry_run = false;            // every check, then exit (dry_run.h)
+  bool preflight = false;          // flags, data set opened, model built, then exit
   // Clock: real processes over Gloo, or the whole job in this process in simulated time.
   std::string clock = "real";
   std::string step_time = "measured";  // measured | DURATION | profile:FILE
@@ -100,6 +104,11 @@ struct DriverConfig {
   std::string workerCheckpointPath() const {
     return checkpointPath() + ".worker" + std::to_string(workerIndex());
   }
+
+  // The BN-statistics batches of one evaluation that scores `examples` test examples:
+  // --eval-bn-batches, or with auto as many training examples as the evaluation scores, at
+  // most 100 batches.
+  int64_t evalBnBatches(int64_t examples) const;
 
   nlohmann::json toJson() const;
 };

@@ -6,14 +6,14 @@
 namespace sparseps {
 
 absl::StatusOr<EvalResult> evaluate(ImageClassifier& net, const Dataset& dataset,
-                                    int64_t batch_size) {
+                                    int64_t batch_size, int64_t limit) {
   torch::NoGradGuard no_grad;
   const bool was_training = net.is_training();
   net.eval();
   EvalResult result;
   double loss_sum = 0;
   int64_t correct = 0;
-  BatchIterator batches = dataset.testBatches(batch_size);
+  BatchIterator batches = dataset.testBatches(batch_size, limit);
   Batch batch;
   while (true) {
     auto more = batches.next(&batch);

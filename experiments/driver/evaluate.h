@@ -1,6 +1,7 @@
 #pragma once
 // Test-set evaluation of a model in eval mode (BatchNorm uses its running statistics), no
-// gradients: the accuracy and mean cross-entropy loss over the whole test split.
+// gradients: the accuracy and mean cross-entropy loss over the test split, or over a fixed
+// seeded sample of `limit` of its examples (0: all of them; see Dataset::testBatches).
 
 #include <cstdint>
 
@@ -17,6 +18,6 @@ struct EvalResult {
 };
 
 absl::StatusOr<EvalResult> evaluate(ImageClassifier& net, const Dataset& dataset,
-                                    int64_t batch_size);
+                                    int64_t batch_size, int64_t limit = 0);
 
 }  // namespace sparseps

@@ -1,5 +1,6 @@
 #include "experiments/driver/evaluator.h"
 
+#include <ATen/Parallel.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -84,6 +86,12 @@ void Evaluator::run() {
   const auto tid = static_cast<pid_t>(syscall(SYS_gettid));
   sched_param idle{};
   if (sched_setscheduler(tid, SCHED_IDLE, &idle) != 0) setpriority(PRIO_PROCESS, tid, 19);
+  // Every core, at that priority (OpenMP's threads inherit it): while workers train it gets
+  // what they leave, and once they are done it has the machine. A virtual-time job keeps
+  // one thread, so the step times it measures on the other core are not disturbed.
+  if (!config_.virtualClock()) {
+    at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  }
   for (;;) {
     Snapshot snapshot;
     {
@@ -135,16 +143,19 @@ bool Evaluator::assemble(const Snapshot& snapshot) {
 absl::Status Evaluator::evaluate(const Snapshot& snapshot) {
   const auto start = RunClock::now();
   if (!assemble(snapshot)) return absl::OkStatus();
+  const int64_t test_size = dataset_.size(Split::kTest);
+  const int64_t examples = config_.eval_samples > 0 ? std::min(config_.eval_samples, test_size)
+                                                    : test_size;
   int64_t bn_batches = 0;
-  if (config_.eval_bn_batches > 0) {
+  if (const int64_t wanted = config_.evalBnBatches(examples); wanted > 0) {
     auto used = recomputeBatchNormStatistics(
         *model_.net,
         dataset_.trainBatches(0, 1, static_cast<int>(snapshot.epoch), config_.batch_size),
-        config_.eval_bn_batches);
+        wanted);
     if (!used.ok()) return used.status();
     bn_batches = *used;
   }
-  auto result = sparseps::evaluate(*model_.net, dataset_, kEvalBatch);
+  auto result = sparseps::evaluate(*model_.net, dataset_, kEvalBatch, examples);
   if (!result.ok()) return result.status();
   const double took = secondsSince(start);
   auto s = evals_.append({{"epoch", snapshot.epoch},
@@ -154,14 +165,15 @@ absl::Status Evaluator::evaluate(const Snapshot& snapshot) {
                           {"final", snapshot.final},
                           {"accuracy", result->accuracy},
                           {"loss", result->loss},
+                          {"examples", result->examples},
                           {"bn_batches", bn_batches}});
   if (s.ok()) s = evals_.flush();
   if (!s.ok()) return s;
   last_ = EvalRow{snapshot.epoch, snapshot.version, result->accuracy, result->loss};
   last_version_ = snapshot.version;
-  log_(absl::StrFormat("evaluation after %.2f epochs (server version %d): accuracy %.4f loss "
-                       "%.4f, %.1fs", snapshot.epoch, snapshot.version, result->accuracy,
-                       result->loss, took));
+  log_(absl::StrFormat("evaluation after %.2f epochs (server version %d, %d test examples): "
+                       "accuracy %.4f loss %.4f, %.1fs", snapshot.epoch, snapshot.version,
+                       result->examples, result->accuracy, result->loss, took));
   return absl::OkStatus();
 }
 

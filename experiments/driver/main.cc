@@ -8,6 +8,7 @@
 
 #include "core/allocator.h"
 #include "experiments/driver/driver_config.h"
+#include "experiments/driver/dry_run.h"
 #include "experiments/driver/rank_setup.h"
 #include "experiments/driver/server_role.h"
 #include "experiments/driver/virtual_role.h"
@@ -38,6 +39,10 @@ int run(int argc, char** argv) {
   setTorchThreads(config);
   try {
     if (config.dry_run) {
+      if (auto s = runDryRun(config); !s.ok()) return fail(config.rank, std::string(s.message()));
+      return 0;
+    }
+    if (config.preflight) {
       auto dataset = loadDataset(config);
       if (!dataset.ok()) return fail(config.rank, std::string(dataset.status().message()));
       auto model = buildModel(config, **dataset);

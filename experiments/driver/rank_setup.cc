@@ -23,10 +23,7 @@ absl::StatusOr<std::unique_ptr<Dataset>> loadDataset(const DriverConfig& config)
   DatasetOptions options;
   // One seed for every rank: the shards are pieces of one seeded permutation.
   options.setSeed(config.seed);
-  // Imagenette is cropped to the side the model is meant for.
-  for (const ModelInfo& m : knownModels()) {
-    if (m.name == config.model) options.setImageSize(static_cast<int>(m.image_size));
-  }
+  if (config.image_size > 0) options.setImageSize(config.image_size);  // imagenette's crop
   return makeDataset(config.dataset, config.data_dir, options);
 }
 

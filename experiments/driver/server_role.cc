@@ -91,6 +91,7 @@ absl::Status runServerRole(const DriverConfig& config) {
       {"dropped_workers", stats->dropped_workers},
       {"train_seconds", train_seconds},
       {"wall_seconds", secondsSince(start)},
+      {"peak_rss_mb", peakRssMb()},
   };
   logLine(rank, absl::StrCat("server shard done: ", report.dump()));
   const std::string name = rank == 0 ? "server.json" : absl::StrCat("server", rank, ".json");
@@ -108,7 +109,8 @@ absl::Status runServerRole(const DriverConfig& config) {
                                " worker reports in ", config.out));
   }
   return writeSummary(config, reports, final_eval.ok() ? *final_eval : EvalRow{}, train_seconds,
-                      secondsSince(start));
+                      secondsSince(start), (*dataset)->size(Split::kTrain),
+                      {{"server_peak_rss_mb", peakRssMb()}});
 }
 
 }  // namespace sparseps

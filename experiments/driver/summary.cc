@@ -1,5 +1,7 @@
 #include "experiments/driver/summary.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -21,7 +23,14 @@ nlohmann::json WorkerTotals::toJson() const {
           {"comm_seconds", comm_seconds},
           {"bytes_up", bytes_up},
           {"bytes_down", bytes_down},
-          {"staleness_sum", staleness_sum}};
+          {"staleness_sum", staleness_sum},
+          {"peak_rss_mb", peak_rss_mb}};
+}
+
+double peakRssMb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
 std::string workerReportPath(const std::string& out, int worker) {
@@ -75,10 +84,14 @@ double bestAccuracy(const std::string& eval_path, double fallback) {
 
 absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann::json>& reports,
                           const EvalRow& final_eval, double train_seconds, double wall_seconds,
-                          const nlohmann::json& extra) {
+                          int64_t train_examples, const nlohmann::json& extra) {
   uint64_t samples = 0, bytes_up = 0, bytes_down = 0, steps = 0, staleness = 0;
-  double compute = 0, compress = 0, comm = 0;
+  double compute = 0, compress = 0, comm = 0, worker_rss = 0;
+  nlohmann::json worker_throughput = nlohmann::json::array();
   for (const auto& r : reports) {
+    const double seconds = r["train_seconds"].get<double>();
+    worker_throughput.push_back(seconds > 0 ? r["samples"].get<double>() / seconds : 0.0);
+    worker_rss = std::max(worker_rss, r.value("peak_rss_mb", 0.0));
     compute += r["compute_seconds"].get<double>();
     compress += r["compress_seconds"].get<double>();
     comm += r["comm_seconds"].get<double>();
@@ -102,6 +115,10 @@ absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann
       {"latency_ns", config.latency_ns},
       {"batch_size", config.batch_size},
       {"epochs", config.epochs},
+      {"max_steps", config.max_steps},
+      {"epochs_trained", train_examples > 0 ? static_cast<double>(samples) /
+                                                  static_cast<double>(train_examples)
+                                            : 0.0},
       {"final_accuracy", final_eval.accuracy},
       {"final_epoch", final_eval.epoch},
       {"best_accuracy", bestAccuracy(config.out + "/eval.jsonl", final_eval.accuracy)},
@@ -109,6 +126,7 @@ absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann
       {"train_seconds", train_seconds},
       {"samples", samples},
       {"throughput", train_seconds > 0 ? static_cast<double>(samples) / train_seconds : 0.0},
+      {"worker_throughput", worker_throughput},
       {"bytes_up", bytes_up},
       {"bytes_down", bytes_down},
       {"updates", steps},
@@ -116,6 +134,7 @@ absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann
       {"mean_staleness", steps > 0 ? static_cast<double>(staleness) / static_cast<double>(steps)
                                    : 0.0},
       {"workers_reported", reports.size()},
+      {"worker_peak_rss_mb", worker_rss},
       // Per step, over all workers: what the closed-form speedup model is built from.
       {"mean_compute_s", steps > 0 ? compute / static_cast<double>(steps) : 0.0},
       {"mean_compress_s", steps > 0 ? compress / static_cast<double>(steps) : 0.0},

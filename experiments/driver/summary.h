@@ -3,7 +3,8 @@
 // server shard 0, once training is over and the final model is evaluated, collects them
 // and writes summary.json, so the summary's samples, bytes and staleness are what each
 // worker counted, not an estimate, and its throughput is the job's: all samples over the
-// time the servers served (training only: evaluation runs off that path).
+// time the servers served (training only: evaluation runs off that path), so one slow
+// worker does not rewrite it; each worker's own rate is listed beside it.
 
 #include <chrono>
 #include <cstdint>
@@ -30,11 +31,15 @@ struct WorkerTotals {
   uint64_t bytes_up = 0;
   uint64_t bytes_down = 0;
   uint64_t staleness_sum = 0;
+  double peak_rss_mb = 0;     // this process's peak resident memory
 
   nlohmann::json toJson() const;
 };
 
 std::string workerReportPath(const std::string& out, int worker);
+
+// This process's peak resident memory so far, in MiB.
+double peakRssMb();
 
 // The reports of workers [first, end) found in `out` within `timeout` (fewer when some
 // never came: a worker on another machine writes into its own run directory).
@@ -42,10 +47,12 @@ std::vector<nlohmann::json> collectWorkerReports(const std::string& out, int fir
                                                  std::chrono::seconds timeout);
 
 // summary.json from the config, the worker reports, the final evaluation, eval.jsonl (for
-// the best accuracy) and the servers' training time (simulated in virtual time); `extra`
-// adds fields of its own (a virtual-time job's).
+// the best accuracy) and the servers' training time (simulated in virtual time);
+// train_examples: the training set's size (the run's real epochs are its samples over it,
+// which a --max-steps cap makes fewer than --epochs); `extra` adds fields of its own.
 absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann::json>& reports,
                           const EvalRow& final_eval, double train_seconds, double wall_seconds,
+                          int64_t train_examples,
                           const nlohmann::json& extra = nlohmann::json::object());
 
 }  // namespace sparseps

@@ -1,6 +1,5 @@
 #include "experiments/driver/virtual_role.h"
 
-#include <sys/resource.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
 
@@ -204,8 +203,6 @@ absl::Status runVirtualRole(const DriverConfig& config) {
   for (const WorkerTotals& t : totals) reports.push_back(t.toJson());
   nlohmann::json histogram = nlohmann::json::object();
   for (const auto& [staleness, steps] : result->staleness) histogram[std::to_string(staleness)] = steps;
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
   // Where the time of the simulation went: the workers' forward/backward passes, and
   // everything else (real_overhead_fraction): the method rules and wire coding of both
   // sides (real_codec_seconds of it), copies of parameters in and out of the shared module,
@@ -223,7 +220,7 @@ absl::Status runVirtualRole(const DriverConfig& config) {
       {"real_codec_seconds", result->real_codec_seconds},
       {"real_cpu_seconds", sim_cpu},
       {"real_overhead_fraction", spent > 0 ? overhead / spent : 0.0},
-      {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0},
+      {"peak_rss_mb", peakRssMb()},
       {"staleness_histogram", histogram},
       {"bytes_up_total", result->bytes_up},
       {"bytes_down_total", result->bytes_down},
@@ -231,11 +228,11 @@ absl::Status runVirtualRole(const DriverConfig& config) {
   logLine(0, absl::StrFormat("simulated %.2f s in %.1f s real (forward/backward %.1f s, "
                              "method rules and wire %.1f s); peak RSS %.0f MB",
                              result->simulated_seconds, sim_real, result->real_compute_seconds,
-                             result->real_codec_seconds,
-                             static_cast<double>(usage.ru_maxrss) / 1024.0));
+                             result->real_codec_seconds, peakRssMb()));
   EvalRow last = final_eval.ok() ? *final_eval : EvalRow{};
   last.version = result->server_version;
-  return writeSummary(config, reports, last, result->simulated_seconds, secondsSince(start), extra);
+  return writeSummary(config, reports, last, result->simulated_seconds, secondsSince(start),
+                      (*dataset)->size(Split::kTrain), extra);
 }
 
 }  // namespace sparseps

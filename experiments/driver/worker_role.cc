@@ -267,6 +267,7 @@ void WorkerRun::showEvaluations() {
 absl::Status WorkerRun::finishRun() {
   // The report first: once this worker says goodbye, server shard 0 may write the summary.
   if (auto s = metrics_->flush(); !s.ok()) return s;
+  totals_.peak_rss_mb = peakRssMb();
   if (auto s = writeJsonFile(workerReportPath(config_.out, config_.workerIndex()), totals_.toJson());
       !s.ok()) {
     return s;

@@ -9,7 +9,8 @@ namespace sparseps {
 
 const std::vector<ModelInfo>& knownModels() {
   static const std::vector<ModelInfo> kModels = {
-      {"resnet50", 224, "torchvision ResNet-50 (bottlenecks [3,4,6,3], 7x7 stem + max-pool)"},
+      {"resnet50", 224, "torchvision ResNet-50 (bottlenecks [3,4,6,3], 7x7 stem + max-pool)",
+       0.1},
       {"resnet18_cifar", 32, "CIFAR ResNet-18 (kuangliu/pytorch-cifar, 3x3 stem)"},
       {"resnet20", 32, "CIFAR ResNet-20 (He et al. 2016, option A shortcuts)"},
       {"small_resnet", 28, "small ResNet for 28 px grayscale, 16/32/64 channels"},

@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -374,6 +375,79 @@ TEST(ImagenetteTest, MissingAndBrokenData) {
   absl::StatusOr<bool> more = it.next(&b);
   ASSERT_FALSE(more.ok());
   EXPECT_THAT(more.status().message(), HasSubstr("truncated"));
+}
+
+// A dry run decodes every file once and caches nothing; it reports what the cache of
+// decoded images would hold: each image with its shorter side resized to
+// round(image_size * 256 / 224), 3 bytes per pixel.
+TEST(ImagenetteTest, CheckAllDecodesEveryFileAndSumsTheCacheItWouldFill) {
+  testing::TempDir dir("sparseps_dsbatch_");
+  writeImagenette(dir.path(), 3);
+  auto ds = makeDataset("imagenette", dir.str(), DatasetOptions().setImageSize(32));
+  ASSERT_TRUE(ds.ok()) << ds.status();
+  const double side = 37;  // round(32 * 256 / 224)
+  int64_t expect[2] = {0, 0};
+  for (int s = 0; s < 2; ++s) {
+    for (const auto& entry : fs::recursive_directory_iterator(dir.path() / (s ? "val" : "train"))) {
+      if (!entry.is_regular_file()) continue;
+      absl::StatusOr<RgbImage> rgb = decodeJpegFile(entry.path().string());
+      ASSERT_TRUE(rgb.ok()) << rgb.status();
+      const double shorter = std::min(rgb->height, rgb->width);
+      expect[s] += 3 * std::lround(rgb->height * side / shorter) *
+                   std::lround(rgb->width * side / shorter);
+    }
+  }
+  absl::StatusOr<Dataset::Footprint> footprint = (*ds)->checkAll();
+  ASSERT_TRUE(footprint.ok()) << footprint.status();
+  EXPECT_EQ(footprint->train_bytes, expect[0]);
+  EXPECT_EQ(footprint->test_bytes, expect[1]);
+  EXPECT_EQ(dynamic_cast<ImagenetteDataset&>(**ds).grayscaleDecoded(), 0);  // nothing cached
+
+  const fs::path bad = dir.path() / "val/n02102040/n02102040_1.JPEG";
+  fs::resize_file(bad, fs::file_size(bad) / 2);
+  footprint = (*ds)->checkAll();
+  ASSERT_FALSE(footprint.ok());
+  EXPECT_THAT(footprint.status().message(), HasSubstr(bad.string()));
+}
+
+// A bounded evaluation scores a fixed seeded sample of the test split: the same examples at
+// every call, distinct, in index order, drawn from the whole split (every class).
+TEST(DatasetTest, BoundedTestBatchesAreAFixedSeededSample) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  DatasetOptions o;
+  o.setSeed(seed).setSyntheticTrainSize(64).setSyntheticTestSize(1000).setSyntheticShape({1, 4, 4});
+  auto ds = makeDataset("synthetic", "", o);
+  ASSERT_TRUE(ds.ok()) << ds.status();
+  const auto sample = [&](int64_t limit, std::vector<int64_t>* labels) {
+    BatchIterator it = (*ds)->testBatches(64, limit);
+    std::vector<std::vector<float>> images;  // its 16 pixels identify an example
+    Batch b;
+    while (*it.next(&b)) {
+      for (int64_t i = 0; i < b.labels.size(0); ++i) {
+        const at::Tensor x = b.images[i].flatten().contiguous();
+        images.emplace_back(x.data_ptr<float>(), x.data_ptr<float>() + x.numel());
+        if (labels) labels->push_back(b.labels[i].item<int64_t>());
+      }
+    }
+    return images;
+  };
+  std::vector<int64_t> labels;
+  const auto a = sample(300, &labels);
+  EXPECT_EQ(a.size(), 300u);
+  EXPECT_EQ(sample(300, nullptr), a);
+  EXPECT_EQ(std::set<int64_t>(labels.begin(), labels.end()).size(), 10u);
+  // In index order: the sample is a subsequence of the whole split.
+  const auto all = sample(0, nullptr);
+  ASSERT_EQ(all.size(), 1000u);
+  size_t j = 0;
+  for (const auto& x : a) {
+    while (j < all.size() && all[j] != x) ++j;
+    ASSERT_LT(j, all.size()) << "not a subsequence of the split in index order";
+    ++j;
+  }
+  EXPECT_EQ(sample(1000, nullptr), all);
+  EXPECT_EQ(sample(5000, nullptr), all);
 }
 
 TEST(MakeDatasetTest, UnknownNameListsKnownOnes) {

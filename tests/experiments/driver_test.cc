@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -88,10 +89,14 @@ TEST_F(DriverTest, SyntheticJobWritesACompleteRunDirectoryAndLearns) {
   EXPECT_DOUBLE_EQ(evals.back()["epoch"].get<double>(),
                    2.0 * kSteps / config["pushes_per_epoch"].get<double>());
   EXPECT_EQ(config["downlink"], "dense");
-  // The servers' model is evaluated with BN statistics recomputed from its own weights.
-  EXPECT_EQ(config["eval_bn_batches"], 100);
-  EXPECT_GT(evals.back()["bn_batches"].get<int64_t>(), 0);
-  EXPECT_LE(evals.back()["bn_batches"].get<int64_t>(), 100);
+  // A run capped by --max-steps is a quick one: each evaluation scores 1000 of the 1024
+  // test examples, with BN statistics recomputed from as many training examples (ceil(1000 /
+  // 32) batches of 32) through the servers' own weights.
+  EXPECT_EQ(config["eval_samples"], 1000);
+  for (const auto& row : evals) {
+    EXPECT_EQ(row["examples"], 1000);
+    EXPECT_EQ(row["bn_batches"], 32);
+  }
 
   const nlohmann::json summary = readJson(out / "summary.json");
   for (const char* key :
@@ -106,6 +111,18 @@ TEST_F(DriverTest, SyntheticJobWritesACompleteRunDirectoryAndLearns) {
   EXPECT_EQ(summary["updates"], 2 * kSteps);
   EXPECT_EQ(summary["final_accuracy"], evals.back()["accuracy"]);
   EXPECT_GT(summary["throughput"].get<double>(), 0);
+  // The cap and the real epochs: 2 workers x 40 steps x 32 of 4096 training examples.
+  EXPECT_EQ(summary["epochs"], 1);
+  EXPECT_EQ(summary["max_steps"], kSteps);
+  EXPECT_DOUBLE_EQ(summary["epochs_trained"].get<double>(), 2.0 * kSteps * 32 / 4096);
+  // Each worker's own rate beside the job's.
+  ASSERT_EQ(summary["worker_throughput"].size(), 2u);
+  for (int w = 0; w < 2; ++w) {
+    const nlohmann::json report = readJson(out / ("worker" + std::to_string(w) + ".json"));
+    EXPECT_DOUBLE_EQ(summary["worker_throughput"][w].get<double>(),
+                     report["samples"].get<double>() / report["train_seconds"].get<double>());
+    EXPECT_GT(report["peak_rss_mb"].get<double>(), 0);
+  }
   // 10 balanced classes: chance is 10%.
   EXPECT_GT(summary["final_accuracy"].get<double>(), 0.3) << r.output;
 
@@ -197,7 +214,7 @@ TEST_F(DriverTest, PresetSetsTheReferenceRunsFlagsButNotTheGivenOnes) {
   const auto dryRun = [&](const std::string& flags) {
     const fs::path out = dir_ / "dry.json";
     const std::string command = std::string(SPARSEPS_DRIVER_BINARY) +
-                                " --dry-run --clock=virtual --dataset=synthetic " + flags + " > " +
+                                " --preflight --clock=virtual --dataset=synthetic " + flags + " > " +
                                 out.string() + " 2>&1";
     EXPECT_EQ(std::system(command.c_str()), 0) << command;
     std::ifstream file(out);
@@ -222,6 +239,45 @@ TEST_F(DriverTest, PresetSetsTheReferenceRunsFlagsButNotTheGivenOnes) {
   // 3 epochs scale both to 2: the second moves one epoch later.
   c = dryRun("--preset=dgs-paper --method=dgs --world-size=17 --epochs=3");
   EXPECT_EQ(c["lr_milestones"], nlohmann::json({2.0, 3.0}));
+}
+
+// A dry run checks everything in one process and leaves nothing behind: no run directory,
+// no store, no rank; the launcher's and the driver's alike.
+TEST_F(DriverTest, DryRunChecksEverythingAndWritesNothing) {
+  const std::string flags = "--dataset=synthetic --model=small_resnet --world-size=3 --threads=1";
+  const Result r = runLauncher("--dry-run " + flags, dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* line : {"every example of both splits read", "one forward/backward of 64",
+                           "method: dgs, a push", "memory, estimated per process: worker",
+                           "dry run passed"}) {
+    EXPECT_THAT(r.output, HasSubstr(line));
+  }
+  const std::string driver = std::string(SPARSEPS_DRIVER_BINARY) + " --dry-run " + flags;
+  const std::string command = "cd " + dir_.string() + " && " + driver + " > driver.out 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << readFile(dir_ / "driver.out");
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    left.push_back(entry.path().filename().string());
+  }
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"driver.out", "launcher.out"}));
+}
+
+TEST_F(DriverTest, DryRunNamesABrokenFile) {
+  // An IDX file cut short: Fashion-MNIST's loader reads it whole when the data set opens.
+  const fs::path data = dir_ / "fmnist";
+  fs::create_directories(data);
+  fs::copy("/usr/share/datasets/fashion-mnist", data, fs::copy_options::recursive);
+  fs::path images;
+  for (const auto& entry : fs::directory_iterator(data)) {
+    if (entry.path().filename().string().rfind("t10k-images", 0) == 0) images = entry.path();
+  }
+  if (images.empty()) GTEST_SKIP() << "no Fashion-MNIST test images installed";
+  fs::resize_file(images, fs::file_size(images) / 2);
+  const Result r = runLauncher("--dry-run --data-dir=" + data.string(), dir_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr(images.filename().string()));
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("dry run passed")));
 }
 
 TEST_F(DriverTest, MissingDataNamesTheFetchCommand) {

@@ -1,0 +1,102 @@
+// The driver's flag resolution: per-model defaults (ResNet-50's learning rate follows the
+// linear scaling rule with a warm-up), Imagenette's crop size, and the bounds of a quick
+// run's evaluation. Parsed and resolved as sparseps_driver does, without starting a rank.
+#include <CLI/CLI.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "experiments/driver/driver_config.h"
+#include "optim/builtin_methods.h"
+
+namespace sparseps {
+namespace {
+
+using ::testing::HasSubstr;
+
+absl::StatusOr<DriverConfig> resolve(const std::string& flags) {
+  MethodRegistry methods;
+  EXPECT_TRUE(registerBuiltinMethods(methods).ok());
+  DriverConfig config;
+  CLI::App app;
+  addDriverFlags(app, &config, methods.names());
+  app.parse("--preflight " + flags, false);
+  if (absl::Status s = resolveDriverConfig(&config, givenFlags(app)); !s.ok()) return s;
+  return config;
+}
+
+TEST(DriverConfigTest, ResNet50LearningRateScalesWithTheGlobalBatchAndWarmsUp) {
+  // 4 workers x 16 = 64 examples per round of pushes: 0.1 x 64 / 256.
+  auto c = resolve("--model=resnet50 --dataset=imagenette --world-size=5 --batch-size=16 "
+                   "--epochs=10");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_DOUBLE_EQ(c->lr, 0.025);
+  EXPECT_DOUBLE_EQ(c->warmup_epochs, 2.0);  // a fifth of the run
+  c = resolve("--model=resnet50 --dataset=imagenette --world-size=9 --batch-size=64 --epochs=90");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_DOUBLE_EQ(c->lr, 0.2);             // 8 x 64 = 512
+  EXPECT_DOUBLE_EQ(c->warmup_epochs, 5.0);  // at most 5 epochs
+  // Given flags win; other models keep the fixed default.
+  c = resolve("--model=resnet50 --dataset=imagenette --lr=0.3 --warmup-epochs=0");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_DOUBLE_EQ(c->lr, 0.3);
+  EXPECT_DOUBLE_EQ(c->warmup_epochs, 0.0);
+  c = resolve("--model=resnet20 --dataset=cifar10 --batch-size=16");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_DOUBLE_EQ(c->lr, 0.1);
+  EXPECT_DOUBLE_EQ(c->warmup_epochs, 0.0);
+}
+
+TEST(DriverConfigTest, ImageSizeIsImagenettesAndDefaultsToTheModels) {
+  auto c = resolve("--model=resnet50 --dataset=imagenette");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->image_size, 224);
+  c = resolve("--model=resnet50 --dataset=imagenette --image-size=128");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->image_size, 128);
+  EXPECT_EQ(c->toJson()["image_size"], 128);
+  c = resolve("--model=resnet20 --dataset=cifar10 --image-size=64");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("--image-size applies to imagenette"));
+  c = resolve("--model=resnet50 --dataset=imagenette --image-size=16");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("at least 32"));
+}
+
+TEST(DriverConfigTest, AQuickRunsEvaluationIsBounded) {
+  auto c = resolve("--dataset=synthetic --batch-size=64");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->eval_samples, 0);  // the whole test split
+  EXPECT_EQ(c->evalBnBatches(10000), 100);
+  c = resolve("--dataset=synthetic --batch-size=64 --max-steps=5");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->eval_samples, 1000);
+  EXPECT_EQ(c->evalBnBatches(1000), 16);  // ceil(1000 / 64) batches: as many examples
+  c = resolve("--dataset=synthetic --max-steps=5 --eval-samples=0 --eval-bn-batches=7");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->eval_samples, 0);
+  EXPECT_EQ(c->evalBnBatches(1000), 7);
+}
+
+TEST(DriverConfigTest, ADryRunNeedsNoRankStoreOrRunDirectory) {
+  MethodRegistry methods;
+  ASSERT_TRUE(registerBuiltinMethods(methods).ok());
+  for (const char* mode : {"--dry-run", "--preflight"}) {
+    DriverConfig config;
+    CLI::App app;
+    addDriverFlags(app, &config, methods.names());
+    app.parse(std::string(mode) + " --world-size=3", false);
+    EXPECT_TRUE(resolveDriverConfig(&config, givenFlags(app)).ok()) << mode;
+    EXPECT_FALSE(config.isServer()) << "a dry run takes a worker's view";
+  }
+  DriverConfig config;
+  CLI::App app;
+  addDriverFlags(app, &config, methods.names());
+  app.parse("--world-size=3", false);
+  EXPECT_THAT(resolveDriverConfig(&config, givenFlags(app)).message(), HasSubstr("--rank"));
+}
+
+}  // namespace
+}  // namespace sparseps
