@@ -23,6 +23,13 @@ t_iter = compute + coding + (bytes up + bytes down) * 8 / bandwidth + 2 * latenc
 speedup_closed = workers * batch / t_iter / throughput(msgd alone). It ignores that all
 uploads share the server's NIC (and all replies its other direction), the server's service
 time and staleness; where the event-driven simulation parts from it, those are why.
+
+epochs is the planned --epochs; a run capped by --max-steps (max_steps, 0 = no cap) can stop
+long before: epochs_trained is the epochs of data the servers really applied. Both come from
+summary.json, and runs whose summary predates them leave them empty.
+
+Repetitions: runs of the same model, data set, bandwidth, method and worker count (other
+seeds, reruns) are one point of a figure; over_repetitions gives their mean, min and max.
 """
 
 import csv
@@ -36,8 +43,8 @@ BASELINE_METHOD = "msgd"
 COLUMNS = [
     "run", "clock", "method", "model", "dataset", "mode", "bandwidth", "bandwidth_bps",
     "latency_ns", "step_time", "world_size", "servers", "workers", "batch_size", "epochs",
-    "samples", "updates", "throughput", "steady_throughput", "baseline_run",
-    "baseline_throughput", "speedup", "speedup_closed_form", "final_accuracy",
+    "max_steps", "epochs_trained", "samples", "updates", "throughput", "steady_throughput",
+    "baseline_run", "baseline_throughput", "speedup", "speedup_closed_form", "final_accuracy",
     "best_accuracy", "wall_seconds", "train_seconds", "bytes_up", "bytes_down",
     "bytes_up_per_sample", "bytes_down_per_sample", "mean_staleness",
 ]
@@ -171,6 +178,26 @@ def build_rows(runs):
             f"{', --codec-time=0' if clock == 'virtual' else ''}); speedup left empty for "
             f"{len(names)} run(s): {', '.join(sorted(names))}")
     return rows, problems
+
+
+REPETITION_KEY = ("model", "dataset", "bandwidth", "method", "workers")
+
+
+def over_repetitions(rows, column):
+    """The repetitions of each point merged: one dict per REPETITION_KEY value among the rows
+    that have `column`, with that key, "runs" (how many rows) and the "mean", "min" and "max"
+    of `column`; sorted by worker count."""
+    groups = {}
+    for r in rows:
+        if r.get(column) is not None:
+            groups.setdefault(tuple(r.get(k) for k in REPETITION_KEY), []).append(r[column])
+    points = []
+    for key, values in groups.items():
+        point = dict(zip(REPETITION_KEY, key))
+        point.update(runs=len(values), mean=sum(values) / len(values), min=min(values),
+                     max=max(values))
+        points.append(point)
+    return sorted(points, key=lambda p: (p["workers"] or 0, str(p["method"])))
 
 
 def write_csv(rows, path):

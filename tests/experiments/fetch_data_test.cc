@@ -1,7 +1,11 @@
 // experiments/fetch-data against a local HTTP server (python3 -m http.server on 127.0.0.1, a
 // free port, started and stopped here) serving small archives built here in the real layouts.
-// No internet: the URL and checksum are overridden by option and by environment variable.
+// No internet: the URL and checksum are overridden by option and by environment variable. The
+// failures: a port on 127.0.0.1 that refuses connections and a host under .invalid.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -41,6 +46,41 @@ int run(const std::string& cmd, const fs::path& log) {
   int status = std::system(full.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+// Every file and folder under `dir` (relative path -> contents; folders map to "<dir>").
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> entries;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    entries[fs::relative(e.path(), dir).string()] = e.is_directory() ? "<dir>" : readText(e.path());
+  }
+  return entries;
+}
+
+// A port on 127.0.0.1 that is bound but not listening: connecting to it is refused, and no other
+// process can start listening on it while this object lives.
+class RefusingPort {
+ public:
+  RefusingPort() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      port_ = ntohs(addr.sin_port);
+    }
+  }
+  ~RefusingPort() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RefusingPort(const RefusingPort&) = delete;
+  RefusingPort& operator=(const RefusingPort&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_;
+  int port_ = 0;
+};
 
 std::string md5(const fs::path& p, const fs::path& log) {
   EXPECT_EQ(run(absl::StrCat("md5sum ", p.string(), " | cut -d\" \" -f1"), log), 0);
@@ -162,15 +202,59 @@ TEST_F(FetchDataTest, ChecksumMismatchLeavesNothing) {
       << readText(log);
   EXPECT_THAT(readText(log), HasSubstr("checksum mismatch"));
   EXPECT_THAT(readText(log), HasSubstr("expected md5 " + wrong + ", got " + sum));
-  EXPECT_FALSE(fs::exists(out / "cifar-10-batches-bin"));
-  EXPECT_EQ(leftovers(out), 0);
-  // A URL that does not exist fails cleanly too.
+  // --dir did not exist: the script made it and removed it again.
+  EXPECT_FALSE(fs::exists(out));
+  // A URL that does not exist fails cleanly too, with the server's answer.
   EXPECT_EQ(run(absl::StrCat(kScript, " cifar10 --dir ", out.string(), " --url ",
                              url("nothing-here.tgz")),
                 log),
             1);
   EXPECT_THAT(readText(log), HasSubstr("download of"));
-  EXPECT_EQ(leftovers(out), 0);
+  EXPECT_THAT(readText(log), HasSubstr("HTTP 404"));
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(FetchDataTest, RefusedConnectionRemovesOnlyTheFoldersItMade) {
+  RefusingPort refusing;
+  ASSERT_GT(refusing.port(), 0) << "cannot bind a port on 127.0.0.1";
+  const std::string dead = absl::StrCat("http://127.0.0.1:", refusing.port(), "/cifar.tar.gz");
+  const fs::path log = *root_ / "fetch-refused.log";
+
+  // --dir and its parent are new: both are gone after the failure.
+  const fs::path fresh = *root_ / "fresh-parent" / "fresh";
+  ASSERT_EQ(run(absl::StrCat(kScript, " cifar10 --dir ", fresh.string(), " --url ", dead), log), 1)
+      << readText(log);
+  EXPECT_THAT(readText(log), HasSubstr("could not connect"));
+  EXPECT_THAT(readText(log), HasSubstr("--url"));
+  EXPECT_FALSE(fs::exists(fresh.parent_path()));
+  EXPECT_TRUE(fs::exists(*root_));
+
+  // A --dir that existed, holding a complete copy that --force was asked to replace: kept as it
+  // was, file for file.
+  const fs::path kept = *root_ / "kept";
+  fs::create_directories(kept / "cifar-10-batches-bin");
+  writeCifarBatch(kept / "cifar-10-batches-bin/data_batch_1.bin", 2, 5);
+  writeCifarBatch(kept / "cifar-10-batches-bin/test_batch.bin", 1, 6);
+  std::ofstream(kept / "notes.txt") << "mine";
+  const auto before = snapshot(kept);
+  ASSERT_EQ(
+      run(absl::StrCat(kScript, " cifar10 --force --dir ", kept.string(), " --url ", dead), log), 1)
+      << readText(log);
+  EXPECT_THAT(readText(log), HasSubstr("could not connect"));
+  EXPECT_EQ(snapshot(kept), before);
+}
+
+TEST_F(FetchDataTest, UnresolvableHostNamesTheCause) {
+  // RFC 2606: .invalid never resolves.
+  const fs::path out = *root_ / "unresolvable" / "data";
+  const fs::path log = *root_ / "fetch-unresolvable.log";
+  ASSERT_EQ(run(absl::StrCat(kScript, " cifar10 --dir ", out.string(),
+                             " --url http://nonexistent.invalid/cifar.tar.gz"),
+                log),
+            1)
+      << readText(log);
+  EXPECT_THAT(readText(log), HasSubstr("could not resolve the host name"));
+  EXPECT_FALSE(fs::exists(out.parent_path()));
 }
 
 TEST_F(FetchDataTest, ImagenetteLayoutByEnvironment) {

@@ -234,6 +234,33 @@ class CollectTest(SweepTestCase):
         doc = table.read_json_table(os.path.join(self.sweep, "sweep.json"))
         self.assertEqual(len(doc["missing_baselines"]), 1)
 
+    def test_planned_and_trained_epochs(self):
+        self.fixture_grid()
+        # A step-capped run: 1000 epochs planned, a quarter of one trained.
+        capped = fixture_summary("dgs", 3, "1gbit", 150.0)
+        capped.update({"epochs": 1000, "max_steps": 30, "epochs_trained": 0.25})
+        write_fixture_run(os.path.join(self.sweep, "dgs-ws3-1gbit"), capped)
+        # A run to the end of its epochs, without a cap.
+        full = fixture_summary("asgd", 3, "1gbit", 150.0)
+        full.update({"max_steps": 0, "epochs_trained": 2.0})
+        write_fixture_run(os.path.join(self.sweep, "asgd-ws3-1gbit"), full)
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.sweep, "sweep.csv")) as f:
+            rows = {r["run"]: r for r in csv.DictReader(f)}
+        self.assertEqual((rows["dgs-ws3-1gbit"]["epochs"], rows["dgs-ws3-1gbit"]["max_steps"],
+                          rows["dgs-ws3-1gbit"]["epochs_trained"]), ("1000", "30", "0.25"))
+        self.assertEqual((rows["asgd-ws3-1gbit"]["epochs"], rows["asgd-ws3-1gbit"]["max_steps"],
+                          rows["asgd-ws3-1gbit"]["epochs_trained"]), ("2", "0", "2.0"))
+        # A summary from before these fields: the planned epochs only, nothing made up.
+        self.assertEqual((rows["dgs-ws5-1gbit"]["epochs"], rows["dgs-ws5-1gbit"]["max_steps"],
+                          rows["dgs-ws5-1gbit"]["epochs_trained"]), ("2", "", ""))
+        doc = table.read_json_table(os.path.join(self.sweep, "sweep.json"))
+        self.assertIn("epochs_trained", doc["columns"])
+        json_rows = {r["run"]: r for r in doc["rows"]}
+        self.assertEqual(json_rows["dgs-ws3-1gbit"]["epochs_trained"], 0.25)
+        self.assertIsNone(json_rows["dgs-ws5-1gbit"]["epochs_trained"])
+
     def test_empty_or_missing_dir_is_a_clear_error(self):
         os.makedirs(self.sweep)
         result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only")
@@ -242,6 +269,44 @@ class CollectTest(SweepTestCase):
         result = self.run_tool(SWEEP, f"--out={self.sweep}/nope", "--collect-only")
         self.assertEqual(result.returncode, 2)
         self.assertIn("no sweep directory", result.stderr)
+
+
+class RepetitionTest(unittest.TestCase):
+    @staticmethod
+    def row(method, workers, bandwidth, speedup, model="resnet20"):
+        return {"method": method, "workers": workers, "bandwidth": bandwidth, "model": model,
+                "dataset": "synthetic", "speedup": speedup}
+
+    def test_mean_min_max_of_repeated_runs(self):
+        rows = [self.row("dgs", 4, "1gbit", 3.0), self.row("dgs", 4, "1gbit", 3.6),
+                self.row("dgs", 4, "1gbit", 2.1),
+                self.row("dgs", 4, "1gbit", None),  # no baseline: not a repetition
+                self.row("dgs", 2, "1gbit", 1.8),
+                self.row("dgs", 4, "10gbit", 3.9),  # another bandwidth: another point
+                self.row("dgs", 4, "1gbit", 7.0, model="resnet50"),  # another model
+                self.row("asgd", 4, "1gbit", 1.2), self.row("asgd", 4, "1gbit", 1.4)]
+        points = {(p["method"], p["workers"], p["bandwidth"], p["model"]): p
+                  for p in table.over_repetitions(rows, "speedup")}
+        self.assertEqual(len(points), 5)
+        dgs = points[("dgs", 4, "1gbit", "resnet20")]
+        self.assertEqual(dgs["runs"], 3)
+        self.assertAlmostEqual(dgs["mean"], (3.0 + 3.6 + 2.1) / 3)  # 2.9
+        self.assertEqual((dgs["min"], dgs["max"]), (2.1, 3.6))
+        asgd = points[("asgd", 4, "1gbit", "resnet20")]
+        self.assertEqual(asgd["runs"], 2)
+        self.assertAlmostEqual(asgd["mean"], 1.3)
+        self.assertEqual((asgd["min"], asgd["max"]), (1.2, 1.4))
+        # A single run is its own mean, min and max.
+        for key, value in ((("dgs", 2, "1gbit", "resnet20"), 1.8),
+                           (("dgs", 4, "10gbit", "resnet20"), 3.9),
+                           (("dgs", 4, "1gbit", "resnet50"), 7.0)):
+            self.assertEqual(points[key]["runs"], 1)
+            self.assertEqual((points[key]["mean"], points[key]["min"], points[key]["max"]),
+                             (value, value, value))
+        self.assertEqual([p["workers"] for p in table.over_repetitions(rows, "speedup")],
+                         [2, 4, 4, 4, 4])
+        self.assertEqual(table.over_repetitions([self.row("dgs", 2, "1gbit", None)], "speedup"),
+                         [])
 
 
 class GridTest(SweepTestCase):
@@ -385,6 +450,18 @@ class PlotTest(SweepTestCase):
         result = self.run_tool(PLOT, self.sweep)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assert_png(os.path.join(self.sweep, "speedup.png"))
+
+    def test_repeated_runs_and_accuracy_without_evaluations(self):
+        runs = self.fixture_grid()
+        # A second seed of a grid point, and a run whose evaluations never came.
+        seed2 = dict(runs["dgs-ws3-1gbit"], throughput=runs["dgs-ws3-1gbit"]["throughput"] / 2)
+        write_fixture_run(os.path.join(self.sweep, "dgs-ws3-1gbit-seed2"), seed2)
+        os.remove(os.path.join(self.sweep, "asgd-ws5-1gbit", "eval.jsonl"))
+        out = os.path.join(self.dir, "figures")
+        result = self.run_tool(PLOT, self.sweep, f"--out={out}")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for name in ("speedup.png", "accuracy.png"):
+            self.assert_png(os.path.join(out, name))
 
     def test_empty_and_missing_dir_errors(self):
         os.makedirs(self.sweep)
