@@ -22,6 +22,8 @@ class ResidualBlock : public nn::Module {
  public:
   virtual torch::Tensor forward(const torch::Tensor& x) = 0;
   virtual int64_t outChannels() const = 0;
+  // The BN that closes the residual branch (before the sum with the shortcut).
+  virtual nn::BatchNorm2d& lastNorm() = 0;
 };
 
 // The shortcut of a block whose input and output shapes differ.
@@ -71,6 +73,7 @@ class BasicBlock : public ResidualBlock {
     return torch::relu(h + shortcut_(x));
   }
   int64_t outChannels() const override { return out_; }
+  nn::BatchNorm2d& lastNorm() override { return bn2_; }
 
  private:
   nn::Conv2d conv1_;
@@ -103,6 +106,7 @@ class Bottleneck : public ResidualBlock {
     return torch::relu(h + shortcut_(x));
   }
   int64_t outChannels() const override { return out_; }
+  nn::BatchNorm2d& lastNorm() override { return bn3_; }
 
  private:
   nn::Conv2d conv1_;
@@ -149,6 +153,10 @@ class ResNet : public ImageClassifier {
         nn::init::zeros_(bn->bias);
       }
     }
+    if (c.zero_init_residual) {
+      torch::NoGradGuard no_grad;
+      for (auto& block : blocks_) nn::init::zeros_(block->lastNorm()->weight);
+    }
   }
 
   torch::Tensor forward(const torch::Tensor& images) override {
@@ -179,6 +187,7 @@ ResNetConfig resnet50Config(int64_t num_classes, int64_t in_channels) {
   c.shortcut = ResNetConfig::Shortcut::kProjection;
   c.widths = {64, 128, 256, 512};
   c.blocks = {3, 4, 6, 3};
+  c.zero_init_residual = true;
   return c;
 }
 

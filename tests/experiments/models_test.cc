@@ -102,6 +102,28 @@ TEST(ModelsTest, ResNet50ForwardsASmallImage) {
   EXPECT_TRUE(torch::isfinite(logits).all().item<bool>());
 }
 
+// ResNet-50 starts every residual branch at zero (its closing BN's gamma), so each block
+// starts as its shortcut; the CIFAR ResNets keep gamma = 1 everywhere.
+TEST(ModelsTest, ResNet50StartsEachResidualBranchAtZero) {
+  int closing = 0;
+  for (const auto& p : build("resnet50", 10, 3)->named_parameters()) {
+    const std::string& name = p.key();
+    if (name.find("bn") == std::string::npos || name.size() < 7 ||
+        name.compare(name.size() - 7, 7, ".weight") != 0) {
+      continue;
+    }
+    const bool last = name.find(".bn3.") != std::string::npos;
+    closing += last;
+    EXPECT_TRUE(torch::equal(p.value(), torch::full_like(p.value(), last ? 0.0 : 1.0))) << name;
+  }
+  EXPECT_EQ(closing, 3 + 4 + 6 + 3);  // one per bottleneck
+  for (const auto& p : build("resnet18_cifar", 10, 3)->named_parameters()) {
+    if (p.key().find(".bn2.weight") != std::string::npos) {
+      EXPECT_TRUE(torch::equal(p.value(), torch::ones_like(p.value()))) << p.key();
+    }
+  }
+}
+
 TEST(ModelsTest, SameSeedGivesTheSameModel) {
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
