@@ -2,8 +2,9 @@
 // experiment models on one thread, with the module's own parameters and with them in a
 // FlatModel's flat buffers (what every rank trains with). The first is the compute bound
 // of the end-to-end throughput benchmark (bench/e2e-throughput): cores / seconds per step.
-// Args: model (0 small_resnet 1x28x28, 1 resnet20 3x32x32, 2 resnet18_cifar 3x32x32),
-// batch size, flat (0/1). Malloc is tuned as the driver tunes it (core/allocator.h).
+// Args: model (0 small_resnet 1x28x28, 1 resnet20 3x32x32, 2 resnet18_cifar 3x32x32,
+// 3 resnet50 3x128x128, 4 resnet50 3x224x224: Imagenette's --image-size=128 and its
+// default), batch size, flat (0/1). Malloc is tuned as the driver tunes it (core/allocator.h).
 // Before timing, the flat model's loss is checked equal to the plain one's on the same
 // weights and batch.
 
@@ -28,7 +29,11 @@ struct ModelCase {
   int64_t channels;
   int64_t side;
 };
-constexpr ModelCase kModels[] = {{"small_resnet", 1, 28}, {"resnet20", 3, 32}, {"resnet18_cifar", 3, 32}};
+constexpr ModelCase kModels[] = {{"small_resnet", 1, 28},
+                                 {"resnet20", 3, 32},
+                                 {"resnet18_cifar", 3, 32},
+                                 {"resnet50", 3, 128},
+                                 {"resnet50", 3, 224}};
 
 std::shared_ptr<ImageClassifier> freshModel(const ModelCase& m) {
   torch::manual_seed(7);
@@ -51,7 +56,8 @@ void BM_Step(benchmark::State& state) {
   const ModelCase& m = kModels[state.range(0)];
   const int64_t batch = state.range(1);
   const bool flat = state.range(2) != 0;
-  state.SetLabel(std::string(m.name) + (flat ? " flat" : " plain"));
+  state.SetLabel(std::string(m.name) + " " + std::to_string(m.side) + "px" +
+                 (flat ? " flat" : " plain"));
   torch::manual_seed(11);
   const torch::Tensor x = torch::randn({batch, m.channels, m.side, m.side});
   const torch::Tensor y = torch::randint(0, 10, {batch});
@@ -83,6 +89,11 @@ void BM_Step(benchmark::State& state) {
 
 BENCHMARK(BM_Step)
     ->ArgsProduct({{0, 1, 2}, {64}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+// ResNet-50 at Imagenette's two sizes, batch 16, as the workers train it.
+BENCHMARK(BM_Step)
+    ->ArgsProduct({{3, 4}, {16}, {1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -238,9 +238,9 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "/usr/share/datasets/fashion-mnist; cifar10, imagenette: data/<name>, see "
                  "experiments/fetch-data)")->group(data);
   app.add_option("--image-size", c->image_size,
-                 "imagenette: side of the square crop the model sees, e.g. 128 for a run "
-                 "about 3x faster than 224 (images are cached with their shorter side at "
-                 "this x 256/224); 0 = the model's own (resnet50: 224)")
+                 "imagenette: side of the square crop the model sees, e.g. 128 for a much "
+                 "faster run (images are cached with their shorter side at this x 256/224); "
+                 "0 = the model's own (resnet50: 224)")
       ->check(CLI::Range(0, 1024))->group(data);
   app.add_option("--epochs", c->epochs, "passes over the training set")
       ->check(CLI::Range(1, 100000))->group(data);
@@ -250,8 +250,8 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   auto* opt = "Optimization";
   app.add_option("--lr", c->lr,
                  "initial learning rate lr0; default 0.1, or for resnet50 the linear scaling "
-                 "rule 0.1 x global batch / 256, the global batch being --batch-size x "
-                 "workers")
+                 "rule 0.1 x B / 256, B the examples of one server update: --batch-size (a "
+                 "push, async and staleness modes) or --batch-size x workers (sync)")
       ->check(kPositive)->group(opt);
   app.add_option("--lr-milestones", c->lr_milestones,
                  "epochs at which the rate is multiplied by --lr-gamma: a comma list (e.g. "
@@ -449,8 +449,9 @@ absl::Status applyModelDefaults(DriverConfig* c, const std::set<std::string>& gi
                                  [c](const ModelInfo& m) { return m.name == c->model; });
   if (info == knownModels().end()) return absl::OkStatus();  // the flag's check reports it
   if (info->lr_per_256 > 0 && c->preset.empty()) {
-    if (given.count("--lr") == 0) {
-      c->lr = info->lr_per_256 * c->batch_size * c->numWorkers() / 256.0;
+    if (given.count("--lr") == 0) {  // the examples one server update averages over
+      const int update_batch = c->mode == "sync" ? c->batch_size * c->numWorkers() : c->batch_size;
+      c->lr = info->lr_per_256 * update_batch / 256.0;
     }
     if (given.count("--warmup-epochs") == 0) c->warmup_epochs = std::min(5.0, c->epochs / 5.0);
   }

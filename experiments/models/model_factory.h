@@ -19,8 +19,8 @@ struct ModelInfo {
   int64_t image_size;  // the input side the model is meant for (square images)
   std::string description;
   // > 0: the model's default learning rate follows the linear scaling rule of Goyal et al.
-  // 2017 (arXiv:1706.02677): this x global batch / 256, with a linear warm-up. 0: a fixed
-  // default rate.
+  // 2017 (arXiv:1706.02677): this x (the examples of one server update) / 256, with a
+  // linear warm-up. 0: a fixed default rate.
   double lr_per_256 = 0;
 };
 

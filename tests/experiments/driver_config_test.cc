@@ -27,16 +27,18 @@ absl::StatusOr<DriverConfig> resolve(const std::string& flags) {
   return config;
 }
 
-TEST(DriverConfigTest, ResNet50LearningRateScalesWithTheGlobalBatchAndWarmsUp) {
-  // 4 workers x 16 = 64 examples per round of pushes: 0.1 x 64 / 256.
+TEST(DriverConfigTest, ResNet50LearningRateScalesWithTheUpdatesBatchAndWarmsUp) {
+  // Async: each server update is one worker's push of 16 examples: 0.1 x 16 / 256.
   auto c = resolve("--model=resnet50 --dataset=imagenette --world-size=5 --batch-size=16 "
                    "--epochs=10");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_DOUBLE_EQ(c->lr, 0.025);
+  EXPECT_DOUBLE_EQ(c->lr, 0.00625);
   EXPECT_DOUBLE_EQ(c->warmup_epochs, 2.0);  // a fifth of the run
-  c = resolve("--model=resnet50 --dataset=imagenette --world-size=9 --batch-size=64 --epochs=90");
+  // Sync: an update averages a round of 8 pushes of 64, 512 examples.
+  c = resolve("--model=resnet50 --dataset=imagenette --world-size=9 --batch-size=64 --epochs=90 "
+              "--mode=sync");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_DOUBLE_EQ(c->lr, 0.2);             // 8 x 64 = 512
+  EXPECT_DOUBLE_EQ(c->lr, 0.2);
   EXPECT_DOUBLE_EQ(c->warmup_epochs, 5.0);  // at most 5 epochs
   // Given flags win; other models keep the fixed default.
   c = resolve("--model=resnet50 --dataset=imagenette --lr=0.3 --warmup-epochs=0");
