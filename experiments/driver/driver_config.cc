@@ -37,6 +37,7 @@ CLI::Validator numberAtLeast(double bound, bool inclusive) {
 }
 const CLI::Validator kNonNegative = numberAtLeast(0, true);
 const CLI::Validator kPositive = numberAtLeast(0, false);
+const CLI::Validator kAutoOrNonNegative = numberAtLeast(-1, true);  // -1 = auto
 
 std::vector<std::string> modelNames() {
   std::vector<std::string> names;
@@ -327,13 +328,13 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "test examples each evaluation scores: a fixed seeded sample of the test "
                  "split, the same at every evaluation; 0 = all; -1 = auto: all, or 1000 with "
                  "--max-steps (a quick run stays quick)")
-      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40))->group(run);
+      ->check(kAutoOrNonNegative)->group(run);
   app.add_option("--eval-bn-batches", c->eval_bn_batches,
                  "before each evaluation, recompute the BN statistics of the servers' model "
                  "from this many batches of the training set, so that they are its own; 0 = "
                  "use the statistics the workers measured on their models; -1 = auto: as "
                  "many training examples as the evaluation scores, at most 100 batches")
-      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40))->group(run);
+      ->check(kAutoOrNonNegative)->group(run);
   app.add_option("--max-steps", c->max_steps, "stop each worker after this many steps; 0 = off")
       ->check(kNonNegative)->group(run);
   app.add_option("--checkpoint-every", c->checkpoint_every,
