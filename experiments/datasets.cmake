@@ -8,4 +8,4 @@ sparseps_library(sparseps_dataset_files SOURCES
 sparseps_library(sparseps_datasets SOURCES
     datasets/dataset.cc datasets/dense_dataset.cc datasets/imagenette_dataset.cc
     datasets/make_dataset.cc
-  DEPS sparseps_dataset_files sparseps_torch ZLIB::ZLIB JPEG::JPEG)
+  DEPS sparseps_dataset_files sparseps_compressors sparseps_torch ZLIB::ZLIB JPEG::JPEG)

@@ -11,6 +11,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "compressors/thread_pool.h"
 #include "experiments/datasets/jpeg_decode.h"
 
 namespace sparseps {
@@ -200,29 +201,23 @@ absl::StatusOr<at::Tensor> ImagenetteDataset::image(Split split, int64_t index) 
 }
 
 absl::StatusOr<Dataset::Footprint> ImagenetteDataset::checkAll() const {
-  // Decoding is most of the cost: every core decodes a stride of the files.
-  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // Decoding is most of the cost: every core decodes.
+  ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   Footprint footprint;
   for (int s = 0; s < 2; ++s) {
     const std::vector<std::string>& paths = parts_[s].paths;
-    std::vector<absl::Status> errors(threads);
-    std::vector<int64_t> bytes(threads, 0);
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&, t] {
-        for (size_t i = t; i < paths.size() && errors[t].ok(); i += threads) {
-          absl::StatusOr<RgbImage> rgb = decodeJpegFile(paths[i], static_cast<int>(short_side_));
-          if (!rgb.ok()) {
-            errors[t] = rgb.status();
-          } else {
-            const auto [h, w] = cachedSize(rgb->height, rgb->width, short_side_);
-            bytes[t] += 3 * h * w;
-          }
-        }
-      });
-    }
-    for (std::thread& t : pool) t.join();
-    for (const absl::Status& e : errors) {
+    std::vector<absl::Status> errors(paths.size());
+    std::vector<int64_t> bytes(paths.size(), 0);
+    pool.parallelFor(paths.size(), [&](size_t i) {
+      absl::StatusOr<RgbImage> rgb = decodeJpegFile(paths[i], static_cast<int>(short_side_));
+      if (!rgb.ok()) {
+        errors[i] = rgb.status();
+        return;
+      }
+      const auto [h, w] = cachedSize(rgb->height, rgb->width, short_side_);
+      bytes[i] = 3 * h * w;
+    });
+    for (const absl::Status& e : errors) {  // the first broken file, in path order
       if (!e.ok()) return e;
     }
     const int64_t total = std::accumulate(bytes.begin(), bytes.end(), int64_t{0});

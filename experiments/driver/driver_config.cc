@@ -473,6 +473,10 @@ absl::Status applyModelDefaults(DriverConfig* c, const std::set<std::string>& gi
 
 }  // namespace
 
+int64_t DriverConfig::evalExamples(int64_t test_size) const {
+  return eval_samples > 0 ? std::min(eval_samples, test_size) : test_size;
+}
+
 int64_t DriverConfig::evalBnBatches(int64_t examples) const {
   if (eval_bn_batches >= 0) return eval_bn_batches;
   return std::min<int64_t>(100, (examples + batch_size - 1) / batch_size);
@@ -571,19 +575,20 @@ JobSpec makeJobSpec(const DriverConfig& c, double pushes_per_epoch) {
   return job;
 }
 
+int machineCores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
 int computeSlotsFor(const DriverConfig& c) {
   if (c.compute_slots >= 0) return c.compute_slots;
   if (c.virtualClock() || c.multiMachine()) return 0;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = machineCores();
   return c.numWorkers() > cores ? cores : 0;
 }
 
 int threadsFor(const DriverConfig& c) {
   if (c.threads > 0) return c.threads;
   if (c.virtualClock()) return 1;  // one process computes every worker's steps in turn
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int local_workers = c.multiMachine() ? 1 : c.numWorkers();
-  return std::max(1, cores / local_workers);
+  return std::max(1, machineCores() / local_workers);
 }
 
 nlohmann::json DriverConfig::toJson() const {

@@ -105,6 +105,9 @@ struct DriverConfig {
     return checkpointPath() + ".worker" + std::to_string(workerIndex());
   }
 
+  // The test examples one evaluation scores, of a test split of test_size: --eval-samples
+  // (0 = all of them).
+  int64_t evalExamples(int64_t test_size) const;
   // The BN-statistics batches of one evaluation that scores `examples` test examples:
   // --eval-bn-batches, or with auto as many training examples as the evaluation scores, at
   // most 100 batches.
@@ -132,6 +135,9 @@ JobSpec makeJobSpec(const DriverConfig& config, double pushes_per_epoch);
 // LibTorch intra-op threads for this rank: --threads, or max(1, cores / worker ranks on this
 // machine) where one machine runs every rank unless --master-addr is given.
 int threadsFor(const DriverConfig& config);
+
+// The cores of this machine (at least 1).
+int machineCores();
 
 // How many workers of this machine may run a forward/backward pass at once
 // (experiments/driver/compute_slots.h): --compute-slots, or with auto the cores when one

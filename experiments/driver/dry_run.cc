@@ -164,8 +164,7 @@ absl::Status runDryRun(const DriverConfig& config) {
   const double server_state =
       method->server_state_mib + (workers - 1) * method->server_state_per_worker_mib;
   std::printf("method: %s, a push (%zu bytes) and a worker's first reply (%zu bytes) through its "
-              "rules; state: "
-              "worker %s, servers %s for %d workers\n",
+              "rules; state: worker %s, servers %s for %d workers\n",
               config.method.c_str(), method->push_bytes, method->reply_bytes,
               mib(method->worker_state_mib).c_str(), mib(server_state).c_str(), workers);
 
@@ -174,8 +173,7 @@ absl::Status runDryRun(const DriverConfig& config) {
   // cache each rank fills (a worker its shard; the evaluator the test examples it scores
   // and the training examples of its BN statistics), a dense message each way per link.
   const int64_t test_size = data.size(Split::kTest);
-  const int64_t eval_examples =
-      config.eval_samples > 0 ? std::min(config.eval_samples, test_size) : test_size;
+  const int64_t eval_examples = config.evalExamples(test_size);
   const double bn_fraction = std::min(
       1.0, static_cast<double>(config.evalBnBatches(eval_examples) * config.batch_size) /
                static_cast<double>(data.size(Split::kTrain)));

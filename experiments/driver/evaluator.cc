@@ -90,7 +90,7 @@ void Evaluator::run() {
   // what they leave, and once they are done it has the machine. A virtual-time job keeps
   // one thread, so the step times it measures on the other core are not disturbed.
   if (!config_.virtualClock()) {
-    at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    at::set_num_threads(machineCores());
   }
   for (;;) {
     Snapshot snapshot;
@@ -143,9 +143,7 @@ bool Evaluator::assemble(const Snapshot& snapshot) {
 absl::Status Evaluator::evaluate(const Snapshot& snapshot) {
   const auto start = RunClock::now();
   if (!assemble(snapshot)) return absl::OkStatus();
-  const int64_t test_size = dataset_.size(Split::kTest);
-  const int64_t examples = config_.eval_samples > 0 ? std::min(config_.eval_samples, test_size)
-                                                    : test_size;
+  const int64_t examples = config_.evalExamples(dataset_.size(Split::kTest));
   int64_t bn_batches = 0;
   if (const int64_t wanted = config_.evalBnBatches(examples); wanted > 0) {
     auto used = recomputeBatchNormStatistics(

@@ -212,6 +212,7 @@ absl::Status runVirtualRole(const DriverConfig& config) {
   const bool cpu_basis = threadsFor(config) == 1;
   const double spent = cpu_basis ? sim_cpu : sim_real;
   const double overhead = spent - result->real_compute_seconds;
+  const double peak_rss_mb = peakRssMb();
   const nlohmann::json extra = {
       {"time_model", config.toJson()["time_model"]},
       {"simulated_seconds", result->simulated_seconds},
@@ -220,7 +221,7 @@ absl::Status runVirtualRole(const DriverConfig& config) {
       {"real_codec_seconds", result->real_codec_seconds},
       {"real_cpu_seconds", sim_cpu},
       {"real_overhead_fraction", spent > 0 ? overhead / spent : 0.0},
-      {"peak_rss_mb", peakRssMb()},
+      {"peak_rss_mb", peak_rss_mb},
       {"staleness_histogram", histogram},
       {"bytes_up_total", result->bytes_up},
       {"bytes_down_total", result->bytes_down},
@@ -228,7 +229,7 @@ absl::Status runVirtualRole(const DriverConfig& config) {
   logLine(0, absl::StrFormat("simulated %.2f s in %.1f s real (forward/backward %.1f s, "
                              "method rules and wire %.1f s); peak RSS %.0f MB",
                              result->simulated_seconds, sim_real, result->real_compute_seconds,
-                             result->real_codec_seconds, peakRssMb()));
+                             result->real_codec_seconds, peak_rss_mb));
   EvalRow last = final_eval.ok() ? *final_eval : EvalRow{};
   last.version = result->server_version;
   return writeSummary(config, reports, last, result->simulated_seconds, secondsSince(start),
