@@ -12,7 +12,6 @@
 namespace sparseps {
 
 struct FlatModel::State {
-  std::shared_ptr<torch::nn::Module> module;
   ParamLayout param_layout;
   ParamLayout buffer_layout;
   std::vector<std::string> untracked_buffers;
@@ -53,39 +52,52 @@ torch::Tensor flatten(const ParamLayout& layout, const std::vector<torch::Tensor
 
 absl::StatusOr<FlatModel> FlatModel::create(std::shared_ptr<torch::nn::Module> module) {
   if (!module) return absl::InvalidArgumentError("FlatModel::create: null module");
+  NamedTensors params, buffers;
+  for (const auto& item : module->named_parameters(/*recurse=*/true)) {
+    params.emplace_back(item.key(), item.value());
+  }
+  for (const auto& item : module->named_buffers(/*recurse=*/true)) {
+    buffers.emplace_back(item.key(), item.value());
+  }
+  return create(params, buffers);
+}
+
+absl::StatusOr<FlatModel> FlatModel::create(const NamedTensors& params,
+                                            const NamedTensors& buffers) {
   auto state = std::make_unique<State>();
-  state->module = std::move(module);
   torch::NoGradGuard no_grad;
 
   std::unordered_set<const void*> seen;
-  for (const auto& item : state->module->named_parameters(/*recurse=*/true)) {
-    const torch::Tensor& p = item.value();
+  for (const auto& [name, p] : params) {
+    if (!p.defined()) {
+      return absl::InvalidArgumentError(absl::StrCat("FlatModel: parameter '", name,
+                                                     "' is an undefined tensor"));
+    }
     if (p.scalar_type() != torch::kFloat32 || !p.device().is_cpu()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "FlatModel: parameter '", item.key(), "' is ", std::string(p.toString()),
+          "FlatModel: parameter '", name, "' is ", std::string(p.toString()),
           "; only float32 CPU parameters can live in the flat buffer"));
     }
     if (!seen.insert(p.unsafeGetTensorImpl()).second) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "FlatModel: parameter '", item.key(), "' is a tensor already registered under "
+          "FlatModel: parameter '", name, "' is a tensor already registered under "
           "another name; shared parameters are not supported"));
     }
-    state->param_layout.add(item.key(), shapeOf(p));
+    state->param_layout.add(name, shapeOf(p));
     state->param_tensors.push_back(p);
   }
   std::vector<torch::Tensor> float_buffers;
-  for (const auto& item : state->module->named_buffers(/*recurse=*/true)) {
-    const torch::Tensor& b = item.value();
-    if (b.scalar_type() != torch::kFloat32 || !b.device().is_cpu()) {
-      state->untracked_buffers.push_back(item.key());
+  for (const auto& [name, b] : buffers) {
+    if (!b.defined() || b.scalar_type() != torch::kFloat32 || !b.device().is_cpu()) {
+      state->untracked_buffers.push_back(name);
       continue;
     }
     if (!seen.insert(b.unsafeGetTensorImpl()).second) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "FlatModel: buffer '", item.key(), "' is a tensor already registered under "
+          "FlatModel: buffer '", name, "' is a tensor already registered under "
           "another name; shared buffers are not supported"));
     }
-    state->buffer_layout.add(item.key(), shapeOf(b), /*compressed=*/false);
+    state->buffer_layout.add(name, shapeOf(b), /*compressed=*/false);
     float_buffers.push_back(b);
   }
 
@@ -127,13 +139,23 @@ void FlatModel::zeroGrad() {
   }
 }
 
-const std::vector<std::string>& FlatModel::untrackedBuffers() const {
-  return state_->untracked_buffers;
+void FlatModel::gatherGrads() {
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < state_->param_tensors.size(); ++i) {
+    torch::Tensor& grad = state_->param_tensors[i].mutable_grad();
+    torch::Tensor& view = state_->grad_views[i];
+    if (grad.defined() && grad.data_ptr() == view.data_ptr() && grad.is_contiguous()) continue;
+    if (grad.defined()) {
+      view.copy_(grad);
+    } else {
+      view.zero_();
+    }
+    grad = view;
+  }
 }
 
-torch::nn::Module& FlatModel::module() const { return *state_->module; }
-const std::shared_ptr<torch::nn::Module>& FlatModel::modulePtr() const {
-  return state_->module;
+const std::vector<std::string>& FlatModel::untrackedBuffers() const {
+  return state_->untracked_buffers;
 }
 
 }  // namespace sparseps

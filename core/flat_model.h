@@ -24,12 +24,16 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/param_layout.h"
 
+namespace at {
+class Tensor;
+}  // namespace at
 namespace torch::nn {
 class Module;
 }  // namespace torch::nn
@@ -42,6 +46,11 @@ class FlatModel {
   // its float32 buffers in named_buffers() order). Fails with InvalidArgument when a
   // parameter is not a float32 CPU tensor or one tensor is registered under two names.
   static absl::StatusOr<FlatModel> create(std::shared_ptr<torch::nn::Module> module);
+  // The same from named tensors (a Python module's named_parameters() and
+  // named_buffers()): non-float32 buffers are left out and listed by untrackedBuffers().
+  using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
+  static absl::StatusOr<FlatModel> create(const NamedTensors& params,
+                                          const NamedTensors& buffers);
 
   FlatModel(FlatModel&&) noexcept;
   FlatModel& operator=(FlatModel&&) noexcept;
@@ -61,12 +70,15 @@ class FlatModel {
 
   // Fills the flat gradient buffer with 0 and re-attaches replaced or reset gradients.
   void zeroGrad();
+  // Makes the flat gradient buffer hold every parameter's current gradient, whoever
+  // cleared it: a gradient that backward() put in a tensor of its own (because it had been
+  // reset to undefined, as torch's zero_grad(set_to_none=True) does) is copied in and the
+  // view re-attached; a parameter without a gradient contributes zeros. When every
+  // gradient is still its view, this only compares pointers.
+  void gatherGrads();
 
   // Names of buffers that are not float32 and therefore stay in the module.
   const std::vector<std::string>& untrackedBuffers() const;
-
-  torch::nn::Module& module() const;
-  const std::shared_ptr<torch::nn::Module>& modulePtr() const;
 
  private:
   struct State;

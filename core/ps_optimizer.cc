@@ -11,6 +11,7 @@ absl::StatusOr<ServerState> PsOptimizer::startStatus() {
 
 absl::Status PsOptimizer::stepStatus() {
   last_ = StepStats{};
+  model_.gatherGrads();
   return client_.step(model_.grads(), model_.params(), epoch_, &last_);
 }
 

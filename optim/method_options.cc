@@ -7,6 +7,11 @@
 #include "absl/strings/string_view.h"
 
 namespace sparseps {
+
+Downlink defaultDownlink(const std::string& method) {
+  return method == "gd" || method == "dgc" ? Downlink::kSparse : Downlink::kDense;
+}
+
 namespace {
 
 absl::Status bad(absl::string_view field, absl::string_view rule, double got) {

@@ -14,6 +14,11 @@ namespace sparseps {
 enum class Downlink { kDense, kSparse };          // dense W, or the dual-way sparse reply
 enum class Selection { kExact, kSampled };        // exact top-k, or DGC's sampled threshold
 
+// The downlink a method runs with unless told otherwise: the sparse reply for gradient
+// dropping and DGC (as their papers' parameter servers do), the dense model for the rest
+// (DGS's reply is dual-way sparse whatever this says).
+Downlink defaultDownlink(const std::string& method);
+
 struct MethodOptions {
   double lr0 = 0.1;              // initial learning rate (DGS scales density by lr / lr0)
   double momentum = 0.9;

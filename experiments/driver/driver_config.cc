@@ -440,7 +440,7 @@ void applyPreset(DriverConfig* c, const std::set<std::string>& given) {
   if (unset("--density")) c->density = 0.01;
   if (unset("--server-density")) c->server_density = 0.01;
   if (unset("--downlink")) {
-    c->downlink = c->method == "gd" || c->method == "dgc" ? "sparse" : "dense";
+    c->downlink = defaultDownlink(c->method) == Downlink::kSparse ? "sparse" : "dense";
   }
 }
 

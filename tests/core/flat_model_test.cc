@@ -188,6 +188,32 @@ TEST_F(FlatModelTest, ZeroGradReattachesGradientsThatWereResetToNone) {
   expectSpanNear(flat->grads(), concatParams(*ref, true), 1e-6f);
 }
 
+TEST_F(FlatModelTest, GatherGradsCopiesInGradientsThatBackwardMadeAfterAReset) {
+  SCOPED_TRACE("seed " + std::to_string(seed_));
+  auto ref = copyOf(*net_);
+  absl::StatusOr<FlatModel> flat = FlatModel::create(net_);
+  ASSERT_TRUE(flat.ok()) << flat.status();
+  torch::Tensor x = input();
+  torch::Tensor y = labels();
+  lossOf(*ref, x, y).backward();
+
+  lossOf(*net_, input(), y).backward();     // other values in the flat buffer
+  net_->zero_grad(/*set_to_none=*/true);    // the user's own reset, not zeroGrad()
+  lossOf(*net_, x, y).backward();           // autograd makes fresh gradient tensors
+  flat->gatherGrads();
+  expectSpanNear(flat->grads(), concatParams(*ref, true), 1e-6f);
+
+  // Re-attached: the next backward accumulates into the flat buffer again.
+  flat->zeroGrad();
+  lossOf(*net_, x, y).backward();
+  expectSpanNear(flat->grads(), concatParams(*ref, true), 1e-6f);
+
+  // A parameter without a gradient counts as zero.
+  net_->zero_grad(/*set_to_none=*/true);
+  flat->gatherGrads();
+  for (float g : flat->grads()) ASSERT_EQ(g, 0.0f);
+}
+
 // Runs `steps` training steps on the flat model with a hand-written SGD on the flat
 // vectors and on a copy with torch::optim::SGD, then compares parameters, BN statistics
 // and eval-mode outputs.

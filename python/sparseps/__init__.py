@@ -1,0 +1,21 @@
+"""sparseps: gradient compression in parameter-server training, from PyTorch.
+
+    world = sparseps.init()                    # RANK, WORLD_SIZE, MASTER_* from torchrun
+    if world.is_server:
+        sparseps.serve(model, method="dgs", lr=0.1)
+    else:
+        optimizer = sparseps.Optimizer(model.parameters(), method="dgs", lr=0.1, model=model)
+
+Errors from the C++ core arrive as exceptions with its messages: ValueError for a bad
+argument, sparseps.PeerError (a RuntimeError) for a rank that died, hung or sent garbage.
+"""
+
+import torch  # loads LibTorch before the extension that links it
+
+from . import compress
+from ._C import PeerError
+from .job import serve
+from .optimizer import Optimizer
+from .world import World, init
+
+__all__ = ["init", "World", "serve", "Optimizer", "PeerError", "compress"]

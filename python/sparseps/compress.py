@@ -1,0 +1,21 @@
+"""The selection kernels on tensors, for people who only want the kernels.
+
+Each reads a contiguous float32 CPU tensor in place (any shape, taken as flat) and returns
+int64 indices into the flattened tensor (increasing) and the float32 values there:
+
+    indices, values = sparseps.compress.topk(grad, 0.01)
+    dense = sparseps.compress.decompress(indices, values, grad.shape)
+"""
+
+import torch
+
+from ._C import random_k, sampled_topk, threshold, topk, topk_count
+
+__all__ = ["topk", "sampled_topk", "threshold", "random_k", "topk_count", "decompress"]
+
+
+def decompress(indices: torch.Tensor, values: torch.Tensor, shape) -> torch.Tensor:
+    """The dense tensor of `shape` that is `values` at `indices` and zero elsewhere."""
+    out = torch.zeros(shape, dtype=values.dtype)
+    out.view(-1).index_put_((indices,), values)
+    return out

@@ -1,0 +1,159 @@
+"""One rank of a test job, launched by conftest.launch() with torchrun's environment
+(RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). `python ranks.py SCENARIO OUT_DIR`; each
+rank writes what it saw to OUT_DIR/rank<R>.json."""
+
+import json
+import os
+import sys
+import time
+
+import torch
+
+import sparseps
+
+
+def mlp(features: int = 16, classes: int = 4, hidden: int = 32) -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(features, hidden), torch.nn.BatchNorm1d(hidden),
+                               torch.nn.ReLU(), torch.nn.Linear(hidden, classes))
+
+
+def clusters(n: int, seed: int, features: int = 16, classes: int = 4):
+    """Gaussian clusters around fixed means (the same in every rank)."""
+    means = torch.randn(classes, features, generator=torch.Generator().manual_seed(1234)) * 1.5
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, classes, (n,), generator=g)
+    return means[y] + torch.randn(n, features, generator=g), y
+
+
+def write(out_dir: str, rank: int, result: dict) -> None:
+    with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
+        json.dump(result, f)
+
+
+def sgd(world, out_dir):
+    """asgd, one worker, against torch.optim.SGD step for step."""
+    job = dict(method="asgd", lr=0.05, momentum=0.0, weight_decay=1e-3)
+    torch.manual_seed(0)
+    model = mlp()
+    if world.is_server:
+        return sparseps.serve(model, **job)
+    opt = sparseps.Optimizer(model.parameters(), model=model, **job)
+    ref = mlp()
+    ref.load_state_dict(model.state_dict())
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.05, weight_decay=1e-3)
+    x, y = clusters(64 * 6, seed=5)
+    diffs, started_equal = [], all(torch.equal(a, b) for a, b in
+                                   zip(model.parameters(), ref.parameters()))
+    for step in range(6):
+        xb, yb = x[step * 64:(step + 1) * 64], y[step * 64:(step + 1) * 64]
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(xb), yb).backward()
+        opt.step()
+        ref_opt.zero_grad()
+        torch.nn.functional.cross_entropy(ref(xb), yb).backward()
+        ref_opt.step()
+        diffs.append(max((a - b).abs().max().item() / (1 + b.abs().max().item())
+                         for a, b in zip(model.parameters(), ref.parameters())))
+    lr = opt.param_groups[0]["lr"]
+    opt.finish()
+    return {"diffs": diffs, "started_equal": started_equal, "lr": lr}
+
+
+def dgs4(world, out_dir):
+    """dgs, 4 workers, each on its own shard; the servers' final model is evaluated."""
+    job = dict(method="dgs", lr=0.1, momentum=0.9, weight_decay=1e-4, density=0.05,
+               epoch_steps=4 * 25, milestones=[3], gamma=0.1)
+    torch.manual_seed(0)
+    model = mlp()
+    if world.is_server:
+        return sparseps.serve(model, **job)
+    opt = sparseps.Optimizer(model.parameters(), model=model, **job)
+    x, y = clusters(2000, seed=100 + world.worker_index)
+    bytes_up = []
+    for epoch in range(4):
+        for b in range(25):
+            xb, yb = x[b * 80:(b + 1) * 80], y[b * 80:(b + 1) * 80]
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(xb), yb).backward()
+            opt.step()
+            bytes_up.append(opt.last_step.bytes_up)
+    lr = opt.param_groups[0]["lr"]
+    opt.finish()
+    model.eval()
+    tx, ty = clusters(2000, seed=7)
+    with torch.no_grad():
+        accuracy = (model(tx).argmax(1) == ty).float().mean().item()
+    dense_bytes = 4 * sum(p.numel() for p in model.parameters())
+    return {"accuracy": accuracy, "lr": lr, "max_bytes_up": max(bytes_up),
+            "dense_bytes": dense_bytes}
+
+
+def dead_worker(world, out_dir):
+    """Two workers; the second dies abruptly after 3 steps; the first trains on."""
+    job = dict(method="dgs", lr=0.05, density=0.1)
+    torch.manual_seed(0)
+    model = mlp()
+    if world.is_server:
+        return sparseps.serve(model, **job)
+    opt = sparseps.Optimizer(model.parameters(), model=model, **job)
+    x, y = clusters(40 * 20, seed=world.rank)
+    for step in range(20):
+        if world.worker_index == 1 and step == 3:
+            os._exit(17)
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x[step * 40:(step + 1) * 40]),
+                                          y[step * 40:(step + 1) * 40]).backward()
+        opt.step()
+        time.sleep(0.02)
+    opt.finish()
+    return {"steps": 20}
+
+
+def dead_server(world, out_dir):
+    """The test kills the server once ready appears; the worker's next step must raise."""
+    job = dict(method="asgd", lr=0.01)
+    model = mlp()
+    if world.is_server:
+        return sparseps.serve(model, **job)
+    opt = sparseps.Optimizer(model.parameters(), model=model, **job)
+    x, y = clusters(32, seed=1)
+    deadline = time.monotonic() + 60
+    steps = 0
+    try:
+        while time.monotonic() < deadline:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+            steps += 1
+            if steps == 3:
+                open(os.path.join(out_dir, "ready"), "w").close()
+            time.sleep(0.01)
+    except Exception as e:  # noqa: BLE001 — the test inspects what arrived
+        return {"steps": steps, "error": type(e).__name__, "message": str(e),
+                "is_runtime_error": isinstance(e, RuntimeError)}
+    return {"steps": steps, "error": None}
+
+
+def mismatch(world, out_dir):
+    """The server's model has one more output than the worker's."""
+    model = torch.nn.Linear(8, 3 if world.is_server else 2)
+    try:
+        if world.is_server:
+            sparseps.serve(model, method="asgd")
+        else:
+            sparseps.Optimizer(model.parameters(), method="asgd")
+    except Exception as e:  # noqa: BLE001
+        return {"error": type(e).__name__, "message": str(e)}
+    return {"error": None}
+
+
+def main():
+    scenario, out_dir = sys.argv[1], sys.argv[2]
+    torch.set_num_threads(1)
+    world = sparseps.init(timeout=30)
+    result = globals()[scenario](world, out_dir)
+    write(out_dir, world.rank, result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""The Python API's own checks: bad arguments fail at once, before any network."""
+
+import pytest
+import torch
+
+import sparseps
+
+
+@pytest.fixture
+def worker_world(tmp_path):
+    return sparseps.init(rank=1, world_size=2, store_dir=str(tmp_path), timeout=1)
+
+
+def test_init_without_torchrun_says_what_to_do(monkeypatch):
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValueError, match="RANK is not set; launch with torchrun"):
+        sparseps.init()
+    with pytest.raises(ValueError, match="MASTER_ADDR is not set"):
+        sparseps.init(rank=0, world_size=2)
+
+
+def test_init_reads_torchrun_environment(monkeypatch):
+    monkeypatch.setenv("RANK", "3")
+    monkeypatch.setenv("WORLD_SIZE", "5")
+    monkeypatch.setenv("MASTER_ADDR", "localhost")
+    monkeypatch.setenv("MASTER_PORT", "29611")
+    world = sparseps.init()
+    assert (world.rank, world.world_size, world.master_port) == (3, 5, 29611)
+    assert not world.is_server and world.num_workers == 4 and world.worker_index == 2
+    assert world.hostname == "127.0.0.1"
+    with pytest.raises(ValueError, match="must leave at least one worker"):
+        sparseps.init(num_servers=5)
+    monkeypatch.setenv("RANK", "x")
+    with pytest.raises(ValueError, match="RANK='x' is not an integer"):
+        sparseps.init()
+
+
+def test_a_bad_method_is_a_value_error_naming_it(worker_world):
+    model = torch.nn.Linear(4, 2)
+    before = model.weight.data_ptr()
+    with pytest.raises(ValueError, match="nope"):
+        sparseps.Optimizer(model.parameters(), method="nope")
+    assert model.weight.data_ptr() == before  # nothing was re-pointed
+
+
+@pytest.mark.parametrize("kwargs,error,text", [
+    (dict(density=0.0), ValueError, "density"),
+    (dict(momentum=-1.0), ValueError, "momentum"),
+    (dict(mode="eventually"), ValueError, "mode"),
+    (dict(downlink="both"), ValueError, "downlink"),
+    (dict(selection="best"), ValueError, "selection"),
+    (dict(densty=0.1), TypeError, "unknown job option 'densty'"),
+])
+def test_bad_job_options_name_the_option(worker_world, kwargs, error, text):
+    with pytest.raises(error, match=text):
+        sparseps.Optimizer(torch.nn.Linear(4, 2).parameters(), method="dgs", **kwargs)
+
+
+def test_roles_are_checked(worker_world):
+    with pytest.raises(ValueError, match="is a worker rank"):
+        sparseps.serve(torch.nn.Linear(4, 2))
+    model = torch.nn.Linear(4, 2)
+    with pytest.raises(ValueError, match="one parameter group"):
+        sparseps.Optimizer([{"params": model.parameters()}])
+    with pytest.raises(ValueError, match="must be model.parameters"):
+        sparseps.Optimizer([model.weight], model=model)
+
+
+def test_non_float_parameters_are_refused(worker_world):
+    model = torch.nn.Linear(4, 2).double()
+    with pytest.raises(ValueError, match="float32 CPU"):
+        sparseps.Optimizer(model.parameters(), method="asgd")
+
+
+def test_an_absent_peer_is_a_peer_error_after_the_timeout():
+    from conftest import free_port
+    world = sparseps.init(rank=1, world_size=2, master_addr="127.0.0.1",
+                          master_port=free_port(), timeout=1)
+    with pytest.raises(sparseps.PeerError, match="rank 1"):
+        sparseps.Optimizer(torch.nn.Linear(4, 2).parameters(), method="asgd", world=world)

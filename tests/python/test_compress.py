@@ -1,0 +1,77 @@
+"""sparseps.compress against plain torch references written here."""
+
+import pytest
+import torch
+
+import sparseps
+from sparseps import compress
+
+
+def reference_topk(x: torch.Tensor, k: int):
+    """The k largest |x| (ties: lower index first), indices increasing."""
+    flat = x.reshape(-1)
+    order = sorted(range(flat.numel()), key=lambda i: (-abs(flat[i].item()), i))[:k]
+    idx = torch.tensor(sorted(order), dtype=torch.int64)
+    return idx, flat[idx]
+
+
+@pytest.mark.parametrize("n,density", [(1, 0.5), (100, 0.1), (1000, 0.01), (5000, 0.003)])
+def test_topk_matches_a_sorted_reference(n, density):
+    x = torch.randn(n, generator=torch.Generator().manual_seed(n))
+    k = max(1, int(n * density))
+    assert compress.topk_count(n, density) == k
+    indices, values = compress.topk(x, density)
+    want_idx, want_val = reference_topk(x, k)
+    assert indices.dtype == torch.int64 and values.dtype == torch.float32
+    assert torch.equal(indices, want_idx)
+    assert torch.equal(values, want_val)
+
+
+def test_topk_breaks_ties_by_lower_index_and_takes_any_shape():
+    x = torch.tensor([[1.0, -3.0, 3.0], [0.5, 3.0, -1.0]])
+    indices, values = compress.topk(x, 2 / 6)
+    assert indices.tolist() == [1, 2]
+    assert values.tolist() == [-3.0, 3.0]
+    big = torch.randn(64, 3, 3, 3, generator=torch.Generator().manual_seed(1))
+    i, v = compress.topk(big, 0.05)
+    assert torch.equal(i, torch.topk(big.abs().reshape(-1), i.numel()).indices.sort().values)
+    assert torch.equal(compress.decompress(i, v, big.shape).reshape(-1)[i], v)
+
+
+def test_threshold_keeps_every_magnitude_at_or_above_it():
+    x = torch.randn(10000, generator=torch.Generator().manual_seed(2))
+    indices, values = compress.threshold(x, 1.5)
+    want = (x.abs() >= 1.5).nonzero().reshape(-1)
+    assert torch.equal(indices, want)
+    assert torch.equal(values, x[want])
+
+
+def test_sampled_topk_lands_between_0_8k_and_k_above_its_threshold():
+    x = torch.randn(200000, generator=torch.Generator().manual_seed(3))
+    k = compress.topk_count(x.numel(), 0.001)
+    indices, values, thr = compress.sampled_topk(x, 0.001, seed=9)
+    assert 0.8 * k <= indices.numel() <= k
+    assert bool((values.abs() >= thr).all())
+    assert torch.equal(values, x[indices])
+    assert bool((indices[1:] > indices[:-1]).all())
+
+
+def test_random_k_is_distinct_reproducible_and_reads_the_values():
+    x = torch.randn(1000, generator=torch.Generator().manual_seed(4))
+    i1, v1 = compress.random_k(x, 0.05, seed=7)
+    i2, _ = compress.random_k(x, 0.05, seed=7)
+    i3, _ = compress.random_k(x, 0.05, seed=8)
+    assert i1.numel() == 50 and len(set(i1.tolist())) == 50
+    assert torch.equal(i1, i2) and not torch.equal(i1, i3)
+    assert torch.equal(v1, x[i1])
+
+
+def test_bad_inputs_are_value_errors():
+    with pytest.raises(ValueError, match="contiguous float32 CPU"):
+        compress.topk(torch.randn(10, dtype=torch.float64), 0.1)
+    with pytest.raises(ValueError, match="contiguous float32 CPU"):
+        compress.topk(torch.randn(4, 4).t(), 0.1)
+    with pytest.raises(ValueError, match="density must be in"):
+        compress.topk(torch.randn(10), 0.0)
+    with pytest.raises(ValueError, match="density must be in"):
+        compress.random_k(torch.randn(10), 1.5)

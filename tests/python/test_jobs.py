@@ -1,0 +1,61 @@
+"""Whole jobs of Python ranks (ranks.py), launched as torchrun launches them."""
+
+import time
+
+
+def test_asgd_with_one_worker_moves_the_model_exactly_as_torch_sgd(launch):
+    job = launch("sgd", 2)
+    assert job.wait() == [0, 0], job.logs()
+    worker = job.result(1)
+    assert worker["started_equal"]
+    assert len(worker["diffs"]) == 6
+    assert max(worker["diffs"]) < 1e-6, worker["diffs"]
+    assert abs(worker["lr"] - 0.05) < 1e-7  # the server's rate (float32)
+
+
+def test_dgs_with_four_workers_trains_a_small_model(launch):
+    job = launch("dgs4", 5)
+    assert job.wait(timeout=180) == [0] * 5, job.logs()
+    server = job.result(0)
+    assert server["dropped_workers"] == 0
+    assert server["messages_in"] >= 4 * 100
+    for rank in range(1, 5):
+        worker = job.result(rank)
+        # Each worker ends with the servers' model as it was when it finished (an untrained
+        # model scores about 0.25 on the four clusters).
+        assert worker["accuracy"] >= 0.9, worker
+        assert abs(worker["lr"] - 0.01) < 1e-7  # the server's schedule: 0.1, x0.1 at epoch 3
+        assert worker["max_bytes_up"] < worker["dense_bytes"] / 2  # the pushes are sparse
+
+
+def test_a_dead_worker_is_dropped_and_the_job_goes_on(launch):
+    job = launch("dead_worker", 3)
+    codes = job.wait()
+    assert codes == [0, 0, 17], job.logs()
+    assert job.result(0)["dropped_workers"] == 1
+    assert job.result(1)["steps"] == 20
+
+
+def test_a_dead_server_raises_peer_error_in_the_worker(launch):
+    job = launch("dead_server", 2)
+    ready = job.out_dir / "ready"
+    deadline = time.monotonic() + 60
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ready.exists(), job.logs()
+    job.kill(0)
+    job.procs[1].wait(60)
+    worker = job.result(1)
+    assert worker["error"] == "PeerError", worker
+    assert worker["is_runtime_error"]
+    assert "rank 0" in worker["message"] or "server" in worker["message"], worker
+
+
+def test_a_layout_mismatch_between_ranks_names_it_on_both_sides(launch):
+    job = launch("mismatch", 2)
+    assert job.wait() == [0, 0], job.logs()
+    for rank in (0, 1):
+        result = job.result(rank)
+        assert result["error"] is not None, result
+        assert "layout fingerprint" in result["message"], result
+    assert "pass model=" in job.result(1)["message"]
