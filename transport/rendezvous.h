@@ -29,6 +29,9 @@ struct RendezvousOptions {
   std::string store_dir;    // FileStore directory (one machine)
   std::string master_addr;  // TCP store host (rank 0 hosts it)
   int master_port = 29500;
+  // Rank 0 hosts the TCP store; false where the launcher already runs one at
+  // master_addr:master_port (torchrun's static rendezvous: TORCHELASTIC_USE_AGENT_STORE).
+  bool host_store = true;
   std::string hostname = "127.0.0.1";  // address to bind; or set iface instead
   std::string iface;                   // network interface name, e.g. "eth0"
   std::chrono::milliseconds connect_timeout = std::chrono::minutes(2);

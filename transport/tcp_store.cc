@@ -42,7 +42,7 @@ absl::StatusOr<std::unique_ptr<gloo::rendezvous::Store>> makeTcpStore(
   try {
     c10d::TCPStoreOptions opts;
     opts.port = static_cast<uint16_t>(options.master_port);
-    opts.isServer = options.rank == 0;
+    opts.isServer = options.rank == 0 && options.host_store;
     opts.numWorkers = options.world_size;
     opts.waitWorkers = false;
     opts.timeout = options.connect_timeout;

@@ -10,7 +10,8 @@
 
 namespace sparseps {
 
-// Rank 0 hosts the store; every rank connects to options.master_addr:master_port.
+// Rank 0 hosts the store (unless options.host_store is false); every rank connects to
+// options.master_addr:master_port.
 absl::StatusOr<std::unique_ptr<gloo::rendezvous::Store>> makeTcpStore(
     const RendezvousOptions& options);
 

@@ -1,8 +1,9 @@
 """Where this process sits in a job, from torchrun's environment or from arguments.
 
 Ranks 0..num_servers-1 serve (sparseps.serve), the others train (sparseps.Optimizer).
-Rank 0 hosts the rendezvous store at MASTER_ADDR:MASTER_PORT, the port torchrun picks for
-its workers' own store; so do not also call torch.distributed.init_process_group on it.
+The ranks meet through the TCP store at MASTER_ADDR:MASTER_PORT: torchrun's agent runs it
+(TORCHELASTIC_USE_AGENT_STORE=True, its default static rendezvous), or else rank 0 hosts
+it, as torch.distributed does.
 """
 
 import ipaddress
@@ -21,6 +22,7 @@ class World:
     num_servers: int
     master_addr: str
     master_port: int
+    host_store: bool  # rank 0 hosts the store (no launcher's agent does)
     run_id: str
     hostname: str  # the address this rank binds, or "" when iface is set
     iface: str
@@ -44,6 +46,7 @@ class World:
         c = _C.JobConfig()
         c.rank, c.world_size, c.num_servers = self.rank, self.world_size, self.num_servers
         c.run_id, c.master_addr, c.master_port = self.run_id, self.master_addr, self.master_port
+        c.host_store = self.host_store
         c.hostname, c.iface, c.store_dir = self.hostname, self.iface, self.store_dir
         c.connect_timeout_s = self.timeout
         return c
@@ -85,12 +88,15 @@ def init(num_servers: int = 1, *, rank: Optional[int] = None,
          world_size: Optional[int] = None, master_addr: Optional[str] = None,
          master_port: Optional[int] = None, run_id: Optional[str] = None,
          iface: Optional[str] = None, store_dir: Optional[str] = None,
-         timeout: float = 120.0) -> World:
+         timeout: float = 120.0, keep_freed_memory: bool = True) -> World:
     """Reads RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (torchrun sets them; an argument
     overrides its variable) and returns this process's World, which serve() and
     Optimizer() use unless given another. store_dir meets through files in a directory
     instead of rank 0's TCP store (one machine only); iface names the network interface
-    to bind (default: loopback on one machine, else the one that routes to the master)."""
+    to bind (default: loopback on one machine, else the one that routes to the master).
+    keep_freed_memory tunes this process's malloc as the C++ driver does, so LibTorch's
+    freed activations are reused instead of page-faulted in again every step (a small
+    ResNet's step took 5x longer without it on a 2-core VM); it costs resident memory."""
     global _world
     rank = _env_int("RANK", rank)
     world_size = _env_int("WORLD_SIZE", world_size)
@@ -113,8 +119,11 @@ def init(num_servers: int = 1, *, rank: Optional[int] = None,
         hostname = "127.0.0.1"
     else:
         hostname = _bind_address(master_addr)
+    if keep_freed_memory:
+        _C.keep_freed_memory()
+    host_store = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True"
     _world = World(rank, world_size, num_servers, master_addr or "", master_port or 0,
-                   run_id, hostname, iface or "", store_dir or "", float(timeout))
+                   host_store, run_id, hostname, iface or "", store_dir or "", float(timeout))
     return _world
 
 

@@ -64,6 +64,7 @@ absl::StatusOr<ConnectOptions> JobConfig::connectOptions(uint64_t fingerprint, s
     options.rendezvous.setStoreDir(store_dir);
   } else if (!master_addr.empty()) {
     options.rendezvous.setMaster(master_addr, master_port);
+    options.rendezvous.host_store = host_store;
   } else {
     return absl::InvalidArgumentError(
         "rendezvous: no MASTER_ADDR; launch with torchrun, or pass master_addr and "

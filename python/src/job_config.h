@@ -24,6 +24,7 @@ struct JobConfig {
   std::string run_id = "sparseps";
   std::string master_addr;   // rank 0 hosts the TCP store here...
   int master_port = 29500;
+  bool host_store = true;    // false: the launcher's agent hosts it (torchrun's static rendezvous)
   std::string store_dir;     // ...or, when set, a FileStore in this directory (one machine)
   std::string hostname = "127.0.0.1";  // the address this rank binds...
   std::string iface;                   // ...or, when set, this interface's

@@ -4,6 +4,7 @@
 
 #include <pybind11/stl.h>
 
+#include "core/allocator.h"
 #include "optim/builtin_methods.h"
 #include "python/src/compress.h"
 #include "python/src/job_config.h"
@@ -47,6 +48,7 @@ void bindJobConfig(py::module_& m) {
       .def_readwrite("run_id", &JobConfig::run_id)
       .def_readwrite("master_addr", &JobConfig::master_addr)
       .def_readwrite("master_port", &JobConfig::master_port)
+      .def_readwrite("host_store", &JobConfig::host_store)
       .def_readwrite("store_dir", &JobConfig::store_dir)
       .def_readwrite("hostname", &JobConfig::hostname)
       .def_readwrite("iface", &JobConfig::iface)
@@ -80,6 +82,9 @@ PYBIND11_MODULE(_C, m) {
   bindWorker(m);
   bindServe(m);
   bindCompress(m);
+  m.def("keep_freed_memory", &keepFreedMemory,
+        "Tunes glibc's malloc to reuse freed memory instead of returning it to the kernel "
+        "(core/allocator.h): a step no longer page-faults its activations in again.");
 }
 
 }  // namespace sparseps::python
