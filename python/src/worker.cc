@@ -108,7 +108,9 @@ void Worker::finish() {
 py::bytes Worker::saveState() const { return py::bytes(session_->client().saveRuleState()); }
 
 void Worker::loadState(const std::string& bytes) {
-  check(session_->client().loadRuleState(bytes));
+  // The bytes come from the user (a saved state dict), not a peer: any refusal is theirs.
+  const absl::Status s = session_->client().loadRuleState(bytes);
+  if (!s.ok()) throw py::value_error(std::string(s.message()));
 }
 
 py::list Worker::layout() const {

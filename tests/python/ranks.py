@@ -88,6 +88,46 @@ def dgs4(world, out_dir):
             "dense_bytes": dense_bytes}
 
 
+def state(world, out_dir):
+    """dgs, one worker: the optimizer's state dict carries the method's worker state."""
+    job = dict(method="dgs", lr=0.05, density=0.1)
+    torch.manual_seed(0)
+    model = mlp()
+    if world.is_server:
+        return sparseps.serve(model, **job)
+    opt = sparseps.Optimizer(model.parameters(), model=model, **job)
+    x, y = clusters(64, seed=3)
+    for _ in range(3):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    opt.set_epoch(2)
+    saved = opt.state_dict()
+    result = {"has_state": len(saved["sparseps"]["worker_state"]) > 0,
+              "epoch": saved["sparseps"]["epoch"]}
+    opt.set_epoch(0)
+    opt.zero_grad()
+    torch.nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()  # the momentum moves on
+    result["moved_on"] = opt.state_dict()["sparseps"]["worker_state"] != saved["sparseps"]["worker_state"]
+    opt.load_state_dict(saved)
+    result["restored"] = opt.state_dict()["sparseps"]["worker_state"] == saved["sparseps"]["worker_state"]
+    result["epoch_restored"] = opt.epoch
+    errors = []
+    for bad in (dict(saved, sparseps=dict(saved["sparseps"], method="asgd")),
+                dict(saved, sparseps=dict(saved["sparseps"], worker_state=b"garbage")),
+                {"state": {}, "param_groups": saved["param_groups"]}):
+        try:
+            opt.load_state_dict(bad)
+            errors.append(None)
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"{type(e).__name__}: {e}")
+    result["errors"] = errors
+    result["still_restored"] = opt.state_dict()["sparseps"]["worker_state"] == saved["sparseps"]["worker_state"]
+    opt.finish()
+    return result
+
+
 def dead_worker(world, out_dir):
     """Two workers; the second dies abruptly after 3 steps; the first trains on."""
     job = dict(method="dgs", lr=0.05, density=0.1)

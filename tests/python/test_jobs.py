@@ -59,3 +59,16 @@ def test_a_layout_mismatch_between_ranks_names_it_on_both_sides(launch):
         assert result["error"] is not None, result
         assert "layout fingerprint" in result["message"], result
     assert "pass model=" in job.result(1)["message"]
+
+
+def test_the_state_dict_carries_the_methods_worker_state(launch):
+    job = launch("state", 2)
+    assert job.wait() == [0, 0], job.logs()
+    r = job.result(1)
+    assert r["has_state"] and r["epoch"] == 2
+    assert r["moved_on"] and r["restored"] and r["epoch_restored"] == 2
+    wrong_method, garbage, not_ours = r["errors"]
+    assert wrong_method.startswith("ValueError") and "'asgd'" in wrong_method
+    assert garbage is not None and garbage.startswith("ValueError: method state"), garbage
+    assert not_ours.startswith("ValueError") and "not a sparseps state dict" in not_ours
+    assert r["still_restored"]  # a refused state changes nothing
