@@ -23,10 +23,22 @@ def free_port() -> int:
 
 
 class Job:
-    def __init__(self, scenario: str, world_size: int, out_dir: Path):
+    def __init__(self, scenario: str, world_size: int, out_dir: Path, nodes: int = 0):
+        """nodes = 0: one process per rank with torchrun's variables set here; nodes > 0:
+        that many real torchrun agents (--nnodes), world_size / nodes ranks each."""
         self.out_dir = out_dir
         port = free_port()
         self.procs = []
+        if nodes:
+            for node in range(nodes):
+                self.procs.append(subprocess.Popen(
+                    ["torchrun", f"--nnodes={nodes}", f"--node_rank={node}",
+                     f"--nproc_per_node={world_size // nodes}", "--master_addr=127.0.0.1",
+                     f"--master_port={port}", "--redirects=1", "--tee=1",
+                     f"--log_dir={out_dir}/torchrun{node}",
+                     str(HERE / "ranks.py"), scenario, str(out_dir)],
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+            return
         for rank in range(world_size):
             env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world_size),
                        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1")
@@ -73,10 +85,10 @@ def launch():
     the test (pytest's own tmp_path would keep them)."""
     jobs = []
     with tempfile.TemporaryDirectory(prefix="sparseps_python_") as tmp:
-        def start(scenario: str, world_size: int) -> Job:
+        def start(scenario: str, world_size: int, nodes: int = 0) -> Job:
             out_dir = Path(tmp) / str(len(jobs))
             out_dir.mkdir()
-            jobs.append(Job(scenario, world_size, out_dir))
+            jobs.append(Job(scenario, world_size, out_dir, nodes))
             return jobs[-1]
 
         yield start

@@ -13,6 +13,14 @@ def test_asgd_with_one_worker_moves_the_model_exactly_as_torch_sgd(launch):
     assert abs(worker["lr"] - 0.05) < 1e-7  # the server's rate (float32)
 
 
+def test_torchrun_with_two_nodes_meets_through_its_agents_store(launch):
+    # Two real torchrun agents on loopback, as across machines: rank 0's agent hosts the
+    # store at --master_port and every rank, rank 0 included, joins it as a client.
+    job = launch("sgd", 2, nodes=2)
+    assert job.wait() == [0, 0], job.logs()
+    assert max(job.result(1)["diffs"]) < 1e-6
+
+
 def test_dgs_with_four_workers_trains_a_small_model(launch):
     job = launch("dgs4", 5)
     assert job.wait(timeout=180) == [0] * 5, job.logs()
