@@ -23,7 +23,8 @@ def free_port() -> int:
 
 
 class Job:
-    def __init__(self, scenario: str, world_size: int, out_dir: Path, nodes: int = 0):
+    def __init__(self, scenario: str, world_size: int, out_dir: Path, nodes: int = 0,
+                 env: dict = None):
         """nodes = 0: one process per rank with torchrun's variables set here; nodes > 0:
         that many real torchrun agents (--nnodes), world_size / nodes ranks each."""
         self.out_dir = out_dir
@@ -40,10 +41,11 @@ class Job:
                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
             return
         for rank in range(world_size):
-            env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world_size),
-                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1")
+            rank_env = dict(os.environ, **(env or {}), RANK=str(rank),
+                            WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1",
+                            MASTER_PORT=str(port), OMP_NUM_THREADS="1")
             self.procs.append(subprocess.Popen(
-                [sys.executable, str(HERE / "ranks.py"), scenario, str(out_dir)], env=env,
+                [sys.executable, str(HERE / "ranks.py"), scenario, str(out_dir)], env=rank_env,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
 
     def wait(self, timeout: float = 120) -> list:
@@ -85,10 +87,10 @@ def launch():
     the test (pytest's own tmp_path would keep them)."""
     jobs = []
     with tempfile.TemporaryDirectory(prefix="sparseps_python_") as tmp:
-        def start(scenario: str, world_size: int, nodes: int = 0) -> Job:
+        def start(scenario: str, world_size: int, nodes: int = 0, env: dict = None) -> Job:
             out_dir = Path(tmp) / str(len(jobs))
             out_dir.mkdir()
-            jobs.append(Job(scenario, world_size, out_dir, nodes))
+            jobs.append(Job(scenario, world_size, out_dir, nodes, env))
             return jobs[-1]
 
         yield start

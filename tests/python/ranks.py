@@ -128,6 +128,35 @@ def state(world, out_dir):
     return result
 
 
+def each_method(world, out_dir):
+    """The method named by SPARSEPS_TEST_METHOD, 2 workers, 30 steps each: the loss on a
+    fixed batch must fall."""
+    job = dict(method=os.environ["SPARSEPS_TEST_METHOD"], lr=0.05, density=0.1)
+    torch.manual_seed(0)
+    model = mlp()
+    if world.is_server:
+        return sparseps.serve(model, **job)
+    opt = sparseps.Optimizer(model.parameters(), model=model, **job)
+    x, y = clusters(32 * 30, seed=10 + world.rank)
+    probe_x, probe_y = clusters(256, seed=99)
+
+    def probe():
+        model.eval()
+        with torch.no_grad():
+            loss = torch.nn.functional.cross_entropy(model(probe_x), probe_y).item()
+        model.train()
+        return loss
+
+    before = probe()
+    for step in range(30):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x[step * 32:(step + 1) * 32]),
+                                          y[step * 32:(step + 1) * 32]).backward()
+        opt.step()
+    opt.finish()
+    return {"before": before, "after": probe()}
+
+
 def dead_worker(world, out_dir):
     """Two workers; the second dies abruptly after 3 steps; the first trains on."""
     job = dict(method="dgs", lr=0.05, density=0.1)

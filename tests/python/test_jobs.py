@@ -2,6 +2,8 @@
 
 import time
 
+import pytest
+
 
 def test_asgd_with_one_worker_moves_the_model_exactly_as_torch_sgd(launch):
     job = launch("sgd", 2)
@@ -34,6 +36,15 @@ def test_dgs_with_four_workers_trains_a_small_model(launch):
         assert worker["accuracy"] >= 0.9, worker
         assert abs(worker["lr"] - 0.01) < 1e-7  # the server's schedule: 0.1, x0.1 at epoch 3
         assert worker["max_bytes_up"] < worker["dense_bytes"] / 2  # the pushes are sparse
+
+
+@pytest.mark.parametrize("method", ["msgd", "asgd", "gd", "dgc", "dgs"])
+def test_every_method_trains_from_python(launch, method):
+    job = launch("each_method", 3, env={"SPARSEPS_TEST_METHOD": method})
+    assert job.wait() == [0, 0, 0], job.logs()
+    for rank in (1, 2):
+        r = job.result(rank)
+        assert r["after"] < 0.3 * r["before"], r  # measured: 0.005-0.18 of it
 
 
 def test_a_dead_worker_is_dropped_and_the_job_goes_on(launch):
