@@ -101,8 +101,11 @@ void Evaluator::run() {
       snapshot = std::move(queue_.front());
       queue_.pop_front();
     }
-    if (snapshot.version == last_version_) continue;  // the final model, already scored
     try {
+      if (snapshot.version == last_version_) {  // the model just scored: say it is the last
+        if (absl::Status s = markFinal(snapshot); !s.ok()) log_(std::string(s.message()));
+        continue;
+      }
       if (absl::Status s = evaluate(snapshot); !s.ok()) {
         log_(absl::StrCat("evaluation after ", snapshot.epoch, " epochs failed: ", s.message()));
       }
@@ -140,6 +143,16 @@ bool Evaluator::assemble(const Snapshot& snapshot) {
   return true;
 }
 
+absl::Status Evaluator::markFinal(const Snapshot& snapshot) {
+  if (!snapshot.final || !last_row_.has_value()) return absl::OkStatus();
+  nlohmann::json row = *last_row_;
+  row["final"] = true;
+  row["time"] = snapshot.seconds;
+  absl::Status s = evals_.append(row);
+  if (s.ok()) s = evals_.flush();
+  return s;
+}
+
 absl::Status Evaluator::evaluate(const Snapshot& snapshot) {
   const auto start = RunClock::now();
   if (!assemble(snapshot)) return absl::OkStatus();
@@ -156,16 +169,18 @@ absl::Status Evaluator::evaluate(const Snapshot& snapshot) {
   auto result = sparseps::evaluate(*model_.net, dataset_, kEvalBatch, examples);
   if (!result.ok()) return result.status();
   const double took = secondsSince(start);
-  auto s = evals_.append({{"epoch", snapshot.epoch},
-                          {"version", snapshot.version},
-                          {"pushes", snapshot.pushes},
-                          {"time", snapshot.seconds},
-                          {"final", snapshot.final},
-                          {"accuracy", result->accuracy},
-                          {"loss", result->loss},
-                          {"examples", result->examples},
-                          {"bn_batches", bn_batches}});
+  nlohmann::json row = {{"epoch", snapshot.epoch},
+                        {"version", snapshot.version},
+                        {"pushes", snapshot.pushes},
+                        {"time", snapshot.seconds},
+                        {"final", snapshot.final},
+                        {"accuracy", result->accuracy},
+                        {"loss", result->loss},
+                        {"examples", result->examples},
+                        {"bn_batches", bn_batches}};
+  auto s = evals_.append(row);
   if (s.ok()) s = evals_.flush();
+  last_row_ = std::move(row);
   if (!s.ok()) return s;
   last_ = EvalRow{snapshot.epoch, snapshot.version, result->accuracy, result->loss};
   last_version_ = snapshot.version;

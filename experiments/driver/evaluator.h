@@ -67,6 +67,9 @@ class Evaluator {
   // The whole model of a snapshot in model_'s flat buffers; false when a slice is missing.
   bool assemble(const Snapshot& snapshot);
   absl::Status evaluate(const Snapshot& snapshot);
+  // The final snapshot of a model already scored (the run ended on an epoch boundary):
+  // its row again, marked final, so eval.jsonl always ends with the final model's row.
+  absl::Status markFinal(const Snapshot& snapshot);
 
   const DriverConfig& config_;
   const Dataset& dataset_;
@@ -80,6 +83,7 @@ class Evaluator {
   std::deque<Snapshot> queue_;
   bool stopping_ = false;
   std::optional<EvalRow> last_;
+  std::optional<nlohmann::json> last_row_;  // as written to eval.jsonl
   uint64_t last_version_ = UINT64_MAX;
   std::thread thread_;
 };

@@ -42,6 +42,23 @@ class DriverTest : public ::testing::Test {
   fs::path dir_;
 };
 
+TEST_F(DriverTest, ARunEndingOnAnEpochBoundaryStillEndsWithTheFinalRow) {
+  // 4096 synthetic examples, 2 workers of batch 128: the last push ends epoch 1, so the
+  // final model is the epoch-1 snapshot's; eval.jsonl must still say which row is final.
+  const fs::path out = dir_ / "run";
+  const Result r = runLauncher(
+      "--method=msgd --dataset=synthetic --model=small_resnet --world-size=3 --epochs=1 "
+      "--batch-size=128 --bandwidth=none --threads=1 --eval-samples=256 --out=" +
+          out.string(),
+      dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto evals = readLines(out / "eval.jsonl");
+  ASSERT_GE(evals.size(), 1u);
+  EXPECT_TRUE(evals.back()["final"].get<bool>());
+  EXPECT_EQ(evals.back()["version"].get<uint64_t>(), 32u);
+  for (size_t i = 0; i + 1 < evals.size(); ++i) EXPECT_FALSE(evals[i]["final"].get<bool>());
+}
+
 TEST_F(DriverTest, SyntheticJobWritesACompleteRunDirectoryAndLearns) {
   const uint64_t seed = std::random_device{}() % 100000;
   SCOPED_TRACE("seed " + std::to_string(seed));
