@@ -45,13 +45,15 @@ class DriverTest : public ::testing::Test {
 TEST_F(DriverTest, ARunEndingOnAnEpochBoundaryStillEndsWithTheFinalRow) {
   // 4096 synthetic examples, 2 workers of batch 128: the last push ends epoch 1, so the
   // final model is the epoch-1 snapshot's; eval.jsonl must still say which row is final.
+  // The launcher passes the user's --progress on to the first worker.
   const fs::path out = dir_ / "run";
   const Result r = runLauncher(
       "--method=msgd --dataset=synthetic --model=small_resnet --world-size=3 --epochs=1 "
-      "--batch-size=128 --bandwidth=none --threads=1 --eval-samples=256 --out=" +
+      "--batch-size=128 --bandwidth=none --threads=1 --eval-samples=256 --progress=none --out=" +
           out.string(),
       dir_);
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("epoch 1/1"))) << "--progress=none was not followed";
   const auto evals = readLines(out / "eval.jsonl");
   ASSERT_GE(evals.size(), 1u);
   EXPECT_TRUE(evals.back()["final"].get<bool>());
