@@ -1,5 +1,5 @@
 """Fashion-MNIST on a sparseps parameter server from PyTorch, DGS, 1 server + 4 workers:
-PYTHONPATH=build/python torchrun --nproc_per_node=5 examples/fashion_mnist.py"""
+PYTHONPATH=build/python torchrun --redirects=1 --tee=1 --nproc_per_node=5 examples/fashion_mnist.py"""
 import gzip, numpy as np, sparseps, torch
 from torch import nn
 

@@ -48,6 +48,10 @@ absl::StatusOr<std::unique_ptr<gloo::rendezvous::Store>> makeTcpStore(
     opts.timeout = options.connect_timeout;
     return std::unique_ptr<gloo::rendezvous::Store>(
         new TcpStoreAdapter(std::make_unique<c10d::TCPStore>(options.master_addr, opts)));
+  } catch (const c10::Error& e) {  // without the C++ backtrace LibTorch appends
+    return absl::UnavailableError(absl::StrCat("rendezvous: TCP store at ", options.master_addr,
+                                               ":", options.master_port, " (rank ", options.rank,
+                                               "): ", e.what_without_backtrace()));
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat("rendezvous: TCP store at ", options.master_addr,
                                                ":", options.master_port, " (rank ", options.rank,

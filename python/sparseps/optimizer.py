@@ -126,7 +126,12 @@ class Optimizer(torch.optim.Optimizer):
         if extra["method"] != self.method:
             raise ValueError(f"sparseps.Optimizer.load_state_dict: the state is of method "
                              f"{extra['method']!r}, this optimizer runs {self.method!r}")
-        self._worker.load_state(extra["worker_state"])
+        before = self._worker.save_state()
+        try:  # all or nothing: a refused part leaves the optimizer as it was
+            self._worker.load_state(extra["worker_state"])
+            super().load_state_dict({k: v for k, v in state_dict.items() if k != "sparseps"})
+        except Exception:
+            self._worker.load_state(before)
+            raise
         self.epoch = int(extra["epoch"])
-        super().load_state_dict({k: v for k, v in state_dict.items() if k != "sparseps"})
         self.param_groups[0]["lr"] = self._worker.lr

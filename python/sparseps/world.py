@@ -62,7 +62,8 @@ def _env_int(name: str, given: Optional[int]) -> int:
     if value is None:
         raise ValueError(
             f"sparseps.init: {name} is not set; launch with torchrun "
-            f"(torchrun --nproc_per_node=5 train.py) or pass {name.lower()}= to init()")
+            f"(torchrun --redirects=1 --tee=1 --nproc_per_node=5 train.py) or pass "
+            f"{name.lower()}= to init()")
     try:
         return int(value)
     except ValueError:
@@ -92,7 +93,8 @@ def init(num_servers: int = 1, *, rank: Optional[int] = None,
     """Reads RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (torchrun sets them; an argument
     overrides its variable) and returns this process's World, which serve() and
     Optimizer() use unless given another. store_dir meets through files in a directory
-    instead of rank 0's TCP store (one machine only); iface names the network interface
+    instead of a TCP store (one machine only; a fresh directory per job, since the files
+    stay); iface names the network interface
     to bind (default: loopback on one machine, else the one that routes to the master).
     keep_freed_memory tunes this process's malloc as the C++ driver does, so LibTorch's
     freed activations are reused instead of page-faulted in again every step (a small
@@ -112,7 +114,11 @@ def init(num_servers: int = 1, *, rank: Optional[int] = None,
             raise ValueError("sparseps.init: MASTER_ADDR is not set; launch with torchrun "
                              "or pass master_addr= (or store_dir= on one machine)")
         master_port = _env_int("MASTER_PORT", master_port)
-    run_id = run_id or os.environ.get("TORCHELASTIC_RUN_ID") or "sparseps"
+    if run_id is None:
+        # A restarted torchrun job meets in the same agent store: each attempt needs keys of
+        # its own, or it would find the last attempt's dead addresses.
+        run_id = (f"{os.environ.get('TORCHELASTIC_RUN_ID', 'sparseps')}"
+                  f".{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}")
     if iface:
         hostname = ""
     elif store_dir is not None:

@@ -43,7 +43,12 @@ absl::StatusOr<JobSpec> JobConfig::jobSpec(const MethodRegistry& methods) const 
     return absl::InvalidArgumentError(
         absl::StrCat("mode: '", mode, "'; use 'async', 'sync' or 'staleness'"));
   }
-  // No epoch length given: the schedule stays at its first rate.
+  if (pushes_per_epoch <= 0 && (!milestones.empty() || warmup_epochs > 0)) {
+    return absl::InvalidArgumentError(
+        "milestones and warmup_epochs count epochs: give epoch_steps too (every worker's "
+        "steps in one epoch together), or the schedule cannot tell when an epoch ends");
+  }
+  // No epoch length given (and so no schedule): the rate stays at lr.
   job.server.pushes_per_epoch = pushes_per_epoch > 0 ? pushes_per_epoch : 1e18;
   if (auto s = job.validate(); !s.ok()) return s;
   return job;
@@ -67,7 +72,8 @@ absl::StatusOr<ConnectOptions> JobConfig::connectOptions(uint64_t fingerprint, s
     options.rendezvous.host_store = host_store;
   } else {
     return absl::InvalidArgumentError(
-        "rendezvous: no MASTER_ADDR; launch with torchrun, or pass master_addr and "
+        "rendezvous: no MASTER_ADDR; launch with torchrun (--redirects=1 --tee=1 on Debian's), "
+        "or pass master_addr and "
         "master_port (or store_dir on one machine) to sparseps.init()");
   }
   if (auto s = options.rendezvous.validate(); !s.ok()) return s;

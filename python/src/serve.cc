@@ -8,6 +8,7 @@
 
 #include "core/job.h"
 #include "optim/builtin_methods.h"
+#include "python/src/blocking_call.h"
 #include "python/src/job_config.h"
 #include "python/src/rank.h"
 #include "python/src/status.h"
@@ -35,7 +36,7 @@ py::dict serve(const JobConfig& config, const FlatModel::NamedTensors& params,
   }
   absl::StatusOr<ServerStats> stats = absl::UnknownError("not served");
   {
-    py::gil_scoped_release release;
+    BlockingCall blocking;
     auto connection = connect(config, model);
     if (!connection.ok()) {
       stats = connection.status();

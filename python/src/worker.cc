@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "optim/builtin_methods.h"
+#include "python/src/blocking_call.h"
 #include "python/src/status.h"
 
 namespace py = pybind11;
@@ -33,7 +34,7 @@ Worker::Worker(const JobConfig& config, const FlatModel::NamedTensors& params,
   model_.emplace(value(flattenModel(params, buffers)));
   absl::StatusOr<ServerState> started = absl::UnknownError("not started");
   {
-    py::gil_scoped_release release;
+    BlockingCall blocking;
     auto connection = connect(config, *model_);
     if (!connection.ok()) {
       started = connection.status();
@@ -48,6 +49,10 @@ Worker::Worker(const JobConfig& config, const FlatModel::NamedTensors& params,
         started = session_->client().start(model_->flat.params(), model_->flat.buffers());
       }
     }
+    if (!started.ok()) {  // say goodbye here, without the GIL
+      session_.reset();
+      connection_ = Connection();
+    }
   }
   initial_version_ = value(std::move(started)).version;
 }
@@ -58,12 +63,18 @@ Worker::~Worker() {
   connection_ = Connection();
 }
 
+void Worker::checkInJob(const char* call) const {
+  if (finished_) {
+    throw std::runtime_error(std::string(call) + " after finish(): this worker has left the job");
+  }
+}
+
 void Worker::step(int epoch) {
-  if (finished_) throw std::runtime_error("step() after finish(): this worker has left the job");
+  checkInJob("step()");
   model_->flat.gatherGrads();
   absl::Status s;
   {
-    py::gil_scoped_release release;
+    BlockingCall blocking;
     last_ = StepStats{};
     s = session_->client().step(model_->flat.grads(), model_->flat.params(), epoch, &last_);
   }
@@ -71,20 +82,22 @@ void Worker::step(int epoch) {
 }
 
 void Worker::syncBuffers() {
+  checkInJob("sync_buffers()");
   absl::Status s;
   {
-    py::gil_scoped_release release;
+    BlockingCall blocking;
     s = session_->client().sendBuffers(model_->flat.buffers());
   }
   check(s);
 }
 
 py::tuple Worker::serverModel() {
+  checkInJob("server_state_dict()");
   std::vector<float> params(model_->flat.params().size());
   std::vector<float> buffers(model_->flat.buffers().size());
   absl::Status s;
   {
-    py::gil_scoped_release release;
+    BlockingCall blocking;
     s = session_->client().pullModel(absl::MakeSpan(params), absl::MakeSpan(buffers)).status();
   }
   check(s);
@@ -95,7 +108,7 @@ void Worker::finish() {
   if (finished_) return;
   absl::Status s;
   {
-    py::gil_scoped_release release;
+    BlockingCall blocking;
     WorkerClient& client = session_->client();
     if (!model_->flat.buffers().empty()) s = client.sendBuffers(model_->flat.buffers());
     if (s.ok()) s = client.pullModel(model_->flat.params(), model_->flat.buffers()).status();

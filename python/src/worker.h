@@ -42,6 +42,8 @@ class Worker {
   pybind11::list layout() const;  // (name, offset, numel) per parameter
 
  private:
+  void checkInJob(const char* call) const;  // throws once finish() has run
+
   MethodRegistry methods_;
   JobSpec job_;
   std::optional<RankModel> model_;  // set once the job checked out

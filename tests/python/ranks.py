@@ -34,19 +34,25 @@ def sgd(world, out_dir):
     """asgd, one worker, against torch.optim.SGD step for step."""
     job = dict(method="asgd", lr=0.05, momentum=0.0, weight_decay=1e-3)
     torch.manual_seed(0)
-    model = mlp()
+    served = mlp()  # the server's initial model
     if world.is_server:
-        return sparseps.serve(model, **job)
+        return sparseps.serve(served, **job)
+    torch.manual_seed(world.rank)  # a model of the worker's own, until the server's arrives
+    model = mlp()
     opt = sparseps.Optimizer(model.parameters(), model=model, **job)
+    started_equal = all(torch.equal(a, b) for a, b in
+                        zip(model.parameters(), served.parameters()))
     ref = mlp()
     ref.load_state_dict(model.state_dict())
     ref_opt = torch.optim.SGD(ref.parameters(), lr=0.05, weight_decay=1e-3)
     x, y = clusters(64 * 6, seed=5)
-    diffs, started_equal = [], all(torch.equal(a, b) for a, b in
-                                   zip(model.parameters(), ref.parameters()))
+    diffs = []
     for step in range(6):
         xb, yb = x[step * 64:(step + 1) * 64], y[step * 64:(step + 1) * 64]
-        opt.zero_grad()
+        if step % 2:
+            model.zero_grad(set_to_none=True)  # torch's own reset: step() must still see it
+        else:
+            opt.zero_grad()
         torch.nn.functional.cross_entropy(model(xb), yb).backward()
         opt.step()
         ref_opt.zero_grad()
@@ -109,14 +115,17 @@ def state(world, out_dir):
     opt.zero_grad()
     torch.nn.functional.cross_entropy(model(x), y).backward()
     opt.step()  # the momentum moves on
-    result["moved_on"] = opt.state_dict()["sparseps"]["worker_state"] != saved["sparseps"]["worker_state"]
+    moved_state = opt.state_dict()
+    result["moved_on"] = moved_state["sparseps"]["worker_state"] != saved["sparseps"]["worker_state"]
     opt.load_state_dict(saved)
     result["restored"] = opt.state_dict()["sparseps"]["worker_state"] == saved["sparseps"]["worker_state"]
     result["epoch_restored"] = opt.epoch
     errors = []
+    two_groups = [saved["param_groups"][0], saved["param_groups"][0]]
     for bad in (dict(saved, sparseps=dict(saved["sparseps"], method="asgd")),
                 dict(saved, sparseps=dict(saved["sparseps"], worker_state=b"garbage")),
-                {"state": {}, "param_groups": saved["param_groups"]}):
+                {"state": {}, "param_groups": saved["param_groups"]},
+                dict(moved_state, param_groups=two_groups)):
         try:
             opt.load_state_dict(bad)
             errors.append(None)

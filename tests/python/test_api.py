@@ -1,5 +1,7 @@
 """The Python API's own checks: bad arguments fail at once, before any network."""
 
+import tempfile
+
 import pytest
 import torch
 
@@ -7,8 +9,9 @@ import sparseps
 
 
 @pytest.fixture
-def worker_world(tmp_path):
-    return sparseps.init(rank=1, world_size=2, store_dir=str(tmp_path), timeout=1)
+def worker_world():
+    with tempfile.TemporaryDirectory(prefix="sparseps_python_") as store:
+        yield sparseps.init(rank=1, world_size=2, store_dir=store, timeout=1)
 
 
 def test_init_without_torchrun_says_what_to_do(monkeypatch):
@@ -51,6 +54,7 @@ def test_a_bad_method_is_a_value_error_naming_it(worker_world):
     (dict(downlink="both"), ValueError, "downlink"),
     (dict(selection="best"), ValueError, "selection"),
     (dict(densty=0.1), TypeError, "unknown job option 'densty'"),
+    (dict(milestones=[2]), ValueError, "give epoch_steps"),
 ])
 def test_bad_job_options_name_the_option(worker_world, kwargs, error, text):
     with pytest.raises(error, match=text):

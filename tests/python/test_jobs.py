@@ -1,8 +1,17 @@
 """Whole jobs of Python ranks (ranks.py), launched as torchrun launches them."""
 
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
+
+from conftest import HERE, free_port
 
 
 def test_asgd_with_one_worker_moves_the_model_exactly_as_torch_sgd(launch):
@@ -67,7 +76,7 @@ def test_a_dead_server_raises_peer_error_in_the_worker(launch):
     worker = job.result(1)
     assert worker["error"] == "PeerError", worker
     assert worker["is_runtime_error"]
-    assert "rank 0" in worker["message"] or "server" in worker["message"], worker
+    assert re.search(r"ranks? \{?0", worker["message"]), worker  # names the dead rank
 
 
 def test_a_layout_mismatch_between_ranks_names_it_on_both_sides(launch):
@@ -86,8 +95,30 @@ def test_the_state_dict_carries_the_methods_worker_state(launch):
     r = job.result(1)
     assert r["has_state"] and r["epoch"] == 2
     assert r["moved_on"] and r["restored"] and r["epoch_restored"] == 2
-    wrong_method, garbage, not_ours = r["errors"]
+    wrong_method, garbage, not_ours, bad_groups = r["errors"]
     assert wrong_method.startswith("ValueError") and "'asgd'" in wrong_method
     assert garbage is not None and garbage.startswith("ValueError: method state"), garbage
     assert not_ours.startswith("ValueError") and "not a sparseps state dict" in not_ours
+    # A state whose worker part loads but whose groups do not: refused as a whole.
+    assert bad_groups is not None and bad_groups.startswith("ValueError"), bad_groups
     assert r["still_restored"]  # a refused state changes nothing
+
+
+def test_ctrl_c_ends_a_rank_waiting_on_its_peers():
+    # A server alone: it waits in the rendezvous for a worker that never comes (30 s timeout).
+    with tempfile.TemporaryDirectory(prefix="sparseps_python_") as out:
+        env = dict(os.environ, RANK="0", WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(free_port()))
+        proc = subprocess.Popen([sys.executable, str(HERE / "ranks.py"), "sgd", out], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(3)
+        assert proc.poll() is None
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        try:
+            code = proc.wait(10)
+        finally:
+            proc.kill()
+        assert code == -signal.SIGINT
+        assert time.monotonic() - start < 5
+        assert not (Path(out) / "rank0.json").exists()
