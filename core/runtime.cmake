@@ -25,3 +25,10 @@ sparseps_library(sparseps_connect
     ${CMAKE_CURRENT_LIST_DIR}/channel_endpoint.cc
     ${CMAKE_CURRENT_LIST_DIR}/connect.cc
   DEPS sparseps_runtime sparseps_transport)
+
+# One call per rank from a LibTorch model (ps_rank.h) and its options (rank_options.h).
+sparseps_library(sparseps_ps_rank
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/ps_rank.cc
+    ${CMAKE_CURRENT_LIST_DIR}/rank_options.cc
+  DEPS sparseps_connect sparseps_layout sparseps_runtime sparseps_transport_tcpstore sparseps_optim)

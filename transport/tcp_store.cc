@@ -33,7 +33,7 @@ class TcpStoreAdapter final : public gloo::rendezvous::Store {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<gloo::rendezvous::Store>> makeTcpStore(
+absl::StatusOr<std::shared_ptr<gloo::rendezvous::Store>> makeTcpStore(
     const RendezvousOptions& options) {
   if (absl::Status s = options.validate(); !s.ok()) return s;
   if (options.master_addr.empty()) {
@@ -46,8 +46,8 @@ absl::StatusOr<std::unique_ptr<gloo::rendezvous::Store>> makeTcpStore(
     opts.numWorkers = options.world_size;
     opts.waitWorkers = false;
     opts.timeout = options.connect_timeout;
-    return std::unique_ptr<gloo::rendezvous::Store>(
-        new TcpStoreAdapter(std::make_unique<c10d::TCPStore>(options.master_addr, opts)));
+    return std::shared_ptr<gloo::rendezvous::Store>(
+        std::make_shared<TcpStoreAdapter>(std::make_unique<c10d::TCPStore>(options.master_addr, opts)));
   } catch (const c10::Error& e) {  // without the C++ backtrace LibTorch appends
     return absl::UnavailableError(absl::StrCat("rendezvous: TCP store at ", options.master_addr,
                                                ":", options.master_port, " (rank ", options.rank,

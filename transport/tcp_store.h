@@ -12,7 +12,8 @@ namespace sparseps {
 
 // Rank 0 hosts the store (unless options.host_store is false); every rank connects to
 // options.master_addr:master_port.
-absl::StatusOr<std::unique_ptr<gloo::rendezvous::Store>> makeTcpStore(
+// Shared, so a holder outside transport/ can keep and drop it without Gloo's headers.
+absl::StatusOr<std::shared_ptr<gloo::rendezvous::Store>> makeTcpStore(
     const RendezvousOptions& options);
 
 }  // namespace sparseps

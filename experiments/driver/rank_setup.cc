@@ -10,8 +10,6 @@
 #include "experiments/models/model_factory.h"
 #include "transport/tcp_store.h"
 
-#include <gloo/rendezvous/store.h>
-
 namespace sparseps {
 
 void setTorchThreads(const DriverConfig& config) {
@@ -38,11 +36,6 @@ absl::StatusOr<RankModel> buildModel(const DriverConfig& config, const Dataset& 
   model.fingerprint = model.flat.paramLayout().fingerprint();
   return model;
 }
-
-ConnectedRank::ConnectedRank() = default;
-ConnectedRank::ConnectedRank(ConnectedRank&&) noexcept = default;
-ConnectedRank& ConnectedRank::operator=(ConnectedRank&&) noexcept = default;
-ConnectedRank::~ConnectedRank() = default;
 
 int64_t pushesPerEpoch(const DriverConfig& config, const Dataset& dataset) {
   int64_t pushes = 0;

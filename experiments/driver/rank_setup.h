@@ -36,13 +36,8 @@ absl::StatusOr<RankModel> buildModel(const DriverConfig& config, const Dataset& 
 int64_t pushesPerEpoch(const DriverConfig& config, const Dataset& dataset);
 
 // The connection and, across machines, the TCP store it was made through.
-// (Out-of-line special members: the store's type is complete only in rank_setup.cc.)
 struct ConnectedRank {
-  ConnectedRank();
-  ConnectedRank(ConnectedRank&&) noexcept;
-  ConnectedRank& operator=(ConnectedRank&&) noexcept;
-  ~ConnectedRank();
-  std::unique_ptr<gloo::rendezvous::Store> store;
+  std::shared_ptr<gloo::rendezvous::Store> store;
   std::unique_ptr<RankConnection> connection;
 };
 

@@ -40,7 +40,7 @@ JOB_OPTIONS = {
 
 
 def job_config(world: World, method: str, lr: float, momentum: float, weight_decay: float,
-               density: float, options: Dict) -> "_C.JobConfig":
+               density: float, options: Dict) -> "_C.RankOptions":
     unknown = sorted(set(options) - set(JOB_OPTIONS))
     if unknown:
         raise TypeError(f"sparseps: unknown job option {unknown[0]!r}; known: "

@@ -42,8 +42,8 @@ class World:
         """0..num_workers-1 on a worker (its data shard); -1 on a server."""
         return self.rank - self.num_servers if not self.is_server else -1
 
-    def config(self) -> "_C.JobConfig":
-        c = _C.JobConfig()
+    def config(self) -> "_C.RankOptions":
+        c = _C.RankOptions()
         c.rank, c.world_size, c.num_servers = self.rank, self.world_size, self.num_servers
         c.run_id, c.master_addr, c.master_port = self.run_id, self.master_addr, self.master_port
         c.host_store = self.host_store

@@ -7,7 +7,7 @@
 #include "core/allocator.h"
 #include "optim/builtin_methods.h"
 #include "python/src/compress.h"
-#include "python/src/job_config.h"
+#include "core/rank_options.h"
 #include "python/src/serve.h"
 #include "python/src/status.h"
 #include "python/src/worker.h"
@@ -17,7 +17,7 @@ namespace py = pybind11;
 namespace sparseps::python {
 namespace {
 
-void bindJobConfig(py::module_& m) {
+void bindRankOptions(py::module_& m) {
   py::class_<MethodOptions>(m, "MethodOptions")
       .def(py::init<>())
       .def_readwrite("momentum", &MethodOptions::momentum)
@@ -40,32 +40,32 @@ void bindJobConfig(py::module_& m) {
       .def_readwrite("warmup_densities", &MethodOptions::warmup_densities)
       .def_readwrite("f16", &MethodOptions::f16);
 
-  py::class_<JobConfig>(m, "JobConfig")
+  py::class_<RankOptions>(m, "RankOptions")
       .def(py::init<>())
-      .def_readwrite("rank", &JobConfig::rank)
-      .def_readwrite("world_size", &JobConfig::world_size)
-      .def_readwrite("num_servers", &JobConfig::num_servers)
-      .def_readwrite("run_id", &JobConfig::run_id)
-      .def_readwrite("master_addr", &JobConfig::master_addr)
-      .def_readwrite("master_port", &JobConfig::master_port)
-      .def_readwrite("host_store", &JobConfig::host_store)
-      .def_readwrite("store_dir", &JobConfig::store_dir)
-      .def_readwrite("hostname", &JobConfig::hostname)
-      .def_readwrite("iface", &JobConfig::iface)
-      .def_readwrite("connect_timeout_s", &JobConfig::connect_timeout_s)
-      .def_readwrite("method", &JobConfig::method)
-      .def_readwrite("mode", &JobConfig::mode)
-      .def_readwrite("staleness", &JobConfig::staleness)
-      .def_readwrite("lr", &JobConfig::lr)
-      .def_readwrite("milestones", &JobConfig::milestones)
-      .def_readwrite("gamma", &JobConfig::gamma)
-      .def_readwrite("warmup_epochs", &JobConfig::warmup_epochs)
-      .def_readwrite("pushes_per_epoch", &JobConfig::pushes_per_epoch)
-      .def_readwrite("downlink", &JobConfig::downlink)
-      .def_readwrite("method_options", &JobConfig::method_options)
-      .def_readwrite("seed", &JobConfig::seed)
+      .def_readwrite("rank", &RankOptions::rank)
+      .def_readwrite("world_size", &RankOptions::world_size)
+      .def_readwrite("num_servers", &RankOptions::num_servers)
+      .def_readwrite("run_id", &RankOptions::run_id)
+      .def_readwrite("master_addr", &RankOptions::master_addr)
+      .def_readwrite("master_port", &RankOptions::master_port)
+      .def_readwrite("host_store", &RankOptions::host_store)
+      .def_readwrite("store_dir", &RankOptions::store_dir)
+      .def_readwrite("hostname", &RankOptions::hostname)
+      .def_readwrite("iface", &RankOptions::iface)
+      .def_readwrite("connect_timeout_s", &RankOptions::connect_timeout_s)
+      .def_readwrite("method", &RankOptions::method)
+      .def_readwrite("mode", &RankOptions::mode)
+      .def_readwrite("staleness", &RankOptions::staleness)
+      .def_readwrite("lr", &RankOptions::lr)
+      .def_readwrite("milestones", &RankOptions::milestones)
+      .def_readwrite("gamma", &RankOptions::gamma)
+      .def_readwrite("warmup_epochs", &RankOptions::warmup_epochs)
+      .def_readwrite("pushes_per_epoch", &RankOptions::pushes_per_epoch)
+      .def_readwrite("downlink", &RankOptions::downlink)
+      .def_readwrite("method_options", &RankOptions::method_options)
+      .def_readwrite("seed", &RankOptions::seed)
       .def("validate",
-           [](const JobConfig& c) {
+           [](const RankOptions& c) {
              MethodRegistry methods;
              check(registerBuiltinMethods(methods));
              value(c.jobSpec(methods));
@@ -78,7 +78,7 @@ void bindJobConfig(py::module_& m) {
 PYBIND11_MODULE(_C, m) {
   m.doc() = "sparseps C++ core";
   registerErrors(m);
-  bindJobConfig(m);
+  bindRankOptions(m);
   bindWorker(m);
   bindServe(m);
   bindCompress(m);

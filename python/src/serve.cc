@@ -6,11 +6,8 @@
 
 #include <cstdio>
 
-#include "core/job.h"
-#include "optim/builtin_methods.h"
+#include "core/ps_rank.h"
 #include "python/src/blocking_call.h"
-#include "python/src/job_config.h"
-#include "python/src/rank.h"
 #include "python/src/status.h"
 
 namespace py = pybind11;
@@ -18,32 +15,18 @@ namespace py = pybind11;
 namespace sparseps::python {
 namespace {
 
-py::dict serve(const JobConfig& config, const FlatModel::NamedTensors& params,
+py::dict serve(RankOptions options, const FlatModel::NamedTensors& params,
                const FlatModel::NamedTensors& buffers, bool verbose) {
-  if (!config.isServer()) {
-    throw py::value_error("rank " + std::to_string(config.rank) +
-                          " is a worker rank: build a sparseps.Optimizer there");
-  }
-  MethodRegistry methods;
-  check(registerBuiltinMethods(methods));
-  JobSpec job = value(config.jobSpec(methods));
-  RankModel model = value(flattenModel(params, buffers));
   if (verbose) {
-    const int rank = config.rank;
-    job.server.log = [rank](const std::string& line) {
+    const int rank = options.rank;
+    options.server_log = [rank](const std::string& line) {  // runs without the GIL
       std::fprintf(stderr, "[sparseps server %d] %s\n", rank, line.c_str());
     };
   }
   absl::StatusOr<ServerStats> stats = absl::UnknownError("not served");
   {
     BlockingCall blocking;
-    auto connection = connect(config, model);
-    if (!connection.ok()) {
-      stats = connection.status();
-    } else {
-      stats = runServerShard(*connection->rank->endpoint, job, methods, model.specs,
-                             model.flat.params(), model.flat.buffers(), model.fingerprint);
-    }
+    stats = serveShard(options, params, buffers);
   }
   const ServerStats served = value(std::move(stats));
   py::dict out;
@@ -58,7 +41,7 @@ py::dict serve(const JobConfig& config, const FlatModel::NamedTensors& params,
 }  // namespace
 
 void bindServe(py::module_& m) {
-  m.def("serve", &serve, py::arg("config"), py::arg("params"), py::arg("buffers"),
+  m.def("serve", &serve, py::arg("options"), py::arg("params"), py::arg("buffers"),
         py::arg("verbose") = false);
 }
 

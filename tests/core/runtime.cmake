@@ -31,3 +31,6 @@ sparseps_test(virtual_job_test
 sparseps_test(f16_state_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/f16_state_test.cc
   DEPS sparseps_runtime)
+sparseps_test(ps_rank_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/ps_rank_test.cc
+  DEPS sparseps_ps_rank)

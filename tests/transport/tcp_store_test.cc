@@ -39,7 +39,7 @@ RendezvousOptions options(int rank, int port) {
 TEST(TcpStore, ConnectsTwoRanksHostedByRankZero) {
   const int port = freePort();
   std::shared_ptr<gloo::Context> contexts[2];
-  std::unique_ptr<gloo::rendezvous::Store> stores[2];
+  std::shared_ptr<gloo::rendezvous::Store> stores[2];
   std::thread threads[2];
   for (int r = 0; r < 2; ++r) {
     threads[r] = std::thread([&, r] {

@@ -1,11 +1,13 @@
 #pragma once
-// JobConfig: everything one rank of a Python-launched job needs to know — where it sits in
+// RankOptions: everything one rank of a job needs to know, in one struct: where it sits in
 // the world, how to meet the others, and the job (method, its options, the server's rate
-// schedule). The Python package fills it from keyword arguments and the torchrun
-// environment; jobSpec() and connectOptions() turn it into the core's structs, so the
-// checks (JobSpec::validate, the method's own) run in one place for C++ and Python alike.
+// schedule). ps_rank.h starts a worker or a server from it and a model in one call; the
+// Python package (python/) fills it from keyword arguments and torchrun's environment.
+// jobSpec() and connectOptions() turn it into the runtime's structs, so the checks
+// (JobSpec::validate, the method's own) run in one place for every front.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,9 +16,9 @@
 #include "core/job.h"
 #include "optim/method_registry.h"
 
-namespace sparseps::python {
+namespace sparseps {
 
-struct JobConfig {
+struct RankOptions {
   // The world: ranks 0..num_servers-1 serve, the rest train.
   int rank = -1;
   int world_size = 0;
@@ -42,6 +44,7 @@ struct JobConfig {
   std::string downlink;            // "dense" | "sparse"; "": the method's default
   MethodOptions method_options;
   uint64_t seed = 0;
+  std::function<void(const std::string&)> server_log;  // a server's progress lines; empty: none
 
   bool isServer() const { return rank >= 0 && rank < num_servers; }
   // The job, checked (the method must be one of `methods`).
@@ -51,4 +54,4 @@ struct JobConfig {
                                                 size_t segments, size_t buffers) const;
 };
 
-}  // namespace sparseps::python
+}  // namespace sparseps

@@ -1,12 +1,12 @@
-#include "python/src/job_config.h"
+#include "core/rank_options.h"
 
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
 
-namespace sparseps::python {
+namespace sparseps {
 
-absl::StatusOr<JobSpec> JobConfig::jobSpec(const MethodRegistry& methods) const {
+absl::StatusOr<JobSpec> RankOptions::jobSpec(const MethodRegistry& methods) const {
   if (auto found = methods.find(method); !found.ok()) return found.status();
   if (world_size < 2) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -50,11 +50,12 @@ absl::StatusOr<JobSpec> JobConfig::jobSpec(const MethodRegistry& methods) const 
   }
   // No epoch length given (and so no schedule): the rate stays at lr.
   job.server.pushes_per_epoch = pushes_per_epoch > 0 ? pushes_per_epoch : 1e18;
+  if (server_log) job.server.log = server_log;
   if (auto s = job.validate(); !s.ok()) return s;
   return job;
 }
 
-absl::StatusOr<ConnectOptions> JobConfig::connectOptions(uint64_t fingerprint, size_t numel,
+absl::StatusOr<ConnectOptions> RankOptions::connectOptions(uint64_t fingerprint, size_t numel,
                                                          size_t segments,
                                                          size_t buffers) const {
   ConnectOptions options;
@@ -85,4 +86,4 @@ absl::StatusOr<ConnectOptions> JobConfig::connectOptions(uint64_t fingerprint, s
   return options;
 }
 
-}  // namespace sparseps::python
+}  // namespace sparseps
