@@ -50,43 +50,11 @@ absl::StatusOr<RankModel> flattenModel(const FlatModel::NamedTensors& params,
   return model;
 }
 
-// The connection and, when meeting through a TCP store, that store: rank 0's must outlive
-// the rendezvous of every other rank, so it lives as long as the connection.
-struct Connection {
-  std::shared_ptr<gloo::rendezvous::Store> store;
-  std::unique_ptr<RankConnection> rank;
-
-  Connection() = default;
-  Connection(Connection&&) noexcept = default;
-  Connection& operator=(Connection&& other) noexcept {
-    close();
-    rank = std::move(other.rank);
-    store = std::move(other.store);
-    return *this;
-  }
-  ~Connection() { close(); }
-  void close() {
-    if (rank) rank->close();
-    rank.reset();
-    store.reset();
-  }
-};
-
-absl::StatusOr<Connection> connect(const RankOptions& options, const RankModel& model) {
+absl::StatusOr<StoredConnection> connect(const RankOptions& options, const RankModel& model) {
   auto connect_options = options.connectOptions(model.fingerprint, model.flat.params().size(),
                                                 model.specs.size(), model.flat.buffers().size());
   if (!connect_options.ok()) return connect_options.status();
-  Connection connection;
-  if (connect_options->rendezvous.store_dir.empty()) {
-    auto store = makeTcpStore(connect_options->rendezvous);
-    if (!store.ok()) return store.status();
-    connection.store = std::move(*store);
-    connect_options->store = connection.store.get();
-  }
-  auto rank = connectRank(std::move(*connect_options));
-  if (!rank.ok()) return rank.status();
-  connection.rank = std::move(*rank);
-  return connection;
+  return connectThroughStore(std::move(*connect_options));
 }
 
 absl::StatusOr<JobSpec> checkedJob(const RankOptions& options, MethodRegistry& methods,
@@ -103,17 +71,36 @@ absl::StatusOr<JobSpec> checkedJob(const RankOptions& options, MethodRegistry& m
 
 }  // namespace
 
+absl::StatusOr<StoredConnection> connectThroughStore(ConnectOptions options) {
+  StoredConnection connected;
+  if (options.rendezvous.store_dir.empty()) {
+    auto store = makeTcpStore(options.rendezvous);
+    if (!store.ok()) return store.status();
+    connected.store = std::move(*store);
+    options.store = connected.store.get();
+  }
+  auto connection = connectRank(std::move(options));
+  if (!connection.ok()) return connection.status();
+  connected.connection = std::move(*connection);
+  return connected;
+}
+
 struct PsWorker::State {
   MethodRegistry methods;
   JobSpec job;
   RankModel model;
-  Connection connection;
+  StoredConnection connection;
   std::unique_ptr<WorkerSession> session;
+
+  ~State() {
+    session.reset();  // before the connection it uses
+    if (connection.connection) connection.connection->close();
+  }
 };
 
 PsWorker::PsWorker(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
-PsWorker::~PsWorker() = default;  // the session goes before the connection it uses
+PsWorker::~PsWorker() = default;
 
 absl::StatusOr<std::unique_ptr<PsWorker>> PsWorker::connect(
     const RankOptions& options, const std::shared_ptr<torch::nn::Module>& module) {
@@ -134,7 +121,7 @@ absl::StatusOr<std::unique_ptr<PsWorker>> PsWorker::connect(
   auto connection = sparseps::connect(options, state->model);
   if (!connection.ok()) return connection.status();
   state->connection = std::move(*connection);
-  auto session = WorkerSession::create(*state->connection.rank->endpoint, state->job,
+  auto session = WorkerSession::create(*state->connection.connection->endpoint, state->job,
                                        state->methods, state->model.specs,
                                        state->model.flat.buffers().size());
   if (!session.ok()) return session.status();
@@ -213,10 +200,12 @@ absl::StatusOr<ServerStats> serveShard(const RankOptions& options,
   if (!job.ok()) return job.status();
   auto model = flattenModel(params, buffers);
   if (!model.ok()) return model.status();
-  auto connection = connect(options, *model);
-  if (!connection.ok()) return connection.status();
-  return runServerShard(*connection->rank->endpoint, *job, methods, model->specs,
-                        model->flat.params(), model->flat.buffers(), model->fingerprint);
+  auto connected = connect(options, *model);
+  if (!connected.ok()) return connected.status();
+  auto stats = runServerShard(*connected->connection->endpoint, *job, methods, model->specs,
+                              model->flat.params(), model->flat.buffers(), model->fingerprint);
+  connected->connection->close();
+  return stats;
 }
 
 }  // namespace sparseps

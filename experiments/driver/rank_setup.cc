@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "experiments/datasets/make_dataset.h"
 #include "experiments/models/model_factory.h"
-#include "transport/tcp_store.h"
 
 namespace sparseps {
 
@@ -45,18 +44,13 @@ int64_t pushesPerEpoch(const DriverConfig& config, const Dataset& dataset) {
   return pushes;
 }
 
-absl::StatusOr<ConnectedRank> connectDriverRank(const DriverConfig& config,
+absl::StatusOr<StoredConnection> connectDriverRank(const DriverConfig& config,
                                                 const RankModel& model) {
   ConnectOptions options;
   options.rendezvous.setRank(config.rank).setWorldSize(config.world_size).setRunId(config.run_id);
   if (!config.iface.empty()) options.rendezvous.setIface(config.iface);
-  ConnectedRank connected;
   if (config.multiMachine()) {
     options.rendezvous.setMaster(config.master_addr, config.master_port);
-    auto store = makeTcpStore(options.rendezvous);
-    if (!store.ok()) return store.status();
-    connected.store = std::move(*store);
-    options.store = connected.store.get();
   } else {
     options.rendezvous.setStoreDir(config.store_dir);
   }
@@ -71,10 +65,7 @@ absl::StatusOr<ConnectedRank> connectDriverRank(const DriverConfig& config,
   }
   options.max_payload_bytes = maxPayloadBytes(model.flat.params().size(), model.specs.size(),
                                               model.flat.buffers().size());
-  auto connection = connectRank(std::move(options));
-  if (!connection.ok()) return connection.status();
-  connected.connection = std::move(*connection);
-  return connected;
+  return connectThroughStore(std::move(options));
 }
 
 void logLine(int rank, const std::string& text) {

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "compressors/segment_spec.h"
 #include "core/connect.h"
+#include "core/ps_rank.h"
 #include "core/flat_model.h"
 #include "experiments/datasets/dataset.h"
 #include "experiments/driver/driver_config.h"
@@ -35,13 +36,8 @@ absl::StatusOr<RankModel> buildModel(const DriverConfig& config, const Dataset& 
 // All workers' batches of one epoch together (the server's pushes per epoch).
 int64_t pushesPerEpoch(const DriverConfig& config, const Dataset& dataset);
 
-// The connection and, across machines, the TCP store it was made through.
-struct ConnectedRank {
-  std::shared_ptr<gloo::rendezvous::Store> store;
-  std::unique_ptr<RankConnection> connection;
-};
-
-absl::StatusOr<ConnectedRank> connectDriverRank(const DriverConfig& config,
+// Through the FileStore in --store-dir on one machine, rank 0's TCP store across machines.
+absl::StatusOr<StoredConnection> connectDriverRank(const DriverConfig& config,
                                                 const RankModel& model);
 
 // "[rank 2 12.3s] text" on stderr (the rank's log).

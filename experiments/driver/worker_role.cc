@@ -48,7 +48,7 @@ class WorkerRun {
   std::unique_ptr<Dataset> dataset_;
   std::optional<RankModel> model_;
   std::optional<ComputeSlots> slots_;
-  ConnectedRank connected_;
+  StoredConnection connected_;
   MethodRegistry methods_;
   std::unique_ptr<WorkerSession> session_;
   std::unique_ptr<PsOptimizer> optimizer_;

@@ -4,10 +4,8 @@
 
 #include <pybind11/stl.h>
 
-#include <cstring>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "core/ps_rank.h"
 #include "python/src/blocking_call.h"
@@ -18,10 +16,12 @@ namespace py = pybind11;
 namespace sparseps::python {
 namespace {
 
-torch::Tensor copyOf(const std::vector<float>& values) {
-  torch::Tensor t = torch::empty({static_cast<int64_t>(values.size())}, torch::kFloat32);
-  if (!values.empty()) std::memcpy(t.data_ptr<float>(), values.data(), values.size() * 4);
-  return t;
+torch::Tensor newFlat(size_t n) {
+  return torch::empty({static_cast<int64_t>(n)}, torch::kFloat32);
+}
+
+absl::Span<float> spanOf(const torch::Tensor& flat) {
+  return absl::Span<float>(flat.data_ptr<float>(), static_cast<size_t>(flat.numel()));
 }
 
 std::unique_ptr<PsWorker> connectWorker(const RankOptions& options,
@@ -47,10 +47,10 @@ void blocking(Call call) {
 }
 
 py::tuple serverModel(PsWorker& worker) {
-  std::vector<float> params(worker.model().params().size());
-  std::vector<float> buffers(worker.model().buffers().size());
-  blocking([&] { return worker.pullModel(absl::MakeSpan(params), absl::MakeSpan(buffers)); });
-  return py::make_tuple(copyOf(params), copyOf(buffers));
+  torch::Tensor params = newFlat(worker.model().params().size());
+  torch::Tensor buffers = newFlat(worker.model().buffers().size());
+  blocking([&] { return worker.pullModel(spanOf(params), spanOf(buffers)); });  // in place
+  return py::make_tuple(params, buffers);
 }
 
 void loadState(PsWorker& worker, const std::string& bytes) {

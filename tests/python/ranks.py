@@ -25,6 +25,13 @@ def clusters(n: int, seed: int, features: int = 16, classes: int = 4):
     return means[y] + torch.randn(n, features, generator=g), y
 
 
+def train_step(opt, model, x, y) -> None:
+    """One step of the usual loop: zero the gradients, backward, step."""
+    opt.zero_grad()
+    torch.nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+
+
 def write(out_dir: str, rank: int, result: dict) -> None:
     with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
         json.dump(result, f)
@@ -55,9 +62,7 @@ def sgd(world, out_dir):
             opt.zero_grad()
         torch.nn.functional.cross_entropy(model(xb), yb).backward()
         opt.step()
-        ref_opt.zero_grad()
-        torch.nn.functional.cross_entropy(ref(xb), yb).backward()
-        ref_opt.step()
+        train_step(ref_opt, ref, xb, yb)
         diffs.append(max((a - b).abs().max().item() / (1 + b.abs().max().item())
                          for a, b in zip(model.parameters(), ref.parameters())))
     lr = opt.param_groups[0]["lr"]
@@ -79,9 +84,7 @@ def dgs4(world, out_dir):
     for epoch in range(4):
         for b in range(25):
             xb, yb = x[b * 80:(b + 1) * 80], y[b * 80:(b + 1) * 80]
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(model(xb), yb).backward()
-            opt.step()
+            train_step(opt, model, xb, yb)
             bytes_up.append(opt.last_step.bytes_up)
     lr = opt.param_groups[0]["lr"]
     opt.finish()
@@ -104,17 +107,13 @@ def state(world, out_dir):
     opt = sparseps.Optimizer(model.parameters(), model=model, **job)
     x, y = clusters(64, seed=3)
     for _ in range(3):
-        opt.zero_grad()
-        torch.nn.functional.cross_entropy(model(x), y).backward()
-        opt.step()
+        train_step(opt, model, x, y)
     opt.set_epoch(2)
     saved = opt.state_dict()
     result = {"has_state": len(saved["sparseps"]["worker_state"]) > 0,
               "epoch": saved["sparseps"]["epoch"]}
     opt.set_epoch(0)
-    opt.zero_grad()
-    torch.nn.functional.cross_entropy(model(x), y).backward()
-    opt.step()  # the momentum moves on
+    train_step(opt, model, x, y)  # the momentum moves on
     moved_state = opt.state_dict()
     result["moved_on"] = moved_state["sparseps"]["worker_state"] != saved["sparseps"]["worker_state"]
     opt.load_state_dict(saved)
@@ -158,10 +157,7 @@ def each_method(world, out_dir):
 
     before = probe()
     for step in range(30):
-        opt.zero_grad()
-        torch.nn.functional.cross_entropy(model(x[step * 32:(step + 1) * 32]),
-                                          y[step * 32:(step + 1) * 32]).backward()
-        opt.step()
+        train_step(opt, model, x[step * 32:(step + 1) * 32], y[step * 32:(step + 1) * 32])
     opt.finish()
     return {"before": before, "after": probe()}
 
@@ -178,10 +174,7 @@ def dead_worker(world, out_dir):
     for step in range(20):
         if world.worker_index == 1 and step == 3:
             os._exit(17)
-        opt.zero_grad()
-        torch.nn.functional.cross_entropy(model(x[step * 40:(step + 1) * 40]),
-                                          y[step * 40:(step + 1) * 40]).backward()
-        opt.step()
+        train_step(opt, model, x[step * 40:(step + 1) * 40], y[step * 40:(step + 1) * 40])
         time.sleep(0.02)
     opt.finish()
     return {"steps": 20}
@@ -199,9 +192,7 @@ def dead_server(world, out_dir):
     steps = 0
     try:
         while time.monotonic() < deadline:
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(model(x), y).backward()
-            opt.step()
+            train_step(opt, model, x, y)
             steps += 1
             if steps == 3:
                 open(os.path.join(out_dir, "ready"), "w").close()
