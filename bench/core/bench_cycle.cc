@@ -12,6 +12,13 @@
 // drifts): x_read divides by their mean, x_fastest_read by the fastest of them.
 // Before timing, each method's first cycle is checked: the worker must hold the server's
 // model after a dense reply, and asgd's must equal W0 - lr * (grad + wd * W0).
+// BM_CycleFloor/asgd: the least memory traffic of any dense cycle that keeps a message
+// buffer per direction and verifies its checksum before using it, as hand-fused loops
+// with no method, header or segment machinery: the push is made straight into the wire
+// buffer and hashed chunk by chunk while in cache; the receiver hashes the whole push
+// before touching W; the server updates W and writes the reply from the chunk it just
+// updated; the worker hashes the reply, then copies it into its model. asgd's x_read is
+// held to it: the part of asgd's cycle above the floor is what its own copies cost.
 
 #include <benchmark/benchmark.h>
 
@@ -22,6 +29,7 @@
 #include <string>
 
 #include "bench/bench_data.h"
+#include "compressors/stream_copy.h"
 #include "core/server_core.h"
 #include "core/wire.h"
 #include "optim/builtin_methods.h"
@@ -37,6 +45,15 @@ namespace {
 enum Phase { kPush, kEncPush, kDecPush, kServer, kEncReply, kDecReply, kApply, kPhases };
 constexpr const char* kPhaseNames[kPhases] = {"push",      "enc_push",  "dec_push", "server",
                                               "enc_reply", "dec_reply", "apply"};
+
+struct Clock {
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  void lap(double* into) {
+    const auto now = std::chrono::steady_clock::now();
+    *into += std::chrono::duration<double>(now - last).count();
+    last = now;
+  }
+};
 
 // One worker and one server shard of a method, wired back to back in memory.
 class Cycle {
@@ -105,15 +122,6 @@ class Cycle {
   float lr() const { return core_->lr(); }
 
  private:
-  struct Clock {
-    std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
-    void lap(double* into) {
-      const auto now = std::chrono::steady_clock::now();
-      *into += std::chrono::duration<double>(now - last).count();
-      last = now;
-    }
-  };
-
   void decode(const std::vector<uint8_t>& message, Message* out) {
     absl::StatusOr<MessageHeader> h = decodeHeader(message);
     if (!h.ok()) die(std::string(h.status().message()));
@@ -131,6 +139,77 @@ class Cycle {
   std::vector<Reply> replies_;
   std::vector<uint8_t> up_, down_;
   uint64_t step_ = 0;
+};
+
+// The two arithmetic loops of the floor, one clone per vector unit as the kernels have.
+SPARSEPS_MULTIVERSION void floorPushChunk(float* out, const float* g, const float* w, size_t m,
+                                          float lr, float wd) {
+  for (size_t j = 0; j < m; ++j) out[j] = lr * (g[j] + wd * w[j]);
+}
+SPARSEPS_MULTIVERSION void floorApplyChunk(float* w, const float* p, size_t m) {
+  for (size_t j = 0; j < m; ++j) w[j] -= p[j];
+}
+
+// The fused asgd cycle of the floor (see the top of the file), on the same data as Cycle.
+class FloorCycle {
+ public:
+  explicit FloorCycle(size_t n)
+      : grad_(n), w_(n), server_(n), up_(n), down_(n) {
+    const std::vector<float>& noise = normalData(n);
+    for (size_t i = 0; i < n; ++i) {
+      grad_[i] = 1e-3f * noise[i];
+      w_[i] = server_[i] = 0.05f * noise[(i + n / 2) % n];
+    }
+  }
+
+  void run(double* seconds) {
+    const size_t n = w_.size();
+    Clock clock;
+    PayloadChecksum sent;
+    for (size_t i = 0; i < n; i += kChunk) {
+      const size_t m = std::min(kChunk, n - i);
+      floorPushChunk(&up_[i], &grad_[i], &w_[i], m, kLr, kWd);
+      sent.add(reinterpret_cast<const uint8_t*>(&up_[i]), m * sizeof(float));
+    }
+    clock.lap(&seconds[kPush]);
+    verify(up_, sent.value());
+    clock.lap(&seconds[kDecPush]);
+    PayloadChecksum replied;
+    for (size_t i = 0; i < n; i += kChunk) {
+      const size_t m = std::min(kChunk, n - i);
+      float* w = &server_[i];
+      floorApplyChunk(w, &up_[i], m);
+      copyOut(&down_[i], w, m, &replied);
+    }
+    clock.lap(&seconds[kServer]);
+    verify(down_, replied.value());
+    clock.lap(&seconds[kDecReply]);
+    streamCopy(reinterpret_cast<uint8_t*>(w_.data()), reinterpret_cast<const uint8_t*>(down_.data()),
+               n * sizeof(float));
+    clock.lap(&seconds[kApply]);
+  }
+
+  const std::vector<float>& workerModel() const { return w_; }
+  const std::vector<float>& serverModel() const { return server_; }
+  const std::vector<float>& gradient() const { return grad_; }
+
+  static constexpr float kLr = 0.1f;
+  static constexpr float kWd = 5e-4f;
+
+ private:
+  static constexpr size_t kChunk = 4096;  // 16 KiB: still in L1 when it is hashed or copied
+
+  static void copyOut(float* dst, const float* src, size_t m, PayloadChecksum* checksum) {
+    streamCopy(reinterpret_cast<uint8_t*>(dst), reinterpret_cast<const uint8_t*>(src), m * sizeof(float));
+    checksum->add(reinterpret_cast<const uint8_t*>(src), m * sizeof(float));
+  }
+  static void verify(const std::vector<float>& message, uint32_t want) {
+    const uint32_t got = payloadChecksum(absl::MakeConstSpan(
+        reinterpret_cast<const uint8_t*>(message.data()), message.size() * sizeof(float)));
+    if (got != want) die("floor: checksum mismatch");
+  }
+
+  std::vector<float> grad_, w_, server_, up_, down_;
 };
 
 void checkFirstCycle(const std::string& method, Cycle& cycle) {
@@ -152,14 +231,12 @@ void checkFirstCycle(const std::string& method, Cycle& cycle) {
   }
 }
 
-void BM_Cycle(benchmark::State& state, const std::string& method, bool resnet50) {
-  const SegmentSpecs specs = resnet50 ? resnet50Specs() : resnet18CifarSpecs();
-  state.SetLabel(resnet50 ? "resnet50" : "resnet18");
-  Cycle cycle(method, specs);
-  checkFirstCycle(method, cycle);
-  // A read pass after every cycle, outside the timed region: the memory bandwidth of a
-  // shared machine drifts, and the cycle is compared with passes made under the same load.
-  const std::vector<float>& other = normalData(flatNumel(specs));
+// Times cycle.run() with a read pass over n other floats after each cycle (outside the
+// timed region): a shared machine's memory bandwidth drifts, and each cycle is compared
+// with passes made under the same load.
+template <typename C>
+void timeCycles(benchmark::State& state, C& cycle, size_t n) {
+  const std::vector<float>& other = normalData(n);
   double seconds[kPhases] = {};
   double read_seconds = 0;
   double fastest_read = 1e30;
@@ -186,6 +263,33 @@ void BM_Cycle(benchmark::State& state, const std::string& method, bool resnet50)
   state.counters["read_ms"] = read * 1e3;
 }
 
+SegmentSpecs layoutOf(bool resnet50) { return resnet50 ? resnet50Specs() : resnet18CifarSpecs(); }
+
+void BM_Cycle(benchmark::State& state, const std::string& method, bool resnet50) {
+  const SegmentSpecs specs = layoutOf(resnet50);
+  state.SetLabel(resnet50 ? "resnet50" : "resnet18");
+  Cycle cycle(method, specs);
+  checkFirstCycle(method, cycle);
+  timeCycles(state, cycle, flatNumel(specs));
+}
+
+void BM_CycleFloor(benchmark::State& state, bool resnet50) {
+  const size_t n = flatNumel(layoutOf(resnet50));
+  state.SetLabel(resnet50 ? "resnet50" : "resnet18");
+  FloorCycle cycle(n);
+  const std::vector<float> w0 = cycle.workerModel();
+  double ignored[kPhases] = {};
+  cycle.run(ignored);
+  if (cycle.workerModel() != cycle.serverModel()) die("floor: the worker does not hold W");
+  for (size_t i = 0; i < n; ++i) {
+    const float want = w0[i] - FloorCycle::kLr * (cycle.gradient()[i] + FloorCycle::kWd * w0[i]);
+    if (std::fabs(cycle.workerModel()[i] - want) > 1e-6f * (1.0f + std::fabs(want))) {
+      die("floor: element " + std::to_string(i) + " is not W0 - lr * (grad + wd * W0)");
+    }
+  }
+  timeCycles(state, cycle, n);
+}
+
 void registerAll() {
   for (bool resnet50 : {false, true}) {
     for (const char* method : {"asgd", "gd", "dgc", "dgs"}) {
@@ -195,6 +299,10 @@ void registerAll() {
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
+    const std::string floor = std::string("BM_CycleFloor/asgd") + (resnet50 ? "/resnet50" : "/resnet18");
+    benchmark::RegisterBenchmark(floor.c_str(), BM_CycleFloor, resnet50)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   }
 }
 
