@@ -1,5 +1,6 @@
 #pragma once
-// CompressorRegistry: maps a name (--compressor=NAME) to a factory. Explicit: the
+// CompressorRegistry: maps a name to a factory. No flag reaches it yet (the methods pick
+// their selection through MethodOptions). Explicit: the
 // built-ins are added by registerBuiltinCompressors, a user's compressor by one add()
 // call; add() rejects a duplicate name, make() lists the known names in its error.
 

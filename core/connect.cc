@@ -42,7 +42,6 @@ absl::StatusOr<std::unique_ptr<RankConnection>> connectRank(ConnectOptions optio
   }
 
   auto connection = std::make_unique<RankConnection>();
-  connection->context = *context;
   connection->channel = std::move(*channel);
   connection->endpoint = std::make_unique<ChannelEndpoint>(*connection->channel);
   return connection;

@@ -19,7 +19,7 @@ namespace sparseps {
 
 struct ConnectOptions {
   RendezvousOptions rendezvous;
-  gloo::rendezvous::Store* store = nullptr;  // null: FileStore in rendezvous.store_dir
+  KeyValueStore* store = nullptr;            // null: FileStore in rendezvous.store_dir
   int num_servers = 1;
   Hello hello;                               // world_size, shards and version filled in
   std::optional<ShapingOptions> shaping;
@@ -27,8 +27,7 @@ struct ConnectOptions {
 };
 
 struct RankConnection {
-  std::shared_ptr<gloo::Context> context;
-  std::unique_ptr<Channel> channel;
+  std::unique_ptr<Channel> channel;  // holds the Gloo mesh it runs on
   std::unique_ptr<ChannelEndpoint> endpoint;
 
   // Says goodbye to the peers; the connection may then be destroyed.

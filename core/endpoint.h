@@ -2,8 +2,9 @@
 // Endpoint: all the runtime needs from the network — send one framed message (header +
 // payload bytes, as core/wire.h encodes it) to a rank, and receive the next one from any
 // of a set of ranks. The Gloo channel of transport/ implements it for real jobs
-// (core/channel_endpoint.h); LocalHub implements it in memory so the server and worker
-// loops can be tested with ranks as threads, faults included.
+// (core/channel_endpoint.h); the tests' LocalHub (tests/core/local_hub.h) implements it in
+// memory, so the server and worker loops can be tested with ranks as threads, faults
+// included.
 
 #include <cstdint>
 #include <vector>

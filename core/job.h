@@ -27,7 +27,8 @@ struct JobSpec {
   int num_servers = 1;
   int num_workers = 1;
   std::string method = "dgs";
-  MethodOptions method_options;  // lr0, num_workers and seed (+ rank) are set from the job
+  MethodOptions method_options;  // lr0 and num_workers are set from the job, and the seed
+                                 // becomes seed + rank in resolveJob
   ServerOptions server;          // mode, staleness, schedule, pushes per epoch, log
   EncodeOptions encode;
   std::string checkpoint_path;   // empty: none; shard s writes <path>.shard<s>

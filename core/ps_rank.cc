@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/connect.h"
 #include "core/job.h"
+#include "core/tcp_store.h"
 #include "optim/builtin_methods.h"
-#include "transport/tcp_store.h"
 
 namespace sparseps {
 namespace {

@@ -38,12 +38,12 @@ namespace sparseps {
 // A rank's connection and the TCP store it met through, if any: rank 0's store must
 // outlive every other rank's rendezvous, so it lives as long as the connection.
 struct StoredConnection {
-  std::shared_ptr<gloo::rendezvous::Store> store;
+  std::shared_ptr<KeyValueStore> store;
   std::unique_ptr<RankConnection> connection;
 };
 
 // connectRank through a FileStore in options.rendezvous.store_dir or, when that is empty,
-// the TCP store at master_addr:master_port (transport/tcp_store.h). Both the one-call API
+// the TCP store at master_addr:master_port (core/tcp_store.h). Both the one-call API
 // below and the experiment driver meet this way.
 absl::StatusOr<StoredConnection> connectThroughStore(ConnectOptions options);
 

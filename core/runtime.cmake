@@ -5,7 +5,6 @@ sparseps_library(sparseps_runtime
     ${CMAKE_CURRENT_LIST_DIR}/allocator.cc
     ${CMAKE_CURRENT_LIST_DIR}/checkpoint.cc
     ${CMAKE_CURRENT_LIST_DIR}/job.cc
-    ${CMAKE_CURRENT_LIST_DIR}/local_hub.cc
     ${CMAKE_CURRENT_LIST_DIR}/lr_schedule.cc
     ${CMAKE_CURRENT_LIST_DIR}/protocol.cc
     ${CMAKE_CURRENT_LIST_DIR}/server.cc
@@ -26,9 +25,14 @@ sparseps_library(sparseps_connect
     ${CMAKE_CURRENT_LIST_DIR}/connect.cc
   DEPS sparseps_runtime sparseps_transport)
 
+# The TCP store for rendezvous across machines, from LibTorch (c10d::TCPStore).
+sparseps_library(sparseps_tcp_store
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/tcp_store.cc
+  DEPS sparseps_transport sparseps_torch)
+
 # One call per rank from a LibTorch model (ps_rank.h) and its options (rank_options.h).
 sparseps_library(sparseps_ps_rank
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/ps_rank.cc
     ${CMAKE_CURRENT_LIST_DIR}/rank_options.cc
-  DEPS sparseps_connect sparseps_layout sparseps_runtime sparseps_transport_tcpstore sparseps_optim)
+  DEPS sparseps_connect sparseps_layout sparseps_runtime sparseps_tcp_store sparseps_optim)

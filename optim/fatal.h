@@ -2,7 +2,7 @@
 // fatal(): the end of a broken invariant inside optim/ (a rule given a segment that does
 // not fit its specs, a factory given options its method rejected). Expected failures
 // (bad options, bad checkpoint bytes, bad messages) are absl::Status results instead:
-// callers check them first with Method::validate, checkMessage and loadState.
+// callers check them first with Method::validate, the wire decoder and loadState.
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,7 +1,5 @@
 #pragma once
 // The message arithmetic every rule shares, so each method file holds only its own math:
-//  - checkMessage: does a message from the network fit these specs (the runtime calls it
-//    before handing a push or reply to a rule)?
 //  - subtractUpdate: W = W - scale * p for every segment of a push (dense or sparse).
 //  - applyModelReply: w = values for a dense reply segment, w = w + s for a sparse one.
 //  - denseValues / setDense: a rule writes a dense segment into a message slot whose
@@ -15,11 +13,6 @@
 #include "optim/segment_index.h"
 
 namespace sparseps {
-
-// Every segment id is in `index` and appears once, numel matches the spec, a dense
-// segment has numel values, a sparse one strictly increasing indices < numel with one
-// value each, and every value is finite.
-absl::Status checkMessage(const Message& message, const SegmentIndex& index);
 
 void subtractUpdate(const Message& push, const SegmentIndex& index, float scale,
                     absl::Span<float> W);

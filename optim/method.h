@@ -13,8 +13,8 @@
 //    delta (w = w + s), the dual-way sparse downlink. The wire format must therefore keep
 //    a segment's dense flag: a sparse segment stays sparse even when every index is set.
 // A message from the network is checked against the layout before a rule sees it (core's
-// wire decoder does; checkMessage in message_ops.h does the same for other callers): a
-// rule treats a segment that does not fit its specs as a programming error (fatal).
+// wire decoder does, with DecodeLimits): a rule treats a segment that does not fit its
+// specs as a programming error (fatal).
 
 #include <cstdint>
 #include <memory>

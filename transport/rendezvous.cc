@@ -4,6 +4,7 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
+#include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 #include <signal.h>
 
@@ -74,8 +75,35 @@ absl::StatusOr<RendezvousOptions> rendezvousOptionsFromEnv(RendezvousOptions bas
   return base;
 }
 
-absl::StatusOr<std::shared_ptr<gloo::Context>> connectFullMesh(const RendezvousOptions& options,
-                                                               gloo::rendezvous::Store& store) {
+namespace {
+
+// Gloo's Store over a KeyValueStore: the same operations, char vs uint8_t bytes; a wait
+// without a timeout waits as long as the connect timeout.
+class GlooStoreOver final : public gloo::rendezvous::Store {
+ public:
+  GlooStoreOver(KeyValueStore& store, std::chrono::milliseconds timeout)
+      : store_(store), timeout_(timeout) {}
+
+  void set(const std::string& key, const std::vector<char>& data) override {
+    store_.set(key, std::vector<uint8_t>(data.begin(), data.end()));
+  }
+  std::vector<char> get(const std::string& key) override {
+    std::vector<uint8_t> value = store_.get(key);
+    return std::vector<char>(value.begin(), value.end());
+  }
+  void wait(const std::vector<std::string>& keys) override { store_.wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override {
+    store_.wait(keys, timeout);
+  }
+
+ private:
+  KeyValueStore& store_;
+  std::chrono::milliseconds timeout_;
+};
+
+absl::StatusOr<std::shared_ptr<gloo::Context>> connectGlooStore(const RendezvousOptions& options,
+                                                                gloo::rendezvous::Store& store) {
   if (absl::Status s = options.validate(); !s.ok()) return s;
   ignoreSigpipe();
   try {
@@ -95,6 +123,14 @@ absl::StatusOr<std::shared_ptr<gloo::Context>> connectFullMesh(const RendezvousO
   }
 }
 
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<gloo::Context>> connectFullMesh(const RendezvousOptions& options,
+                                                               KeyValueStore& store) {
+  GlooStoreOver gloo_store(store, options.connect_timeout);
+  return connectGlooStore(options, gloo_store);
+}
+
 absl::StatusOr<std::shared_ptr<gloo::Context>> connectWithFileStore(
     const RendezvousOptions& options) {
   if (options.store_dir.empty()) {
@@ -107,7 +143,7 @@ absl::StatusOr<std::shared_ptr<gloo::Context>> connectWithFileStore(
                                                options.store_dir, ": ", ec.message()));
   }
   gloo::rendezvous::FileStore store(options.store_dir);
-  return connectFullMesh(options, store);
+  return connectGlooStore(options, store);
 }
 
 }  // namespace sparseps

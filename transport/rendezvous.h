@@ -1,23 +1,22 @@
 #pragma once
 // Rendezvous: connects the ranks of one job into a full mesh of Gloo TCP pairs.
-// The store is a FileStore in a directory on one machine, or a TCP store hosted by rank 0
-// across machines (transport/tcp_store.h, a separate target since it needs LibTorch).
+// The store is a FileStore in a directory on one machine, or any KeyValueStore across
+// machines (the TCP store hosted by rank 0, core/tcp_store.h, which comes from LibTorch).
 // Every run has its own key prefix (run_id), so stale keys of an earlier job never
 // connect this one to dead peers. The address to bind is always explicit: Debian maps the
 // hostname to 127.0.1.1, so "127.0.0.1" or an interface name is given.
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace gloo {
 class Context;
-namespace rendezvous {
-class Store;
-}  // namespace rendezvous
 }  // namespace gloo
 
 namespace sparseps {
@@ -81,10 +80,22 @@ struct RendezvousOptions {
 // calls this; nothing else in the library reads the environment.
 absl::StatusOr<RendezvousOptions> rendezvousOptionsFromEnv(RendezvousOptions base);
 
+// What the rendezvous needs from a store shared by the ranks, in plain bytes, so that a
+// store from outside transport/ needs no Gloo header. A failure throws (Gloo's own
+// stores do the same; connectFullMesh turns it into a Status).
+class KeyValueStore {
+ public:
+  virtual ~KeyValueStore() = default;
+  virtual void set(const std::string& key, const std::vector<uint8_t>& value) = 0;
+  virtual std::vector<uint8_t> get(const std::string& key) = 0;
+  // Returns once every key is set; throws after `timeout`.
+  virtual void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
+};
+
 // Connects all ranks through `store` (keys under options.run_id). Gloo exceptions come
 // back as a Status.
 absl::StatusOr<std::shared_ptr<gloo::Context>> connectFullMesh(const RendezvousOptions& options,
-                                                               gloo::rendezvous::Store& store);
+                                                               KeyValueStore& store);
 
 // connectFullMesh over a FileStore in options.store_dir (created if missing).
 absl::StatusOr<std::shared_ptr<gloo::Context>> connectWithFileStore(

@@ -561,7 +561,7 @@ JobSpec makeJobSpec(const DriverConfig& c, double pushes_per_epoch) {
       .setClipNorm(c.clip_norm)
       .setWarmup(c.dgc_warmup)
       .setF16(c.f16)
-      .setSeed(c.seed + static_cast<uint64_t>(std::max(c.rank, 0)));
+      .setSeed(c.seed);  // resolveJob gives each rank seed + rank
   job.server.mode = c.mode == "sync"        ? ConsistencyMode::kSync
                     : c.mode == "staleness" ? ConsistencyMode::kStaleness
                                             : ConsistencyMode::kAsync;

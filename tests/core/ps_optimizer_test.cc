@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "core/job.h"
-#include "core/local_hub.h"
+#include "tests/core/local_hub.h"
 #include "optim/builtin_methods.h"
 
 namespace sparseps {

@@ -5,11 +5,12 @@ sparseps_test(runtime_core_test
     ${CMAKE_CURRENT_LIST_DIR}/lr_schedule_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/shard_plan_test.cc
   DEPS sparseps_runtime)
+# LocalHub (local_hub.h): ranks as threads of one process, for the tests only.
 sparseps_test(runtime_loop_test
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/runtime_loop_test.cc
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/runtime_loop_test.cc ${CMAKE_CURRENT_LIST_DIR}/local_hub.cc
   DEPS sparseps_runtime)
 sparseps_test(ps_optimizer_test
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/ps_optimizer_test.cc
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/ps_optimizer_test.cc ${CMAKE_CURRENT_LIST_DIR}/local_hub.cc
   DEPS sparseps_ps_optimizer)
 
 # Real multi-process jobs: ps_job_rank is one rank, ps_job_test launches whole jobs.
@@ -34,3 +35,8 @@ sparseps_test(f16_state_test
 sparseps_test(ps_rank_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/ps_rank_test.cc
   DEPS sparseps_ps_rank)
+
+# The TCP store (LibTorch's c10d) as the rendezvous store of two ranks.
+sparseps_test(tcp_store_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/tcp_store_test.cc
+  DEPS sparseps_tcp_store)

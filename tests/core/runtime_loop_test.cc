@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "core/checkpoint.h"
-#include "core/local_hub.h"
+#include "tests/core/local_hub.h"
 #include "core/protocol.h"
 #include "core/server.h"
 #include "core/server_core.h"

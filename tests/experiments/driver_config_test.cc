@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/job.h"
 #include "experiments/driver/driver_config.h"
 #include "optim/builtin_methods.h"
 
@@ -49,6 +50,22 @@ TEST(DriverConfigTest, ResNet50LearningRateScalesWithTheUpdatesBatchAndWarmsUp) 
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_DOUBLE_EQ(c->lr, 0.1);
   EXPECT_DOUBLE_EQ(c->warmup_epochs, 0.0);
+}
+
+TEST(DriverConfigTest, EachRankSeedsItsMethodWithSeedPlusItsRank) {
+  MethodRegistry methods;
+  ASSERT_TRUE(registerBuiltinMethods(methods).ok());
+  SegmentSpec spec;
+  spec.numel = 1000;
+  spec.compressed = true;
+  for (int rank : {0, 1, 3}) {
+    auto c = resolve("--world-size=5 --seed=7 --rank=" + std::to_string(rank));
+    ASSERT_TRUE(c.ok()) << c.status();
+    const JobSpec job = makeJobSpec(*c, 1);
+    auto resolved = resolveJob(job, methods, {spec}, rank);
+    ASSERT_TRUE(resolved.ok()) << resolved.status();
+    EXPECT_EQ(resolved->options.seed, 7u + static_cast<uint64_t>(rank)) << "rank " << rank;
+  }
 }
 
 TEST(DriverConfigTest, ImageSizeIsImagenettesAndDefaultsToTheModels) {

@@ -1,5 +1,4 @@
-// checkMessage rejects what does not fit the layout; a reply's dense segment replaces the
-// model, a sparse one adds to it.
+// A reply's dense segment replaces the model, a sparse one adds to it.
 
 #include "optim/message_ops.h"
 
@@ -13,43 +12,6 @@
 
 namespace sparseps::test {
 namespace {
-
-void expectRejected(const Message& m, const std::string& needle) {
-  absl::Status s = checkMessage(m, SegmentIndex(mixedSpecs()));
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << needle;
-  EXPECT_NE(s.message().find(needle), std::string::npos) << s;
-}
-
-TEST(MessageOpsTest, CheckMessageAcceptsGoodAndRejectsBadSegments) {
-  const SegmentIndex index(mixedSpecs());
-  const SegmentData dense = denseOf(3, std::vector<float>(7, 1.0f));
-  const SegmentData sparse = sparseOf(10, std::vector<float>(120, 2.0f), {0, 5, 119});
-  EXPECT_TRUE(checkMessage({dense, sparse}, index).ok());
-  EXPECT_TRUE(checkMessage({}, index).ok());
-
-  SegmentData unknown = dense;
-  unknown.segment_id = 99;
-  expectRejected({unknown}, "no segment of this layout");
-  expectRejected({dense, dense}, "appears twice");
-  SegmentData numel = sparse;
-  numel.numel = 121;
-  expectRejected({numel}, "numel 121");
-  SegmentData short_dense = dense;
-  short_dense.values.pop_back();
-  expectRejected({short_dense}, "dense with 6 values");
-  SegmentData order = sparse;
-  std::swap(order.indices[0], order.indices[1]);
-  expectRejected({order}, "out of order");
-  SegmentData range = sparse;
-  range.indices.back() = 120;
-  expectRejected({range}, "out of range");
-  SegmentData count = sparse;
-  count.values.pop_back();
-  expectRejected({count}, "3 indices but 2 values");
-  SegmentData inf = sparse;
-  inf.values[1] = std::numeric_limits<float>::infinity();
-  expectRejected({inf}, "not finite");
-}
 
 TEST(MessageOpsTest, DenseReplyReplacesAndSparseReplyAdds) {
   const uint64_t seed = freshSeed();

@@ -5,6 +5,12 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
 #include "tests/transport/mesh.h"
 
 namespace sparseps {
@@ -72,6 +78,76 @@ TEST(Rendezvous, MissingPeerIsAnErrorNotAHang) {
           std::chrono::milliseconds(500)));
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("could not connect"), absl::string_view::npos) << c.status();
+}
+
+// A KeyValueStore in memory, shared by ranks running as threads; counts its calls.
+class MemoryStore final : public KeyValueStore {
+ public:
+  void set(const std::string& key, const std::vector<uint8_t>& value) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    values_[key] = value;
+    ++sets_;
+    changed_.notify_all();
+  }
+  std::vector<uint8_t> get(const std::string& key) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return values_.count(key) > 0; });
+    return values_[key];
+  }
+  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    const bool all = changed_.wait_for(lock, timeout, [&] {
+      for (const auto& k : keys) {
+        if (values_.count(k) == 0) return false;
+      }
+      return true;
+    });
+    if (!all) throw std::runtime_error("MemoryStore: wait timed out");
+  }
+  int sets() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sets_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::map<std::string, std::vector<uint8_t>> values_;
+  int sets_ = 0;
+};
+
+RendezvousOptions storeOptions(int rank) {
+  return RendezvousOptions().setRank(rank).setWorldSize(2).setRunId("kv").setConnectTimeout(
+      std::chrono::seconds(20));
+}
+
+// connectFullMesh works over any KeyValueStore: a store from outside transport/ (the
+// TCP store of core/tcp_store.h) never sees a Gloo type.
+TEST(Rendezvous, ConnectsThroughAnyKeyValueStore) {
+  MemoryStore store;
+  std::shared_ptr<gloo::Context> contexts[2];
+  std::thread peer([&] {
+    auto c = connectFullMesh(storeOptions(1), store);
+    ASSERT_TRUE(c.ok()) << c.status();
+    contexts[1] = *c;
+  });
+  auto c = connectFullMesh(storeOptions(0), store);
+  peer.join();
+  ASSERT_TRUE(c.ok()) << c.status();
+  contexts[0] = *c;
+  ASSERT_TRUE(contexts[1]);
+  EXPECT_EQ(contexts[0]->rank, 0);
+  EXPECT_EQ(contexts[1]->rank, 1);
+  EXPECT_EQ(contexts[1]->size, 2);
+  EXPECT_GE(store.sets(), 2);  // each rank published its address through the store
+}
+
+// A store whose wait times out is an error naming the rank, not a hang or a crash.
+TEST(Rendezvous, AKeyValueStoreTimeoutIsAnError) {
+  MemoryStore store;
+  auto c = connectFullMesh(storeOptions(0).setConnectTimeout(std::chrono::milliseconds(300)), store);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("rank 0 of 2"), absl::string_view::npos) << c.status();
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "core/local_hub.h"
+#include "tests/core/local_hub.h"
 
 #include <algorithm>
 
