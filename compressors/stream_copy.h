@@ -3,7 +3,7 @@
 // destination's cache line; a streaming store skips the cache, so copying a buffer much
 // larger than the cache moves each byte once in and once out instead of twice in. The
 // wire format copies large dense bodies with it, a chunk at a time, hashing each chunk
-// of the source while that is still in cache (core/wire_encoding.cc).
+// of the source while that is still in cache (core/wire/wire_encoding.cc).
 // Only for large copies: the destination ends up out of cache, which a small buffer that
 // is read next would pay for. The stores are fenced before it returns.
 

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/wire.h"
+#include "core/wire/wire.h"
 
 namespace {
 

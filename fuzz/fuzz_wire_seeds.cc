@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/wire.h"
+#include "core/wire/wire.h"
 
 namespace {
 

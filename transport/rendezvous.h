@@ -1,7 +1,7 @@
 #pragma once
 // Rendezvous: connects the ranks of one job into a full mesh of Gloo TCP pairs.
 // The store is a FileStore in a directory on one machine, or any KeyValueStore across
-// machines (the TCP store hosted by rank 0, core/tcp_store.h, which comes from LibTorch).
+// machines (the TCP store hosted by rank 0, core/torch/tcp_store.h, which comes from LibTorch).
 // Every run has its own key prefix (run_id), so stale keys of an earlier job never
 // connect this one to dead peers. The address to bind is always explicit: Debian maps the
 // hostname to 127.0.1.1, so "127.0.0.1" or an interface name is given.

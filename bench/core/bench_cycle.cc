@@ -30,8 +30,8 @@
 
 #include "bench/bench_data.h"
 #include "compressors/stream_copy.h"
-#include "core/server_core.h"
-#include "core/wire.h"
+#include "core/runtime/server_core.h"
+#include "core/wire/wire.h"
 #include "optim/builtin_methods.h"
 
 namespace sparseps::bench {

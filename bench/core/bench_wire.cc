@@ -19,7 +19,7 @@
 #include <random>
 #include <vector>
 
-#include "core/wire.h"
+#include "core/wire/wire.h"
 
 namespace sparseps {
 namespace {

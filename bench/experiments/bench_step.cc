@@ -4,7 +4,7 @@
 // of the end-to-end throughput benchmark (bench/e2e-throughput): cores / seconds per step.
 // Args: model (0 small_resnet 1x28x28, 1 resnet20 3x32x32, 2 resnet18_cifar 3x32x32,
 // 3 resnet50 3x128x128, 4 resnet50 3x224x224: Imagenette's --image-size=128 and its
-// default), batch size, flat (0/1). Malloc is tuned as the driver tunes it (core/allocator.h).
+// default), batch size, flat (0/1). Malloc is tuned as the driver tunes it (core/runtime/allocator.h).
 // Before timing, the flat model's loss is checked equal to the plain one's on the same
 // weights and batch.
 
@@ -17,8 +17,8 @@
 #include <cstdlib>
 #include <optional>
 
-#include "core/allocator.h"
-#include "core/flat_model.h"
+#include "core/runtime/allocator.h"
+#include "core/torch/flat_model.h"
 #include "experiments/models/model_factory.h"
 
 namespace sparseps {

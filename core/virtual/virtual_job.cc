@@ -8,9 +8,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/protocol.h"
+#include "core/runtime/protocol.h"
 #include "core/virtual/event_queue.h"
-#include "core/wire.h"
+#include "core/wire/wire.h"
 
 namespace sparseps {
 namespace {

@@ -25,8 +25,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "core/job.h"
-#include "core/snapshot.h"
+#include "core/runtime/job.h"
+#include "core/runtime/snapshot.h"
 #include "core/virtual/time_model.h"
 
 namespace sparseps {

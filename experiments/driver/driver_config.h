@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/status.h"
-#include "core/job.h"
+#include "core/runtime/job.h"
 #include "core/virtual/time_model.h"
 
 namespace CLI {

@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "core/job.h"
-#include "core/wire.h"
+#include "core/runtime/job.h"
+#include "core/wire/wire.h"
 #include "experiments/driver/elapsed.h"
 #include "experiments/driver/rank_setup.h"
 #include "experiments/driver/summary.h"

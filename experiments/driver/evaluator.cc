@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "core/checkpoint.h"
+#include "core/runtime/checkpoint.h"
 #include "experiments/driver/batch_norm_stats.h"
 #include "experiments/driver/elapsed.h"
 #include "experiments/driver/evaluate.h"

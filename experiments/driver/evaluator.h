@@ -26,8 +26,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/shard_plan.h"
-#include "core/snapshot.h"
+#include "core/runtime/shard_plan.h"
+#include "core/runtime/snapshot.h"
 #include "experiments/datasets/dataset.h"
 #include "experiments/driver/driver_config.h"
 #include "experiments/driver/rank_setup.h"

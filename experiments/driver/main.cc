@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "core/allocator.h"
+#include "core/runtime/allocator.h"
 #include "experiments/driver/driver_config.h"
 #include "experiments/driver/dry_run.h"
 #include "experiments/driver/rank_setup.h"

@@ -9,9 +9,9 @@
 
 #include "absl/status/statusor.h"
 #include "compressors/segment_spec.h"
-#include "core/connect.h"
-#include "core/ps_rank.h"
-#include "core/flat_model.h"
+#include "core/net/connect.h"
+#include "core/torch/ps_rank.h"
+#include "core/torch/flat_model.h"
 #include "experiments/datasets/dataset.h"
 #include "experiments/driver/driver_config.h"
 #include "experiments/models/image_classifier.h"

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "core/job.h"
+#include "core/runtime/job.h"
 #include "experiments/datasets/dataset.h"
 #include "experiments/driver/driver_config.h"
 #include "experiments/driver/rank_setup.h"

@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "core/checkpoint.h"
+#include "core/runtime/checkpoint.h"
 #include "experiments/driver/elapsed.h"
 #include "experiments/driver/evaluator.h"
 #include "experiments/driver/rank_setup.h"

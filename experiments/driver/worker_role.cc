@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "core/checkpoint.h"
-#include "core/ps_optimizer.h"
+#include "core/runtime/checkpoint.h"
+#include "core/torch/ps_optimizer.h"
 #include "experiments/driver/batch_norm_stats.h"
 #include "experiments/driver/compute_slots.h"
 #include "experiments/driver/elapsed.h"

@@ -4,10 +4,10 @@
 
 #include <pybind11/stl.h>
 
-#include "core/allocator.h"
+#include "core/runtime/allocator.h"
 #include "optim/builtin_methods.h"
 #include "python/src/compress.h"
-#include "core/rank_options.h"
+#include "core/torch/rank_options.h"
 #include "python/src/serve.h"
 #include "python/src/status.h"
 #include "python/src/worker.h"
@@ -84,7 +84,7 @@ PYBIND11_MODULE(_C, m) {
   bindCompress(m);
   m.def("keep_freed_memory", &keepFreedMemory,
         "Tunes glibc's malloc to reuse freed memory instead of returning it to the kernel "
-        "(core/allocator.h): a step no longer page-faults its activations in again.");
+        "(core/runtime/allocator.h): a step no longer page-faults its activations in again.");
 }
 
 }  // namespace sparseps::python

@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "core/ps_rank.h"
+#include "core/torch/ps_rank.h"
 #include "python/src/blocking_call.h"
 #include "python/src/status.h"
 

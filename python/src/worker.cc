@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "core/ps_rank.h"
+#include "core/torch/ps_rank.h"
 #include "python/src/blocking_call.h"
 #include "python/src/status.h"
 

@@ -1,5 +1,5 @@
 #pragma once
-// sparseps._C.Worker: the C++ PsWorker (core/ps_rank.h) with the GIL released while it
+// sparseps._C.Worker: the C++ PsWorker (core/torch/ps_rank.h) with the GIL released while it
 // waits on other ranks and its errors raised as Python exceptions. sparseps.Optimizer
 // (optimizer.py) is the torch face of it.
 

@@ -1,7 +1,7 @@
 // keepFreedMemory: a block of a size LibTorch allocates each step comes from the heap and
 // goes back to it when freed, instead of being mapped and unmapped (page-faulted in again
 // every step). Its own binary: glibc's thresholds are per process and move with history.
-#include "core/allocator.h"
+#include "core/runtime/allocator.h"
 
 #include <gtest/gtest.h>
 #include <malloc.h>

@@ -1,4 +1,4 @@
-#include "core/checkpoint.h"
+#include "core/runtime/checkpoint.h"
 
 #include <gtest/gtest.h>
 

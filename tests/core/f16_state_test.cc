@@ -11,7 +11,7 @@
 #include <random>
 
 #include "compressors/half.h"
-#include "core/wire.h"
+#include "core/wire/wire.h"
 #include "optim/builtin_methods.h"
 #include "optim/method_registry.h"
 

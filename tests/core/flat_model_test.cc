@@ -1,4 +1,4 @@
-#include "core/flat_model.h"
+#include "core/torch/flat_model.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

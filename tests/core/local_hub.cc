@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "core/wire_header.h"
+#include "core/wire/wire_header.h"
 
 namespace sparseps {
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/endpoint.h"
+#include "core/runtime/endpoint.h"
 
 namespace sparseps {
 

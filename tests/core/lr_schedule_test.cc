@@ -1,4 +1,4 @@
-#include "core/lr_schedule.h"
+#include "core/runtime/lr_schedule.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/param_layout.h"
+#include "core/runtime/param_layout.h"
 
 #include <gtest/gtest.h>
 

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <random>
 
-#include "core/connect.h"
-#include "core/job.h"
+#include "core/net/connect.h"
+#include "core/runtime/job.h"
 #include "optim/builtin_methods.h"
 
 namespace sparseps {

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "compressors/segment_spec.h"
-#include "core/checkpoint.h"
-#include "core/wire_header.h"
+#include "core/runtime/checkpoint.h"
+#include "core/wire/wire_header.h"
 #include "tests/transport/peer_process.h"
 
 namespace sparseps {

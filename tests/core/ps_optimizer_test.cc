@@ -1,13 +1,13 @@
 // The drop-in optimizer against torch::optim::SGD: with asgd, one worker and one server,
 // every step through the parameter server must move the module exactly as SGD would.
-#include "core/ps_optimizer.h"
+#include "core/torch/ps_optimizer.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <thread>
 
-#include "core/job.h"
+#include "core/runtime/job.h"
 #include "tests/core/local_hub.h"
 #include "optim/builtin_methods.h"
 

@@ -1,6 +1,6 @@
-// The one-call API (core/ps_rank.h) over real Gloo on loopback: a server shard and a worker,
+// The one-call API (core/torch/ps_rank.h) over real Gloo on loopback: a server shard and a worker,
 // each started from a module and a RankOptions, in two threads of this process.
-#include "core/ps_rank.h"
+#include "core/torch/ps_rank.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -11,12 +11,12 @@
 #include <random>
 #include <thread>
 
-#include "core/checkpoint.h"
+#include "core/runtime/checkpoint.h"
 #include "tests/core/local_hub.h"
-#include "core/protocol.h"
-#include "core/server.h"
-#include "core/server_core.h"
-#include "core/worker_client.h"
+#include "core/runtime/protocol.h"
+#include "core/runtime/server.h"
+#include "core/runtime/server_core.h"
+#include "core/runtime/worker_client.h"
 
 namespace sparseps {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/server_core.h"
+#include "core/runtime/server_core.h"
 
 #include <gtest/gtest.h>
 

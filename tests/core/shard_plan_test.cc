@@ -1,4 +1,4 @@
-#include "core/shard_plan.h"
+#include "core/runtime/shard_plan.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/tcp_store.h"
+#include "core/torch/tcp_store.h"
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "core/wire.h"
+#include "core/wire/wire.h"
 #include "tests/core/wire_random.h"
 
 namespace sparseps {

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <random>
 
-#include "core/wire.h"
-#include "core/wire_bytes.h"
+#include "core/wire/wire.h"
+#include "core/wire/wire_bytes.h"
 #include "tests/core/wire_random.h"
 
 namespace sparseps {

@@ -4,7 +4,7 @@
 #include <random>
 #include <tuple>
 
-#include "core/wire.h"
+#include "core/wire/wire.h"
 #include "compressors/half.h"
 #include "tests/core/wire_random.h"
 

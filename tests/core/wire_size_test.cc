@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <random>
 
-#include "core/wire.h"
+#include "core/wire/wire.h"
 #include "tests/core/wire_random.h"
 
 namespace sparseps {

@@ -1,4 +1,4 @@
-#include "core/wire_varint.h"
+#include "core/wire/wire_varint.h"
 
 #include <gtest/gtest.h>
 

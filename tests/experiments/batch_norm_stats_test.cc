@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "core/flat_model.h"
+#include "core/torch/flat_model.h"
 #include "experiments/datasets/make_dataset.h"
 #include "experiments/driver/batch_norm_stats.h"
 #include "gtest/gtest.h"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "core/job.h"
+#include "core/runtime/job.h"
 #include "experiments/driver/driver_config.h"
 #include "optim/builtin_methods.h"
 

@@ -122,7 +122,7 @@ RendezvousOptions storeOptions(int rank) {
 }
 
 // connectFullMesh works over any KeyValueStore: a store from outside transport/ (the
-// TCP store of core/tcp_store.h) never sees a Gloo type.
+// TCP store of core/torch/tcp_store.h) never sees a Gloo type.
 TEST(Rendezvous, ConnectsThroughAnyKeyValueStore) {
   MemoryStore store;
   std::shared_ptr<gloo::Context> contexts[2];

@@ -1,0 +1,50 @@
+#include "core/net/connect.h"
+
+#include <vector>
+
+#include "core/wire/wire.h"
+
+namespace sparseps {
+
+size_t maxPayloadBytes(size_t numel, size_t segments, size_t buffers) {
+  // maxEncodedBytes counts one segment header; the other segments add theirs.
+  return maxEncodedBytes(numel) + kSegmentHeaderBytes * segments + maxEncodedBytes(buffers);
+}
+
+absl::StatusOr<std::unique_ptr<RankConnection>> connectRank(ConnectOptions options) {
+  const auto& rv = options.rendezvous;
+  auto context = options.store ? connectFullMesh(rv, *options.store) : connectWithFileStore(rv);
+  if (!context.ok()) return context.status();
+
+  const size_t max_payload = options.max_payload_bytes;
+  ChannelOptions channel_options;
+  channel_options.setHeaderBytes(kHeaderBytes)
+      .setMaxPayloadBytes(max_payload)
+      .setPayloadSize([max_payload](absl::Span<const uint8_t> header) {
+        return payloadBytesFromHeader(header, max_payload);
+      });
+  if (options.shaping) channel_options.setShaping(*options.shaping);
+  auto channel = Channel::create(*context, std::move(channel_options));
+  if (!channel.ok()) return channel.status();
+
+  const bool is_server = rv.rank < options.num_servers;
+  std::vector<int> peers;
+  for (int r = 0; r < rv.world_size; ++r) {
+    if ((r < options.num_servers) != is_server) peers.push_back(r);
+  }
+  Hello hello = options.hello;
+  hello.protocol_version = kWireVersion;
+  hello.world_size = static_cast<uint32_t>(rv.world_size);
+  hello.num_server_shards = static_cast<uint32_t>(options.num_servers);
+  if (auto s = handshake(**channel, hello, is_server, peers); !s.ok()) {
+    (*channel)->shutdown();
+    return s;
+  }
+
+  auto connection = std::make_unique<RankConnection>();
+  connection->channel = std::move(*channel);
+  connection->endpoint = std::make_unique<ChannelEndpoint>(*connection->channel);
+  return connection;
+}
+
+}  // namespace sparseps

@@ -1,0 +1,156 @@
+#include "core/runtime/server.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/runtime/protocol.h"
+
+namespace sparseps {
+
+Server::Server(Endpoint& endpoint, ServerCore& core, ServerLoopOptions options)
+    : endpoint_(endpoint), core_(core), options_(std::move(options)), live_ranks_(options_.worker_ranks) {
+  for (const auto& spec : options_.specs) limits_.allow(spec.id, static_cast<uint32_t>(spec.numel));
+  if (options_.num_buffers > 0) {
+    limits_.allow(static_cast<uint32_t>(options_.specs.size()),
+                  static_cast<uint32_t>(options_.num_buffers));
+  }
+}
+
+int Server::workerOf(int rank) const {
+  auto it = std::find(options_.worker_ranks.begin(), options_.worker_ranks.end(), rank);
+  return static_cast<int>(it - options_.worker_ranks.begin());
+}
+
+absl::Status Server::sendTo(int worker, MessageHeader header, const Message& segments) {
+  header.sender_rank = static_cast<uint32_t>(endpoint_.rank());
+  if (auto s = encodeMessage(header, segments, options_.encode, &out_); !s.ok()) return s;
+  if (auto s = endpoint_.send(options_.worker_ranks[worker], out_); !s.ok()) return s;
+  stats_.bytes_out += out_.size();
+  ++stats_.messages_out;
+  return absl::OkStatus();
+}
+
+absl::Status Server::sendModel(int worker) {
+  Message segments = denseMessage(options_.specs, core_.model());
+  if (options_.num_buffers > 0) {
+    segments.emplace_back();
+    denseSegment(core_.averagedBuffers(), static_cast<uint32_t>(options_.specs.size()),
+                 &segments.back());
+  }
+  MessageHeader header;
+  header.kind = MessageKind::kModel;
+  header.model_version = core_.version();
+  header.worker_step = core_.pushes();
+  header.learning_rate = core_.lr();
+  return sendTo(worker, header, segments);
+}
+
+bool Server::stopListening(int rank) {
+  auto it = std::find(live_ranks_.begin(), live_ranks_.end(), rank);
+  if (it == live_ranks_.end()) return false;
+  live_ranks_.erase(it);
+  return true;
+}
+
+void Server::drop(int worker, const std::string& why, std::vector<Reply>* replies) {
+  const int rank = options_.worker_ranks[worker];
+  if (!stopListening(rank)) return;
+  options_.log(absl::StrCat("server: dropping worker ", worker, " (rank ", rank, "): ", why));
+  ++stats_.dropped_workers;
+  core_.onWorkerLost(worker, replies);
+  // Tell the worker: other shards may still count it live, and it would wait for this
+  // shard's reply forever. It stops; its departure ends it on the others. A dead worker
+  // cannot be told, and need not be.
+  MessageHeader bye;
+  bye.kind = MessageKind::kShutdown;
+  (void)sendTo(worker, bye, {});
+}
+
+void Server::sendReplies(std::vector<Reply>& replies) {
+  // Sending can drop a worker, and dropping can release more replies (sync, staleness).
+  for (size_t i = 0; i < replies.size(); ++i) {
+    MessageHeader header;
+    header.kind = MessageKind::kReply;
+    header.model_version = replies[i].version;
+    header.learning_rate = replies[i].lr;
+    const int worker = replies[i].worker;
+    auto s = sendTo(worker, header, replies[i].segments);
+    core_.recycle(std::move(replies[i]));
+    if (!s.ok()) drop(worker, absl::StrCat("cannot send the reply: ", s.message()), &replies);
+  }
+  replies.clear();
+}
+
+absl::Status Server::handle(int worker, std::vector<Reply>* replies) {
+  auto header = decodeHeader(frame_.header);
+  if (!header.ok()) return header.status();
+  if (header->sender_rank != static_cast<uint32_t>(frame_.src)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("message claims sender rank ", header->sender_rank));
+  }
+  if (auto s = decodePayload(*header, frame_.payload, limits_, &in_); !s.ok()) return s;
+  stats_.bytes_in += frame_.header.size() + frame_.payload.size();
+  ++stats_.messages_in;
+
+  const auto buffers_id = static_cast<uint32_t>(options_.specs.size());
+  switch (header->kind) {
+    case MessageKind::kPush:
+      for (const auto& s : in_) {
+        if (s.segment_id == buffers_id) return absl::InvalidArgumentError("push carries BN buffers");
+      }
+      core_.onPush(worker, in_, replies);
+      return absl::OkStatus();
+    case MessageKind::kModel:
+      if (header->flags & kFlagPull) return sendModel(worker);
+      if (header->flags & kFlagBuffers) {
+        for (auto& s : in_) {
+          if (s.segment_id == buffers_id && s.dense) core_.onBuffers(worker, s.values);
+        }
+        return absl::OkStatus();
+      }
+      return absl::InvalidArgumentError("model message without pull or buffers flag");
+    case MessageKind::kShutdown:
+      stopListening(frame_.src);
+      core_.onWorkerDone(worker, replies);
+      return absl::OkStatus();
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unexpected ", messageKindName(header->kind), " message"));
+  }
+}
+
+absl::Status Server::maybeCheckpoint(bool final) {
+  if (options_.checkpoint_path.empty()) return absl::OkStatus();
+  const bool due = options_.checkpoint_every > 0 &&
+                   core_.version() >= last_checkpoint_version_ + options_.checkpoint_every;
+  if (!final && !due) return absl::OkStatus();
+  last_checkpoint_version_ = core_.version();
+  return saveCheckpoint(options_.checkpoint_path, core_.checkpoint(options_.layout_fingerprint));
+}
+
+absl::Status Server::run() {
+  std::vector<Reply> replies;
+  for (size_t w = 0; w < options_.worker_ranks.size(); ++w) {
+    if (auto s = sendModel(static_cast<int>(w)); !s.ok()) {
+      drop(static_cast<int>(w), absl::StrCat("cannot send the initial model: ", s.message()), &replies);
+    } else {
+      core_.onWorkerStart(static_cast<int>(w));
+    }
+  }
+  while (!live_ranks_.empty()) {
+    sendReplies(replies);
+    if (auto s = endpoint_.receive(live_ranks_, &frame_); !s.ok()) return s;
+    const int worker = workerOf(frame_.src);
+    if (!frame_.peer_status.ok()) {
+      drop(worker, std::string(frame_.peer_status.message()), &replies);
+    } else if (auto s = handle(worker, &replies); !s.ok()) {
+      drop(worker, absl::StrCat("bad message: ", s.message()), &replies);
+    }
+    if (auto s = maybeCheckpoint(false); !s.ok()) return s;
+  }
+  sendReplies(replies);
+  return maybeCheckpoint(true);
+}
+
+}  // namespace sparseps

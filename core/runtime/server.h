@@ -1,0 +1,71 @@
+#pragma once
+// Server: the loop of one server shard. It sends every worker the initial model, then
+// receives from any live worker, decodes and validates each message against the shard's
+// layout, feeds it to ServerCore and sends the replies ServerCore returns. A worker that
+// dies or sends a malformed message is logged by rank and dropped; the others go on.
+// Checkpoints are written every N versions and when the loop ends.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/runtime/endpoint.h"
+#include "core/runtime/server_core.h"
+#include "core/wire/wire.h"
+
+namespace sparseps {
+
+struct ServerLoopOptions {
+  std::vector<int> worker_ranks;     // rank of worker i
+  SegmentSpecs specs;                // this shard's parameter segments (local ids)
+  size_t num_buffers = 0;            // BN buffer floats (shard 0 only; else 0)
+  uint64_t checkpoint_every = 0;     // in versions; 0: only at the end
+  std::string checkpoint_path;       // empty: no checkpoints
+  uint64_t layout_fingerprint = 0;
+  EncodeOptions encode;
+  std::function<void(const std::string&)> log = [](const std::string&) {};
+};
+
+struct ServerStats {
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+  uint64_t messages_in = 0;
+  uint64_t messages_out = 0;
+  uint64_t dropped_workers = 0;
+};
+
+class Server {
+ public:
+  Server(Endpoint& endpoint, ServerCore& core, ServerLoopOptions options);
+  // Runs until every worker is done or dropped. Errors only when the endpoint breaks or
+  // a checkpoint cannot be written.
+  absl::Status run();
+  const ServerStats& stats() const { return stats_; }
+
+ private:
+  absl::Status handle(int worker, std::vector<Reply>* replies);
+  absl::Status sendTo(int worker, MessageHeader header, const Message& segments);
+  void sendReplies(std::vector<Reply>& replies);
+  absl::Status sendModel(int worker);
+  // Removes rank from the ranks the loop receives from; false if it was not there.
+  bool stopListening(int rank);
+  void drop(int worker, const std::string& why, std::vector<Reply>* replies);
+  absl::Status maybeCheckpoint(bool final);
+  int workerOf(int rank) const;
+
+  Endpoint& endpoint_;
+  ServerCore& core_;
+  ServerLoopOptions options_;
+  DecodeLimits limits_;
+  std::vector<int> live_ranks_;
+  uint64_t last_checkpoint_version_ = 0;
+  ServerStats stats_;
+  // Reused across messages: the frame received, its decoded segments, the bytes sent.
+  Frame frame_;
+  Message in_;
+  std::vector<uint8_t> out_;
+};
+
+}  // namespace sparseps

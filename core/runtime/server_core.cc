@@ -1,0 +1,222 @@
+#include "core/runtime/server_core.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace sparseps {
+
+absl::Status ServerOptions::validate() const {
+  if (mode == ConsistencyMode::kStaleness && staleness < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("staleness: must be >= 0 versions, got ", staleness));
+  }
+  if (!(pushes_per_epoch > 0)) {
+    return absl::InvalidArgumentError("pushes_per_epoch: must be positive");
+  }
+  if (!(snapshot_every >= 0)) {
+    return absl::InvalidArgumentError("snapshot_every: must be >= 0 epochs");
+  }
+  return lr.validate();
+}
+
+ServerCore::ServerCore(std::unique_ptr<ServerRule> rule, std::vector<float> model,
+                       size_t num_buffers, int num_workers, ServerOptions options)
+    : rule_(std::move(rule)),
+      model_(std::move(model)),
+      options_(std::move(options)),
+      states_(num_workers, WorkerState::kActive),
+      steps_(num_workers, 0),
+      buffers_(num_workers),
+      spare_(num_workers),
+      num_buffers_(num_buffers) {}
+
+float ServerCore::lr() const { return static_cast<float>(options_.lr.at(epoch())); }
+
+int ServerCore::liveWorkers() const {
+  return static_cast<int>(std::count(states_.begin(), states_.end(), WorkerState::kActive));
+}
+
+bool ServerCore::finished() const { return liveWorkers() == 0; }
+
+void ServerCore::applyOne(int worker, const Message& push, float scale) {
+  rule_->applyPush(worker, push, scale, absl::MakeSpan(model_));
+  ++steps_[worker];
+  ++pushes_;
+}
+
+void ServerCore::maybeSnapshot() {
+  if (options_.snapshot_every <= 0) return;
+  const auto passed = static_cast<uint64_t>(epoch() / options_.snapshot_every);
+  if (passed > snapshots_) {
+    snapshots_ = passed;
+    options_.on_snapshot(*this);
+  }
+}
+
+void ServerCore::reply(int worker, std::vector<Reply>* out) {
+  Reply r;
+  r.worker = worker;
+  r.segments.swap(spare_[worker]);
+  rule_->makeReply(worker, model_, &r.segments);
+  r.version = version_;
+  r.lr = lr();
+  out->push_back(std::move(r));
+}
+
+void ServerCore::onPush(int worker, const Message& push, std::vector<Reply>* out) {
+  if (!active(worker)) return;  // a late message from a worker already dropped
+  switch (options_.mode) {
+    case ConsistencyMode::kAsync:
+      applyOne(worker, push, 1.0f);
+      ++version_;
+      maybeSnapshot();
+      reply(worker, out);
+      break;
+    case ConsistencyMode::kSync:
+      round_.emplace_back(worker, push);
+      if (static_cast<int>(round_.size()) >= liveWorkers()) flushSyncRound(out);
+      break;
+    case ConsistencyMode::kStaleness:
+      applyOne(worker, push, 1.0f);
+      ++version_;
+      maybeSnapshot();
+      held_.push_back(worker);
+      releaseHeld(out);
+      break;
+  }
+}
+
+void ServerCore::flushSyncRound(std::vector<Reply>* out) {
+  if (round_.empty()) return;
+  const float scale = 1.0f / static_cast<float>(round_.size());
+  for (const auto& [worker, push] : round_) applyOne(worker, push, scale);
+  ++version_;
+  maybeSnapshot();
+  std::vector<std::pair<int, Message>> round;
+  round.swap(round_);
+  for (const auto& entry : round) {
+    if (active(entry.first)) reply(entry.first, out);
+  }
+}
+
+uint64_t ServerCore::slowestActiveStep() const {
+  uint64_t slowest = std::numeric_limits<uint64_t>::max();
+  for (size_t w = 0; w < states_.size(); ++w) {
+    if (active(static_cast<int>(w))) slowest = std::min(slowest, steps_[w]);
+  }
+  return slowest;
+}
+
+void ServerCore::releaseHeld(std::vector<Reply>* out) {
+  const uint64_t slowest = slowestActiveStep();
+  const auto bound = static_cast<uint64_t>(options_.staleness);
+  std::vector<int> still_held;
+  for (int worker : held_) {
+    if (!active(worker)) continue;
+    if (steps_[worker] <= slowest + bound) {
+      reply(worker, out);
+    } else {
+      still_held.push_back(worker);
+    }
+  }
+  held_.swap(still_held);
+}
+
+void ServerCore::removeWorker(int worker, WorkerState state, std::vector<Reply>* out) {
+  if (!active(worker)) return;
+  states_[worker] = state;
+  if (options_.mode == ConsistencyMode::kSync) {
+    round_.erase(std::remove_if(round_.begin(), round_.end(),
+                                [&](const auto& e) { return e.first == worker; }),
+                 round_.end());
+    if (state == WorkerState::kLost && liveWorkers() > 0) {
+      options_.log(absl::StrCat("warning: sync mode continues with ", liveWorkers(),
+                                " surviving workers after worker ", worker, " was lost"));
+    }
+    if (liveWorkers() > 0 && static_cast<int>(round_.size()) >= liveWorkers()) {
+      flushSyncRound(out);
+    }
+  } else if (options_.mode == ConsistencyMode::kStaleness) {
+    releaseHeld(out);  // the slowest worker may be the one that left
+  }
+  if (finished() && !final_snapshot_ && options_.snapshot_every > 0) {
+    final_snapshot_ = true;
+    options_.on_snapshot(*this);
+  }
+}
+
+void ServerCore::onWorkerStart(int worker) { rule_->onWorkerStart(worker); }
+
+void ServerCore::onWorkerDone(int worker, std::vector<Reply>* out) {
+  removeWorker(worker, WorkerState::kDone, out);
+}
+
+void ServerCore::onWorkerLost(int worker, std::vector<Reply>* out) {
+  removeWorker(worker, WorkerState::kLost, out);
+}
+
+void ServerCore::recycle(Reply&& reply) {
+  if (reply.worker >= 0 && reply.worker < static_cast<int>(spare_.size())) {
+    spare_[reply.worker].swap(reply.segments);
+  }
+}
+
+void ServerCore::onBuffers(int worker, std::vector<float> buffers) {
+  if (buffers.size() == num_buffers_) buffers_[worker] = std::move(buffers);
+}
+
+std::vector<float> ServerCore::averagedBuffers() const {
+  std::vector<float> sum(num_buffers_, 0.0f);
+  int count = 0;
+  for (const auto& b : buffers_) {
+    if (b.empty()) continue;  // this worker has sent none yet
+    for (size_t i = 0; i < num_buffers_; ++i) sum[i] += b[i];
+    ++count;
+  }
+  if (count > 1) {
+    for (float& v : sum) v /= static_cast<float>(count);
+  }
+  return sum;
+}
+
+ServerCheckpoint ServerCore::checkpoint(uint64_t layout_fingerprint) const {
+  ServerCheckpoint c;
+  c.layout_fingerprint = layout_fingerprint;
+  c.version = version_;
+  c.pushes = pushes_;
+  c.model = model_;
+  c.buffers = averagedBuffers();
+  c.worker_steps = steps_;
+  c.method_state = rule_->saveState();
+  return c;
+}
+
+absl::Status ServerCore::restore(const ServerCheckpoint& c) {
+  if (c.model.size() != model_.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "checkpoint holds ", c.model.size(), " parameters, this model has ", model_.size()));
+  }
+  if (c.worker_steps.size() != steps_.size()) {
+    return absl::FailedPreconditionError(absl::StrCat("checkpoint was written with ",
+                                                      c.worker_steps.size(), " workers, this run has ",
+                                                      steps_.size()));
+  }
+  if (auto s = rule_->loadState(c.method_state); !s.ok()) return s;
+  model_ = c.model;
+  version_ = c.version;
+  pushes_ = c.pushes;
+  if (options_.snapshot_every > 0) {
+    snapshots_ = static_cast<uint64_t>(epoch() / options_.snapshot_every);
+  }
+  steps_ = c.worker_steps;
+  if (c.buffers.size() == num_buffers_) {
+    for (auto& b : buffers_) b.clear();
+    buffers_[0] = c.buffers;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sparseps

@@ -1,0 +1,110 @@
+#pragma once
+// ServerCore: the parameter server's state machine, free of I/O. The server loop
+// (server.h) decodes messages and feeds them here; ServerCore applies pushes through the
+// method's ServerRule, runs the consistency mode and returns the replies to send.
+//  - async: each push is applied and answered alone.
+//  - sync: pushes are collected until every live worker has pushed, averaged (scale 1/N),
+//    applied together and answered together; a lost worker shrinks the round.
+//  - bounded staleness s: a push is applied at once, but its reply is held while the
+//    worker is more than s steps ahead of the slowest live worker.
+// The learning rate follows the schedule of the epoch implied by the pushes applied.
+// Snapshots: on_snapshot sees the model at every snapshot_every epochs of pushes (global
+// epochs: all workers' pushes together) and once more when the last worker leaves, so an
+// evaluator can score the model off the training path, labelled with the exact epoch.
+// Not thread-safe by design: one loop owns it, so the model is never updated twice at once.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/runtime/checkpoint.h"
+#include "core/runtime/lr_schedule.h"
+#include "optim/method.h"
+
+namespace sparseps {
+
+enum class ConsistencyMode { kAsync, kSync, kStaleness };
+
+class ServerCore;
+
+struct ServerOptions {
+  ConsistencyMode mode = ConsistencyMode::kAsync;
+  int staleness = 0;             // kStaleness: the bound s
+  LrSchedule lr;
+  double pushes_per_epoch = 1;   // all workers' batches per epoch together
+  std::function<void(const std::string&)> log = [](const std::string&) {};
+  double snapshot_every = 0;     // in epochs; 0: no snapshots
+  std::function<void(const ServerCore&)> on_snapshot = [](const ServerCore&) {};
+
+  absl::Status validate() const;
+};
+
+// A reply to be sent to one worker, stamped with the version and rate it was made at.
+struct Reply {
+  int worker = 0;
+  Message segments;
+  uint64_t version = 0;
+  float lr = 0;
+};
+
+class ServerCore {
+ public:
+  ServerCore(std::unique_ptr<ServerRule> rule, std::vector<float> model, size_t num_buffers,
+             int num_workers, ServerOptions options);
+
+  // The runtime sent `worker` the dense model it starts from (see ServerRule::onWorkerStart).
+  void onWorkerStart(int worker);
+  void onPush(int worker, const Message& push, std::vector<Reply>* out);
+  void onWorkerDone(int worker, std::vector<Reply>* out);
+  void onWorkerLost(int worker, std::vector<Reply>* out);
+  // BN running statistics from one worker; the snapshot serves their average.
+  void onBuffers(int worker, std::vector<float> buffers);
+  // Hands a reply's message back once it was sent: the worker's next reply is built in
+  // its buffers, so a steady loop allocates nothing per reply. Optional.
+  void recycle(Reply&& reply);
+
+  const std::vector<float>& model() const { return model_; }
+  std::vector<float> averagedBuffers() const;
+  uint64_t version() const { return version_; }
+  uint64_t pushes() const { return pushes_; }
+  float lr() const;
+  double epoch() const { return pushes_ / options_.pushes_per_epoch; }
+  bool finished() const;   // every worker is done or lost
+  int liveWorkers() const;
+
+  ServerCheckpoint checkpoint(uint64_t layout_fingerprint) const;
+  absl::Status restore(const ServerCheckpoint& checkpoint);
+
+ private:
+  enum class WorkerState { kActive, kDone, kLost };
+  bool active(int w) const { return states_[w] == WorkerState::kActive; }
+  void removeWorker(int worker, WorkerState state, std::vector<Reply>* out);
+  void applyOne(int worker, const Message& push, float scale);
+  void reply(int worker, std::vector<Reply>* out);
+  void flushSyncRound(std::vector<Reply>* out);
+  void releaseHeld(std::vector<Reply>* out);
+  uint64_t slowestActiveStep() const;
+  // Calls on_snapshot when the pushes crossed the next snapshot boundary.
+  void maybeSnapshot();
+
+  std::unique_ptr<ServerRule> rule_;
+  std::vector<float> model_;
+  ServerOptions options_;
+  std::vector<WorkerState> states_;
+  std::vector<uint64_t> steps_;
+  std::vector<std::vector<float>> buffers_;  // per worker, empty until received
+  std::vector<Message> spare_;               // per worker: a sent reply's buffers
+  size_t num_buffers_;
+  uint64_t version_ = 0;
+  uint64_t pushes_ = 0;
+  uint64_t snapshots_ = 0;  // snapshot boundaries passed (restored from the pushes)
+  bool final_snapshot_ = false;
+  // sync mode: pushes of the current round; staleness mode: workers whose reply waits.
+  std::vector<std::pair<int, Message>> round_;
+  std::vector<int> held_;
+};
+
+}  // namespace sparseps

@@ -1,0 +1,91 @@
+#pragma once
+// WorkerClient: a worker's side of the parameter server, on flat float buffers. It
+// receives the initial model from every shard, then per step turns the gradient into a
+// push with the method's WorkerRule, splits it by shard, sends it, waits for every
+// shard's reply (one outstanding push, as the reference implementation does) and
+// applies the replies to the local model. The learning rate comes with each reply.
+// LibTorch-free: core/torch/ps_optimizer.h wraps it as a drop-in torch optimizer.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/runtime/endpoint.h"
+#include "core/runtime/shard_plan.h"
+#include "core/wire/wire.h"
+#include "optim/method.h"
+
+namespace sparseps {
+
+struct WorkerClientOptions {
+  std::vector<int> server_ranks;  // rank of shard s
+  size_t num_buffers = 0;         // BN buffer floats (travel to and from shard 0)
+  EncodeOptions encode;
+};
+
+// What one step cost and saw.
+struct StepStats {
+  uint64_t bytes_up = 0;
+  uint64_t bytes_down = 0;
+  uint64_t staleness = 0;   // server updates by others between this worker's two replies
+  double compress_seconds = 0;
+  double communicate_seconds = 0;
+};
+
+struct ServerState {
+  uint64_t version = 0;
+  uint64_t pushes = 0;  // pushes applied by the server so far (fixes the epoch on resume)
+  float lr = 0;
+};
+
+class WorkerClient {
+ public:
+  WorkerClient(Endpoint& endpoint, const ShardPlan& plan, SegmentSpecs specs,
+               std::unique_ptr<WorkerRule> rule, WorkerClientOptions options);
+
+  // Receives the initial model into w (and the BN buffers into buffers).
+  absl::StatusOr<ServerState> start(absl::Span<float> w, absl::Span<float> buffers);
+  absl::Status step(absl::Span<const float> grad, absl::Span<float> w, int epoch,
+                    StepStats* stats);
+  absl::Status sendBuffers(absl::Span<const float> buffers);
+  // The servers' current dense model and averaged BN buffers, for evaluation.
+  absl::StatusOr<ServerState> pullModel(absl::Span<float> w, absl::Span<float> buffers);
+  absl::Status finish();
+  // The method's own worker state (momentum, residuals) for a checkpoint; loading
+  // changes nothing unless the bytes are a valid state for this rule.
+  std::string saveRuleState() const { return rule_->saveState(); }
+  absl::Status loadRuleState(const std::string& bytes) { return rule_->loadState(bytes); }
+
+  float lr() const { return lr_; }
+  uint64_t steps() const { return step_; }
+
+ private:
+  absl::Status sendToShard(int shard, MessageHeader header, const Message& segments,
+                           uint64_t* bytes);
+  // Receives one message from every shard, in any order, into from_shard_; fails on a
+  // server shutdown.
+  absl::Status receiveFromAllShards(MessageKind expected, uint64_t* bytes);
+  absl::StatusOr<ServerState> receiveModel(absl::Span<float> w, absl::Span<float> buffers);
+
+  Endpoint& endpoint_;
+  const ShardPlan& plan_;
+  SegmentSpecs specs_;
+  std::unique_ptr<WorkerRule> rule_;
+  WorkerClientOptions options_;
+  std::vector<DecodeLimits> limits_;  // per shard
+  // Reused across steps, so a steady loop allocates nothing: the push, its split by shard,
+  // the frame received, each shard's decoded message and the bytes sent.
+  Message push_;
+  std::vector<Message> to_shard_;
+  Frame frame_;
+  std::vector<DecodedMessage> from_shard_;
+  std::vector<uint8_t> out_;
+  float lr_ = 0;
+  uint64_t step_ = 0;
+  uint64_t last_version_ = 0;
+};
+
+}  // namespace sparseps

@@ -1,0 +1,103 @@
+#pragma once
+// One call per rank: a worker or a server shard of a job, from a LibTorch model and a
+// RankOptions. It flattens the model (its parameters become views into the flat buffer,
+// FlatModel), meets the other ranks (a FileStore, or a TCP store at master_addr), shakes
+// hands (the layout fingerprint covers the parameters and the float buffers) and starts
+// the role. A worker rank:
+//
+//   auto worker = sparseps::PsWorker::connect(options, net).value();
+//   for (auto& batch : *loader) {
+//     worker->zeroGrad();
+//     torch::nn::functional::cross_entropy(net->forward(batch.data), batch.target).backward();
+//     worker->step().IgnoreError();  // or check it: a dead server is an error here
+//   }
+//   worker->finish();
+//
+// and a server rank: sparseps::serveShard(options, net). The Python package is a thin
+// face over these two.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/net/connect.h"
+#include "core/torch/flat_model.h"
+#include "core/torch/rank_options.h"
+#include "core/runtime/server.h"
+#include "core/runtime/worker_client.h"
+
+namespace torch::nn {
+class Module;
+}  // namespace torch::nn
+
+namespace sparseps {
+
+// A rank's connection and the TCP store it met through, if any: rank 0's store must
+// outlive every other rank's rendezvous, so it lives as long as the connection.
+struct StoredConnection {
+  std::shared_ptr<KeyValueStore> store;
+  std::unique_ptr<RankConnection> connection;
+};
+
+// connectRank through a FileStore in options.rendezvous.store_dir or, when that is empty,
+// the TCP store at master_addr:master_port (core/torch/tcp_store.h). Both the one-call API
+// below and the experiment driver meet this way.
+absl::StatusOr<StoredConnection> connectThroughStore(ConnectOptions options);
+
+class PsWorker {
+ public:
+  // Connects and loads the servers' initial model into the module's parameters and float
+  // buffers. Blocks until every rank has met (options.connect_timeout_s at most).
+  static absl::StatusOr<std::unique_ptr<PsWorker>> connect(
+      const RankOptions& options, const std::shared_ptr<torch::nn::Module>& module);
+  static absl::StatusOr<std::unique_ptr<PsWorker>> connect(const RankOptions& options,
+                                                           const FlatModel::NamedTensors& params,
+                                                           const FlatModel::NamedTensors& buffers);
+  ~PsWorker();  // leaves the job if finish() was not called
+
+  void zeroGrad();
+  // Pushes the gradient the last backward() left (gatherGrads: also one made after a
+  // reset to undefined), waits for the reply and writes the parameters. `epoch` is the
+  // worker's own, for methods whose worker side follows it (DGC's warm-up).
+  absl::Status step(int epoch = 0);
+  // BN running statistics to the servers, which average every worker's.
+  absl::Status syncBuffers();
+  // The servers' current model and averaged buffers, into spans the size of the model's.
+  absl::Status pullModel(absl::Span<float> params, absl::Span<float> buffers);
+  // Sends the BN statistics, loads the servers' model (as it is now: workers still
+  // training move it on) into the module and leaves the job.
+  absl::Status finish();
+
+  float lr() const;
+  uint64_t steps() const;
+  uint64_t initialVersion() const { return initial_version_; }
+  const StepStats& lastStep() const { return last_; }
+  const FlatModel& model() const;
+  // The method's worker state (momentum, residuals); loading changes nothing unless the
+  // bytes are a valid state of this method.
+  std::string saveState() const;
+  absl::Status loadState(const std::string& bytes);
+
+ private:
+  struct State;
+  explicit PsWorker(std::unique_ptr<State> state);
+  absl::Status checkInJob(const char* call) const;
+
+  std::unique_ptr<State> state_;
+  StepStats last_;
+  uint64_t initial_version_ = 0;
+  bool finished_ = false;
+};
+
+// Serves shard options.rank until every worker has finished or been dropped; the module's
+// parameters are the model the workers start from.
+absl::StatusOr<ServerStats> serveShard(const RankOptions& options,
+                                       const std::shared_ptr<torch::nn::Module>& module);
+absl::StatusOr<ServerStats> serveShard(const RankOptions& options,
+                                       const FlatModel::NamedTensors& params,
+                                       const FlatModel::NamedTensors& buffers);
+
+}  // namespace sparseps

@@ -1,0 +1,57 @@
+#pragma once
+// RankOptions: everything one rank of a job needs to know, in one struct: where it sits in
+// the world, how to meet the others, and the job (method, its options, the server's rate
+// schedule). ps_rank.h starts a worker or a server from it and a model in one call; the
+// Python package (python/) fills it from keyword arguments and torchrun's environment.
+// jobSpec() and connectOptions() turn it into the runtime's structs, so the checks
+// (JobSpec::validate, the method's own) run in one place for every front.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/net/connect.h"
+#include "core/runtime/job.h"
+#include "optim/method_registry.h"
+
+namespace sparseps {
+
+struct RankOptions {
+  // The world: ranks 0..num_servers-1 serve, the rest train.
+  int rank = -1;
+  int world_size = 0;
+  int num_servers = 1;
+  std::string run_id = "sparseps";
+  std::string master_addr;   // rank 0 hosts the TCP store here...
+  int master_port = 29500;
+  bool host_store = true;    // false: the launcher's agent hosts it (torchrun's static rendezvous)
+  std::string store_dir;     // ...or, when set, a FileStore in this directory (one machine)
+  std::string hostname = "127.0.0.1";  // the address this rank binds...
+  std::string iface;                   // ...or, when set, this interface's
+  double connect_timeout_s = 120;
+
+  // The job.
+  std::string method = "dgs";
+  std::string mode = "async";  // async | sync | staleness
+  int staleness = 0;
+  double lr = 0.1;
+  std::vector<double> milestones;  // epochs
+  double gamma = 0.1;
+  double warmup_epochs = 0;
+  double pushes_per_epoch = 0;     // all workers' steps per epoch; 0: the rate never moves
+  std::string downlink;            // "dense" | "sparse"; "": the method's default
+  MethodOptions method_options;
+  uint64_t seed = 0;
+  std::function<void(const std::string&)> server_log;  // a server's progress lines; empty: none
+
+  bool isServer() const { return rank >= 0 && rank < num_servers; }
+  // The job, checked (the method must be one of `methods`).
+  absl::StatusOr<JobSpec> jobSpec(const MethodRegistry& methods) const;
+  // The rendezvous and handshake of this rank for a model of this layout.
+  absl::StatusOr<ConnectOptions> connectOptions(uint64_t fingerprint, size_t numel,
+                                                size_t segments, size_t buffers) const;
+};
+
+}  // namespace sparseps

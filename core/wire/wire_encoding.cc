@@ -1,0 +1,422 @@
+#include "core/wire/wire_encoding.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/numeric/bits.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "compressors/simd.h"
+#include "compressors/stream_copy.h"
+#include "core/wire/wire_bytes.h"
+#include "core/wire/wire_checksum.h"
+#include "compressors/half.h"
+#include "core/wire/wire_header.h"
+#include "core/wire/wire_varint.h"
+
+namespace sparseps {
+
+using wire::loadArrayLe;
+using wire::loadLe;
+using wire::storeArrayLe;
+using wire::storeLe;
+
+const char* encodingName(Encoding encoding) {
+  switch (encoding) {
+    case Encoding::kDenseF32: return "dense_f32";
+    case Encoding::kIndexValueF32: return "index_value_f32";
+    case Encoding::kDeltaVarintF32: return "delta_varint_f32";
+    case Encoding::kDeltaVarintF16: return "delta_varint_f16";
+    case Encoding::kBitmapF32: return "bitmap_f32";
+  }
+  return "unknown";
+}
+
+namespace {
+
+size_t bitmapBytes(size_t numel) { return (numel + 7) / 8; }
+
+// Bytes of the LEB128 gaps of a sparse segment's indices.
+size_t deltaVarintIndexBytes(const SegmentData& segment) {
+  if (segment.dense) return segment.numel;  // every gap is 0: one byte each
+  size_t bytes = 0;
+  uint32_t next = 0;  // smallest index the next one may take
+  for (uint32_t index : segment.indices) {
+    bytes += wire::varintBytes(index - next);
+    next = index + 1;
+  }
+  return bytes;
+}
+
+size_t sizeWithIndexBytes(const SegmentData& segment, Encoding encoding, size_t varint_bytes) {
+  const size_t nonzeros = segment.dense ? segment.numel : segment.nonzeros();
+  size_t body = 0;
+  switch (encoding) {
+    case Encoding::kDenseF32: body = size_t{segment.numel} * 4; break;
+    case Encoding::kIndexValueF32: body = nonzeros * 8; break;
+    case Encoding::kDeltaVarintF32: body = nonzeros * 4 + varint_bytes; break;
+    case Encoding::kDeltaVarintF16: body = nonzeros * 2 + varint_bytes; break;
+    case Encoding::kBitmapF32: body = bitmapBytes(segment.numel) + nonzeros * 4; break;
+  }
+  return kSegmentHeaderBytes + body;
+}
+
+bool isDeltaVarint(Encoding encoding) {
+  return encoding == Encoding::kDeltaVarintF32 || encoding == Encoding::kDeltaVarintF16;
+}
+
+bool allFitHalf(const std::vector<float>& values) {
+  for (float v : values) {
+    if (!fitsHalf(v)) return false;
+  }
+  return true;
+}
+
+// Dense bodies are copied and hashed in chunks of this many floats: each chunk of the
+// source is hashed (and, on decode, checked for finite values) while it is still in cache.
+constexpr size_t kChunkFloats = 16384;
+
+// Copies n floats of a dense body from src to dst (bytes as they travel: little-endian)
+// and hashes them from src, which the copy has just brought into cache. A body larger
+// than the cache is copied with streaming stores (compressors/stream_copy.h).
+void copyDenseChunk(uint8_t* dst, const uint8_t* src, size_t n, bool streaming,
+                    PayloadChecksum* checksum) {
+  if (streaming) {
+    streamCopy(dst, src, n * 4);
+  } else {
+    std::memcpy(dst, src, n * 4);
+  }
+  checksum->add(src, n * 4);
+}
+
+// The first of n floats at bytes (host order) that is not finite, or n. The scan adds one
+// to the exponent field: only an all-ones exponent (inf, NaN) carries into the sign bit,
+// and plain arithmetic ORed over the block vectorizes; only a hit pays for the search.
+// Bytes, not a float pointer: a received body need not be aligned.
+inline uint32_t nonFiniteBit(const uint8_t* bytes, size_t i) {
+  uint32_t bits;
+  std::memcpy(&bits, bytes + 4 * i, sizeof bits);
+  return ((bits & 0x7f800000u) + 0x00800000u) & 0x80000000u;
+}
+
+SPARSEPS_MULTIVERSION uint32_t anyNonFinite(const uint8_t* bytes, size_t n) {
+  uint32_t any = 0;
+  for (size_t i = 0; i < n; ++i) any |= nonFiniteBit(bytes, i);
+  return any;
+}
+
+size_t firstNonFinite(const uint8_t* bytes, size_t n) {
+  if (anyNonFinite(bytes, n) == 0) return n;
+  size_t i = 0;
+  while (nonFiniteBit(bytes, i) == 0) ++i;
+  return i;
+}
+
+absl::Status nonFiniteError(const SegmentData& segment, size_t position) {
+  const size_t element = segment.dense ? position : segment.indices[position];
+  return absl::InvalidArgumentError(absl::StrCat("non-finite value ", segment.values[position],
+                                                 " at element ", element));
+}
+
+absl::Status truncated(const char* what, uint64_t need, uint64_t left) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("truncated payload: ", what, " needs ", need, " bytes, ", left, " left"));
+}
+
+}  // namespace
+
+size_t encodedBytes(const SegmentData& segment, Encoding encoding) {
+  const size_t varint_bytes = isDeltaVarint(encoding) ? deltaVarintIndexBytes(segment) : 0;
+  return sizeWithIndexBytes(segment, encoding, varint_bytes);
+}
+
+namespace wire {
+
+absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
+                                              std::optional<Encoding> forced, bool allow_f16) {
+  if (segment.dense) {
+    return EncodingChoice{Encoding::kDenseF32, encodedBytes(segment, Encoding::kDenseF32)};
+  }
+  if (forced) {
+    if (*forced == Encoding::kDenseF32) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "segment ", segment.segment_id, " is sparse: dense_f32 would lose its sparse flag"));
+    }
+    if (*forced == Encoding::kDeltaVarintF16 && !allFitHalf(segment.values)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "segment ", segment.segment_id, " has a value beyond the f16 range (|v| >= 65520)"));
+    }
+    return EncodingChoice{*forced, encodedBytes(segment, *forced)};
+  }
+  const size_t varint_bytes = deltaVarintIndexBytes(segment);
+  EncodingChoice best{Encoding::kIndexValueF32,
+                      sizeWithIndexBytes(segment, Encoding::kIndexValueF32, 0)};
+  for (Encoding candidate :
+       {Encoding::kDeltaVarintF32, Encoding::kDeltaVarintF16, Encoding::kBitmapF32}) {
+    if (candidate == Encoding::kDeltaVarintF16 && !allow_f16) continue;
+    const size_t bytes = sizeWithIndexBytes(segment, candidate, varint_bytes);
+    if (bytes < best.bytes) best = {candidate, bytes};
+  }
+  if (best.encoding == Encoding::kDeltaVarintF16 && !allFitHalf(segment.values)) {
+    // A finite value beyond the half range: the smallest encoding with f32 values instead.
+    return chooseEncoding(segment, std::nullopt, false);
+  }
+  return best;
+}
+
+absl::Status validateSegment(const SegmentData& segment) {
+  if (segment.dense) {
+    if (!segment.indices.empty() || segment.values.size() != segment.numel) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dense segment ", segment.segment_id, " has ", segment.values.size(),
+          " values and ", segment.indices.size(), " indices, expected ", segment.numel,
+          " values and no indices"));
+    }
+    return absl::OkStatus();
+  }
+  if (segment.indices.size() != segment.values.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("sparse segment ", segment.segment_id, " has ",
+                                                   segment.indices.size(), " indices but ",
+                                                   segment.values.size(), " values"));
+  }
+  for (size_t i = 0; i < segment.indices.size(); ++i) {
+    const uint32_t index = segment.indices[i];
+    if (index >= segment.numel) {
+      return absl::InvalidArgumentError(absl::StrCat("sparse segment ", segment.segment_id,
+                                                     ": index ", index, " out of range (numel ",
+                                                     segment.numel, ")"));
+    }
+    if (i > 0 && index <= segment.indices[i - 1]) {
+      return absl::InvalidArgumentError(absl::StrCat("sparse segment ", segment.segment_id,
+                                                     ": indices not strictly increasing at ", i));
+    }
+  }
+  return absl::OkStatus();
+}
+
+size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
+                    PayloadChecksum* checksum) {
+  const uint32_t nonzeros = static_cast<uint32_t>(segment.dense ? segment.numel : segment.nonzeros());
+  uint8_t* p = out;
+  *p++ = static_cast<uint8_t>(encoding);
+  storeLe<uint32_t>(p, segment.segment_id);
+  storeLe<uint32_t>(p + 4, segment.numel);
+  storeLe<uint32_t>(p + 8, nonzeros);
+  p += 12;
+  const std::vector<uint32_t>& indices = segment.indices;
+  const std::vector<float>& values = segment.values;
+  if (encoding == Encoding::kDenseF32 && wire::kHostLittleEndian) {
+    checksum->add(out, kSegmentHeaderBytes);
+    const bool streaming = values.size() * 4 >= kStreamCopyMinBytes;
+    const auto* src = reinterpret_cast<const uint8_t*>(values.data());
+    for (size_t i = 0; i < values.size(); i += kChunkFloats) {
+      const size_t n = std::min(kChunkFloats, values.size() - i);
+      copyDenseChunk(p, src + 4 * i, n, streaming, checksum);
+      p += n * 4;
+    }
+    return static_cast<size_t>(p - out);
+  }
+  switch (encoding) {
+    case Encoding::kDenseF32:  // on a big-endian host
+      storeArrayLe(p, values.data(), values.size());
+      p += values.size() * 4;
+      break;
+    case Encoding::kIndexValueF32:
+      storeArrayLe(p, indices.data(), indices.size());
+      p += indices.size() * 4;
+      storeArrayLe(p, values.data(), values.size());
+      p += values.size() * 4;
+      break;
+    case Encoding::kDeltaVarintF32:
+    case Encoding::kDeltaVarintF16: {
+      if (encoding == Encoding::kDeltaVarintF32) {
+        storeArrayLe(p, values.data(), values.size());
+        p += values.size() * 4;
+      } else {
+        for (float v : values) {
+          storeLe<uint16_t>(p, floatToHalf(v));
+          p += 2;
+        }
+      }
+      uint32_t next = 0;
+      for (uint32_t index : indices) {
+        p += wire::putVarint(p, index - next);
+        next = index + 1;
+      }
+      break;
+    }
+    case Encoding::kBitmapF32: {
+      const size_t bitmap_bytes = bitmapBytes(segment.numel);
+      std::memset(p, 0, bitmap_bytes);
+      for (uint32_t index : indices) p[index / 8] |= static_cast<uint8_t>(1u << (index % 8));
+      p += bitmap_bytes;
+      storeArrayLe(p, values.data(), values.size());
+      p += values.size() * 4;
+      break;
+    }
+  }
+  checksum->add(out, static_cast<size_t>(p - out));
+  return static_cast<size_t>(p - out);
+}
+
+absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t numel,
+                             uint32_t nonzeros, const uint8_t** in, const uint8_t* end,
+                             NonFinitePolicy non_finite, SegmentData* out,
+                             PayloadChecksum* checksum) {
+  const uint8_t* p = *in;
+  // Sizes in u64 so that no product of peer-sent counts can wrap, even with a 32-bit size_t.
+  const uint64_t left = static_cast<uint64_t>(end - p);
+  SegmentData& segment = *out;
+  segment.segment_id = segment_id;
+  segment.numel = numel;
+  segment.dense = false;
+  if (nonzeros > numel) {
+    return absl::InvalidArgumentError(absl::StrCat("nonzero count ", nonzeros,
+                                                   " larger than the segment's numel ", numel));
+  }
+  if (encoding == Encoding::kDenseF32) {
+    if (nonzeros != numel) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dense segment announces ", nonzeros, " nonzeros, must equal numel ", numel));
+    }
+    const uint64_t need = uint64_t{numel} * 4;
+    if (need > left) return truncated("dense values", need, left);
+    segment.dense = true;
+    segment.indices.clear();
+    segment.values.resize(numel);
+    float* values = segment.values.data();
+    const bool streaming = need >= kStreamCopyMinBytes;
+    for (size_t i = 0; i < numel; i += kChunkFloats) {
+      const size_t n = std::min<size_t>(kChunkFloats, numel - i);
+      if (wire::kHostLittleEndian) {
+        copyDenseChunk(reinterpret_cast<uint8_t*>(values + i), p, n, streaming, checksum);
+      } else {
+        checksum->add(p, n * 4);
+        loadArrayLe(p, values + i, n);
+      }
+      if (non_finite == NonFinitePolicy::kReject) {
+        // Checked on the bytes as received (in cache), not on the streamed-out copy.
+        const size_t bad = firstNonFinite(
+            wire::kHostLittleEndian ? p : reinterpret_cast<const uint8_t*>(values + i), n);
+        if (bad != n) return nonFiniteError(segment, i + bad);
+      }
+      p += n * 4;
+    }
+    *in = p;
+    return absl::OkStatus();
+  }
+  switch (encoding) {
+    case Encoding::kIndexValueF32: {
+      const uint64_t need = uint64_t{nonzeros} * 8;
+      if (need > left) return truncated("index/value pairs", need, left);
+      segment.indices.resize(nonzeros);
+      loadArrayLe(p, segment.indices.data(), nonzeros);
+      p += size_t{nonzeros} * 4;
+      segment.values.resize(nonzeros);
+      loadArrayLe(p, segment.values.data(), nonzeros);
+      p += size_t{nonzeros} * 4;
+      for (size_t i = 0; i < nonzeros; ++i) {
+        const uint32_t index = segment.indices[i];
+        if (index >= numel) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("index ", index, " out of range (numel ", numel, ")"));
+        }
+        if (i > 0 && index <= segment.indices[i - 1]) {
+          return absl::InvalidArgumentError(absl::StrCat("indices not strictly increasing: ",
+                                                         segment.indices[i - 1], " then ", index,
+                                                         " at position ", i));
+        }
+      }
+      break;
+    }
+    case Encoding::kDeltaVarintF32:
+    case Encoding::kDeltaVarintF16: {
+      const size_t value_bytes = encoding == Encoding::kDeltaVarintF32 ? 4 : 2;
+      // Every gap takes at least one byte.
+      const uint64_t need = uint64_t{nonzeros} * (value_bytes + 1);
+      if (need > left) return truncated("delta-varint values and gaps", need, left);
+      segment.values.resize(nonzeros);
+      if (value_bytes == 4) {
+        loadArrayLe(p, segment.values.data(), nonzeros);
+      } else {
+        for (size_t i = 0; i < nonzeros; ++i) {
+          segment.values[i] = halfToFloat(loadLe<uint16_t>(p + 2 * i));
+        }
+      }
+      p += size_t{nonzeros} * value_bytes;
+      segment.indices.resize(nonzeros);
+      uint64_t next = 0;  // smallest index the next one may take
+      for (size_t i = 0; i < nonzeros; ++i) {
+        uint32_t gap = 0;
+        switch (wire::getVarint(&p, end, &gap)) {
+          case wire::VarintResult::kOk: break;
+          case wire::VarintResult::kTruncated:
+            return absl::InvalidArgumentError(
+                absl::StrCat("truncated payload: varint gap ", i, " of ", nonzeros, " runs past the end"));
+          case wire::VarintResult::kOverflow:
+            return absl::InvalidArgumentError(
+                absl::StrCat("varint overflow in gap ", i, " (more than 32 bits)"));
+        }
+        const uint64_t index = next + gap;
+        if (index >= numel) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("index ", index, " out of range (numel ", numel, ") at position ", i));
+        }
+        segment.indices[i] = static_cast<uint32_t>(index);
+        next = index + 1;
+      }
+      break;
+    }
+    case Encoding::kBitmapF32: {
+      const size_t bitmap_bytes = bitmapBytes(numel);
+      const uint64_t need = uint64_t{bitmap_bytes} + uint64_t{nonzeros} * 4;
+      if (need > left) return truncated("bitmap and values", need, left);
+      const uint8_t* bitmap = p;
+      if (numel % 8 != 0 && (bitmap[bitmap_bytes - 1] >> (numel % 8)) != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("bitmap marks an index out of range (numel ", numel, ")"));
+      }
+      // Whole 64-bit words first (most are zero in a sparse bitmap), then the tail bytes.
+      const size_t words = bitmap_bytes / 8;
+      size_t marked = 0;
+      for (size_t w = 0; w < words; ++w) marked += absl::popcount(loadLe<uint64_t>(bitmap + 8 * w));
+      for (size_t j = 8 * words; j < bitmap_bytes; ++j) marked += absl::popcount(bitmap[j]);
+      if (marked != nonzeros) {
+        return absl::InvalidArgumentError(absl::StrCat("bitmap marks ", marked,
+                                                       " elements, segment announces ", nonzeros));
+      }
+      segment.indices.resize(nonzeros);
+      uint32_t* out_index = segment.indices.data();
+      for (size_t w = 0; w < words; ++w) {
+        for (uint64_t bits = loadLe<uint64_t>(bitmap + 8 * w); bits != 0; bits &= bits - 1) {
+          *out_index++ = static_cast<uint32_t>(64 * w + absl::countr_zero(bits));
+        }
+      }
+      for (size_t j = 8 * words; j < bitmap_bytes; ++j) {
+        for (uint32_t bits = bitmap[j]; bits != 0; bits &= bits - 1) {
+          *out_index++ = static_cast<uint32_t>(8 * j + absl::countr_zero(bits));
+        }
+      }
+      p += bitmap_bytes;
+      segment.values.resize(nonzeros);
+      loadArrayLe(p, segment.values.data(), nonzeros);
+      p += size_t{nonzeros} * 4;
+      break;
+    }
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown encoding tag ", static_cast<int>(encoding)));
+  }
+  if (non_finite == NonFinitePolicy::kReject) {
+    const size_t bad = firstNonFinite(reinterpret_cast<const uint8_t*>(segment.values.data()),
+                                      segment.values.size());
+    if (bad != segment.values.size()) return nonFiniteError(segment, bad);
+  }
+  checksum->add(*in, static_cast<size_t>(p - *in));
+  *in = p;
+  return absl::OkStatus();
+}
+
+}  // namespace wire
+}  // namespace sparseps

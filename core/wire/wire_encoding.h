@@ -1,0 +1,86 @@
+#pragma once
+// The per-segment encodings of a message payload. Each segment starts with a 13-byte
+// header (tag u8, segment id u32, numel u32, nonzeros u32, little-endian), then:
+//   kDenseF32        numel f32 values (nonzeros == numel)
+//   kIndexValueF32   nonzeros u32 indices, then nonzeros f32 values: 8 B per nonzero
+//   kDeltaVarintF32  nonzeros f32 values, then nonzeros LEB128 gaps (see below)
+//   kDeltaVarintF16  as above with IEEE half values (lossy: only when asked for)
+//   kBitmapF32       ceil(numel / 8) bitmap bytes (bit i of byte j is element 8j + i;
+//                    padding bits zero), then nonzeros f32 values in index order
+// Delta-varint gaps: the first index itself, then index[i] - index[i-1] - 1 for the rest,
+// so strictly increasing indices cost one byte per gap below 128.
+// The encoding keeps a segment's dense flag (a reply's dense segment is the model, a
+// sparse one a delta): dense SegmentData travels as kDenseF32 and only as that, sparse
+// SegmentData in one of the four sparse encodings, even when every index is set.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "compressors/segment_data.h"
+#include "core/wire/wire_checksum.h"
+#include "core/wire/wire_header.h"
+
+namespace sparseps {
+
+enum class Encoding : uint8_t {
+  kDenseF32 = 1,
+  kIndexValueF32 = 2,
+  kDeltaVarintF32 = 3,
+  kDeltaVarintF16 = 4,
+  kBitmapF32 = 5,
+};
+
+inline constexpr Encoding kAllEncodings[] = {Encoding::kDenseF32, Encoding::kIndexValueF32,
+                                             Encoding::kDeltaVarintF32,
+                                             Encoding::kDeltaVarintF16, Encoding::kBitmapF32};
+
+const char* encodingName(Encoding encoding);
+
+// What decoding does with an infinite or NaN value.
+enum class NonFinitePolicy { kReject, kAllow };
+
+// The most bytes any encoding can take for a segment of numel elements: index/value
+// pairs with every element set (per element, dense takes 4 B, bitmap at most 4.125 B,
+// delta-varint at most 5 B: a gap g costs at most 1 + g bytes and the gaps plus one per
+// index add up to at most numel). A receiver sizes its limits from this.
+inline constexpr uint64_t maxEncodedBytes(uint64_t numel) { return kSegmentHeaderBytes + 8 * numel; }
+
+// Exact encoded size of segment in encoding, its 13-byte segment header included. For a
+// dense segment in a sparse encoding it counts every element as a nonzero.
+size_t encodedBytes(const SegmentData& segment, Encoding encoding);
+
+namespace wire {
+
+struct EncodingChoice {
+  Encoding encoding;
+  size_t bytes;  // encodedBytes(segment, encoding)
+};
+
+// The encoding a segment travels in: kDenseF32 for dense segments; for sparse ones the
+// forced encoding where given, else the smallest sparse encoding (kDeltaVarintF16 only with allow_f16 and when no finite value
+// would round to an infinite half). Fails when a forced kDeltaVarintF16 meets such a value.
+absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
+                                              std::optional<Encoding> forced, bool allow_f16);
+
+// Checks a segment before encoding: values/indices sizes, indices strictly increasing
+// and below numel.
+absl::Status validateSegment(const SegmentData& segment);
+
+// Writes a segment (already validated) in the encoding chooseEncoding gave it at out,
+// which has room for its encodedBytes; returns the bytes written. Adds every byte written
+// to checksum (a dense body chunk by chunk, each while it is still in cache).
+size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
+                    PayloadChecksum* checksum);
+
+// Reads one segment body (the bytes after its 13-byte header) from [*in, end) into *out,
+// reusing its buffers, bounding every count by numel and the bytes left before it sizes
+// anything; adds the body's bytes to checksum and advances *in on success.
+absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t numel,
+                             uint32_t nonzeros, const uint8_t** in, const uint8_t* end,
+                             NonFinitePolicy non_finite, SegmentData* out,
+                             PayloadChecksum* checksum);
+
+}  // namespace wire
+}  // namespace sparseps
