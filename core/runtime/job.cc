@@ -97,19 +97,20 @@ absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& jo
   return server.stats();
 }
 
-absl::StatusOr<std::unique_ptr<WorkerSession>> WorkerSession::create(
-    Endpoint& endpoint, const JobSpec& job, const MethodRegistry& methods,
-    const SegmentSpecs& specs, size_t num_buffers) {
+absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(Endpoint& endpoint,
+                                                               const JobSpec& job,
+                                                               const MethodRegistry& methods,
+                                                               const SegmentSpecs& specs,
+                                                               size_t num_buffers) {
   auto resolved = resolveJob(job, methods, specs, endpoint.rank());
   if (!resolved.ok()) return resolved.status();
-  std::unique_ptr<WorkerSession> session(new WorkerSession(std::move(resolved->plan)));
   WorkerClientOptions options;
   options.server_ranks = job.serverRanks();
   options.num_buffers = num_buffers;
   options.encode = job.encode;
-  session->client_ = std::make_unique<WorkerClient>(
-      endpoint, session->plan_, specs, resolved->method->makeWorker(specs, resolved->options), options);
-  return session;
+  return std::make_unique<WorkerClient>(endpoint, std::move(resolved->plan), specs,
+                                        resolved->method->makeWorker(specs, resolved->options),
+                                        options);
 }
 
 }  // namespace sparseps

@@ -2,7 +2,7 @@
 // Job: one parameter-server job as every rank sees it — which ranks serve which shard,
 // which method and options, the consistency mode, the schedule and the checkpoints —
 // and the two entry points that turn an Endpoint into a running rank: runServerShard for
-// ranks 0..S-1, WorkerSession for the workers (ranks S..). The experiment driver and the
+// ranks 0..S-1, makeWorkerClient for the workers (ranks S..). The experiment driver and the
 // drop-in optimizer (ps_optimizer.h) both start ranks through here.
 
 #include <cstdint>
@@ -63,20 +63,12 @@ absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& jo
                                            absl::Span<const float> initial_buffers,
                                            uint64_t layout_fingerprint);
 
-// A worker's connection to the servers of a job.
-class WorkerSession {
- public:
-  static absl::StatusOr<std::unique_ptr<WorkerSession>> create(Endpoint& endpoint,
+// This worker rank's client of the job's server shards: the method's worker rule with
+// this rank's options, and the job's shard plan.
+absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(Endpoint& endpoint,
                                                                const JobSpec& job,
                                                                const MethodRegistry& methods,
                                                                const SegmentSpecs& specs,
                                                                size_t num_buffers);
-  WorkerClient& client() { return *client_; }
-
- private:
-  explicit WorkerSession(ShardPlan plan) : plan_(std::move(plan)) {}
-  ShardPlan plan_;
-  std::unique_ptr<WorkerClient> client_;
-};
 
 }  // namespace sparseps

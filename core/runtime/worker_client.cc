@@ -16,10 +16,10 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-WorkerClient::WorkerClient(Endpoint& endpoint, const ShardPlan& plan, SegmentSpecs specs,
+WorkerClient::WorkerClient(Endpoint& endpoint, ShardPlan plan, SegmentSpecs specs,
                            std::unique_ptr<WorkerRule> rule, WorkerClientOptions options)
     : endpoint_(endpoint),
-      plan_(plan),
+      plan_(std::move(plan)),
       specs_(std::move(specs)),
       rule_(std::move(rule)),
       options_(std::move(options)),

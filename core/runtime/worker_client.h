@@ -43,7 +43,7 @@ struct ServerState {
 
 class WorkerClient {
  public:
-  WorkerClient(Endpoint& endpoint, const ShardPlan& plan, SegmentSpecs specs,
+  WorkerClient(Endpoint& endpoint, ShardPlan plan, SegmentSpecs specs,
                std::unique_ptr<WorkerRule> rule, WorkerClientOptions options);
 
   // Receives the initial model into w (and the BN buffers into buffers).
@@ -71,7 +71,7 @@ class WorkerClient {
   absl::StatusOr<ServerState> receiveModel(absl::Span<float> w, absl::Span<float> buffers);
 
   Endpoint& endpoint_;
-  const ShardPlan& plan_;
+  ShardPlan plan_;
   SegmentSpecs specs_;
   std::unique_ptr<WorkerRule> rule_;
   WorkerClientOptions options_;

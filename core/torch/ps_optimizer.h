@@ -1,11 +1,11 @@
 #pragma once
 // PsOptimizer: the parameter server as a drop-in optimizer for a user's own LibTorch
 // training loop. Build it from a FlatModel (the module's parameters and gradients as flat
-// buffers) and a WorkerSession (the connection to the servers); then, as with
-// torch::optim::SGD:
+// buffers) and a WorkerClient (the connection to the servers, makeWorkerClient in
+// core/runtime/job.h); then, as with torch::optim::SGD:
 //
 //   auto flat = sparseps::FlatModel::create(net).value();
-//   sparseps::PsOptimizer optimizer(flat, session->client());
+//   sparseps::PsOptimizer optimizer(flat, *client);
 //   optimizer.start();                      // the servers' initial model
 //   for (auto& batch : loader) {
 //     optimizer.zero_grad();

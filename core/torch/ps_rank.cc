@@ -90,10 +90,10 @@ struct PsWorker::State {
   JobSpec job;
   RankModel model;
   StoredConnection connection;
-  std::unique_ptr<WorkerSession> session;
+  std::unique_ptr<WorkerClient> client;
 
   ~State() {
-    session.reset();  // before the connection it uses
+    client.reset();  // before the connection it uses
     if (connection.connection) connection.connection->close();
   }
 };
@@ -121,13 +121,12 @@ absl::StatusOr<std::unique_ptr<PsWorker>> PsWorker::connect(
   auto connection = sparseps::connect(options, state->model);
   if (!connection.ok()) return connection.status();
   state->connection = std::move(*connection);
-  auto session = WorkerSession::create(*state->connection.connection->endpoint, state->job,
-                                       state->methods, state->model.specs,
-                                       state->model.flat.buffers().size());
-  if (!session.ok()) return session.status();
-  state->session = std::move(*session);
-  auto started = state->session->client().start(state->model.flat.params(),
-                                                state->model.flat.buffers());
+  auto client = makeWorkerClient(*state->connection.connection->endpoint, state->job,
+                                 state->methods, state->model.specs,
+                                 state->model.flat.buffers().size());
+  if (!client.ok()) return client.status();
+  state->client = std::move(*client);
+  auto started = state->client->start(state->model.flat.params(), state->model.flat.buffers());
   if (!started.ok()) return started.status();
   auto worker = std::unique_ptr<PsWorker>(new PsWorker(std::move(state)));
   worker->initial_version_ = started->version;
@@ -147,12 +146,12 @@ absl::Status PsWorker::step(int epoch) {
   FlatModel& flat = state_->model.flat;
   flat.gatherGrads();
   last_ = StepStats{};
-  return state_->session->client().step(flat.grads(), flat.params(), epoch, &last_);
+  return state_->client->step(flat.grads(), flat.params(), epoch, &last_);
 }
 
 absl::Status PsWorker::syncBuffers() {
   if (auto s = checkInJob("syncBuffers()"); !s.ok()) return s;
-  return state_->session->client().sendBuffers(state_->model.flat.buffers());
+  return state_->client->sendBuffers(state_->model.flat.buffers());
 }
 
 absl::Status PsWorker::pullModel(absl::Span<float> params, absl::Span<float> buffers) {
@@ -163,13 +162,13 @@ absl::Status PsWorker::pullModel(absl::Span<float> params, absl::Span<float> buf
         "pullModel: spans of ", params.size(), " and ", buffers.size(), " floats; the model has ",
         flat.params().size(), " parameters and ", flat.buffers().size(), " buffer floats"));
   }
-  return state_->session->client().pullModel(params, buffers).status();
+  return state_->client->pullModel(params, buffers).status();
 }
 
 absl::Status PsWorker::finish() {
   if (finished_) return absl::OkStatus();
   FlatModel& flat = state_->model.flat;
-  WorkerClient& client = state_->session->client();
+  WorkerClient& client = *state_->client;
   absl::Status s;
   if (!flat.buffers().empty()) s = client.sendBuffers(flat.buffers());
   if (s.ok()) s = client.pullModel(flat.params(), flat.buffers()).status();
@@ -178,12 +177,12 @@ absl::Status PsWorker::finish() {
   return s;
 }
 
-float PsWorker::lr() const { return state_->session->client().lr(); }
-uint64_t PsWorker::steps() const { return state_->session->client().steps(); }
+float PsWorker::lr() const { return state_->client->lr(); }
+uint64_t PsWorker::steps() const { return state_->client->steps(); }
 const FlatModel& PsWorker::model() const { return state_->model.flat; }
-std::string PsWorker::saveState() const { return state_->session->client().saveRuleState(); }
+std::string PsWorker::saveState() const { return state_->client->saveRuleState(); }
 absl::Status PsWorker::loadState(const std::string& bytes) {
-  return state_->session->client().loadRuleState(bytes);
+  return state_->client->loadRuleState(bytes);
 }
 
 absl::StatusOr<ServerStats> serveShard(const RankOptions& options,

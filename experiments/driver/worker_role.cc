@@ -50,7 +50,7 @@ class WorkerRun {
   std::optional<ComputeSlots> slots_;
   StoredConnection connected_;
   MethodRegistry methods_;
-  std::unique_ptr<WorkerSession> session_;
+  std::unique_ptr<WorkerClient> client_;
   std::unique_ptr<PsOptimizer> optimizer_;
   std::optional<JsonLinesWriter> metrics_;
   std::optional<JsonLinesFollower> evals_;
@@ -82,11 +82,11 @@ absl::Status WorkerRun::setUp() {
   connected_ = std::move(*connected);
   if (auto s = registerBuiltinMethods(methods_); !s.ok()) return s;
   const JobSpec job = makeJobSpec(config_, static_cast<double>(pushes_per_epoch_));
-  auto session = WorkerSession::create(*connected_.connection->endpoint, job, methods_,
-                                       model_->specs, model_->flat.buffers().size());
-  if (!session.ok()) return session.status();
-  session_ = std::move(*session);
-  optimizer_ = std::make_unique<PsOptimizer>(model_->flat, session_->client());
+  auto client = makeWorkerClient(*connected_.connection->endpoint, job, methods_, model_->specs,
+                                 model_->flat.buffers().size());
+  if (!client.ok()) return client.status();
+  client_ = std::move(*client);
+  optimizer_ = std::make_unique<PsOptimizer>(model_->flat, *client_);
   auto started = optimizer_->startStatus();
   if (!started.ok()) return started.status();
   if (config_.resume) {

@@ -148,9 +148,9 @@ int run(int argc, char** argv) {
     return 0;
   }
 
-  auto session = WorkerSession::create(endpoint, job, methods, specs, 0);
-  if (!session.ok()) return 5;
-  WorkerClient& client = (*session)->client();
+  auto made = makeWorkerClient(endpoint, job, methods, specs, 0);
+  if (!made.ok()) return 5;
+  WorkerClient& client = **made;
   std::vector<float> w(kNumel), g(kNumel);
   auto started = client.start(absl::MakeSpan(w), {});
   if (!started.ok()) return 6;

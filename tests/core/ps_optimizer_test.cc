@@ -56,9 +56,9 @@ TEST(PsOptimizerTest, AsgdWithOneWorkerMatchesTorchSgd) {
     EXPECT_TRUE(stats.ok()) << stats.status();
   });
   auto endpoint = hub.endpoint(1);
-  auto session = WorkerSession::create(*endpoint, job, methods, specs, flat->buffers().size());
-  ASSERT_TRUE(session.ok()) << session.status();
-  PsOptimizer optimizer(*flat, (*session)->client());
+  auto client = makeWorkerClient(*endpoint, job, methods, specs, flat->buffers().size());
+  ASSERT_TRUE(client.ok()) << client.status();
+  PsOptimizer optimizer(*flat, **client);
   optimizer.start();
   for (int s = 0; s < kSteps; ++s) {
     optimizer.zero_grad();
