@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -95,9 +96,15 @@ TEST(TcNetns, ShapedLoopbackMatchesATbfShapedVethPair) {
   if (!run("command -v ip") || !run("command -v tc")) GTEST_SKIP() << "needs ip and tc (iproute2)";
   NamespacePair pair(getpid() % 10000);
   if (!pair.setUp("100mbit")) GTEST_SKIP() << "cannot create namespaces/veth/tbf here";
-  const double real = measure(pair.b(), pair.addrB(), pair.a(), pair.addrA(), "");
-  const double simulated =
-      measure("", "127.0.0.1", "", "127.0.0.1", " --bandwidth=100mbit --latency=0");
+  // tbf and the Channel's shaping both cap the rate: a busy machine (ctest runs suites in
+  // parallel) can only slow a transfer below its cap, so the fastest of three runs is the
+  // estimate of each cap.
+  double real = 0, simulated = 0;
+  for (int run = 0; run < 3; ++run) {
+    real = std::max(real, measure(pair.b(), pair.addrB(), pair.a(), pair.addrA(), ""));
+    simulated = std::max(
+        simulated, measure("", "127.0.0.1", "", "127.0.0.1", " --bandwidth=100mbit --latency=0"));
+  }
   ASSERT_GT(real, 0) << "the namespace run printed no goodput";
   ASSERT_GT(simulated, 0) << "the loopback run printed no goodput";
   // tbf meters whole Ethernet frames, the Channel application bytes: at MTU 1500 a frame
