@@ -55,36 +55,53 @@ struct Clock {
   }
 };
 
+// The inputs of every cycle: a gradient of small values and a model of larger ones.
+struct CycleInputs {
+  std::vector<float> grad, w0;
+
+  explicit CycleInputs(size_t n) : grad(n), w0(n) {
+    const std::vector<float>& noise = normalData(n);
+    for (size_t i = 0; i < n; ++i) {
+      grad[i] = 1e-3f * noise[i];
+      w0[i] = 0.05f * noise[(i + n / 2) % n];
+    }
+  }
+};
+
+// Dies unless w is one asgd step from the inputs: W0 - lr * (grad + wd * W0), as the rule
+// is written, within float rounding.
+void checkAsgdStep(const std::string& who, const CycleInputs& in, float lr, float wd,
+                   const std::vector<float>& w) {
+  for (size_t i = 0; i < w.size(); ++i) {
+    const float want = in.w0[i] - lr * (in.grad[i] + wd * in.w0[i]);
+    if (std::fabs(w[i] - want) > 1e-6f * (1.0f + std::fabs(want))) {
+      die(who + ": element " + std::to_string(i) + " is not W0 - lr * (grad + wd * W0)");
+    }
+  }
+}
+
 // One worker and one server shard of a method, wired back to back in memory.
 class Cycle {
  public:
   Cycle(const std::string& method, const SegmentSpecs& specs)
-      : specs_(specs), limits_(*DecodeLimits::fromSpecs(specs)) {
+      : specs_(specs), limits_(*DecodeLimits::fromSpecs(specs)), in_(flatNumel(specs)) {
     if (!registerBuiltinMethods(methods_).ok()) die("registering methods");
     absl::StatusOr<const Method*> m = methods_.find(method);
     if (!m.ok()) die(std::string(m.status().message()));
     MethodOptions options;
     options.setSeed(1);
-    const size_t n = flatNumel(specs);
-    const std::vector<float>& noise = normalData(n);
-    grad_.resize(n);
-    w0_.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      grad_[i] = 1e-3f * noise[i];
-      w0_[i] = 0.05f * noise[(i + n / 2) % n];
-    }
-    w_ = w0_;
+    w_ = in_.w0;
     worker_ = (*m)->makeWorker(specs, options);
     ServerOptions server;
     server.pushes_per_epoch = 1e9;  // the rate stays lr0
-    core_ = std::make_unique<ServerCore>((*m)->makeServer(specs, 1, options), w0_, 0, 1, server);
+    core_ = std::make_unique<ServerCore>((*m)->makeServer(specs, 1, options), in_.w0, 0, 1, server);
     core_->onWorkerStart(0);
   }
 
   // One cycle; adds each phase's seconds to seconds[phase].
   void run(double* seconds) {
     Clock clock;
-    worker_->makePush(grad_, w_, StepContext{core_->lr(), 0, step_}, &push_);
+    worker_->makePush(in_.grad, w_, StepContext{core_->lr(), 0, step_}, &push_);
     clock.lap(&seconds[kPush]);
     MessageHeader h;
     h.kind = MessageKind::kPush;
@@ -117,8 +134,7 @@ class Cycle {
   }
   const std::vector<float>& workerModel() const { return w_; }
   const std::vector<float>& serverModel() const { return core_->model(); }
-  const std::vector<float>& initialModel() const { return w0_; }
-  const std::vector<float>& gradient() const { return grad_; }
+  const CycleInputs& inputs() const { return in_; }
   float lr() const { return core_->lr(); }
 
  private:
@@ -132,7 +148,8 @@ class Cycle {
   MethodRegistry methods_;
   SegmentSpecs specs_;
   DecodeLimits limits_;
-  std::vector<float> grad_, w0_, w_;
+  CycleInputs in_;
+  std::vector<float> w_;
   std::unique_ptr<WorkerRule> worker_;
   std::unique_ptr<ServerCore> core_;
   Message push_, server_in_, worker_in_;
@@ -153,14 +170,7 @@ SPARSEPS_MULTIVERSION void floorApplyChunk(float* w, const float* p, size_t m) {
 // The fused asgd cycle of the floor (see the top of the file), on the same data as Cycle.
 class FloorCycle {
  public:
-  explicit FloorCycle(size_t n)
-      : grad_(n), w_(n), server_(n), up_(n), down_(n) {
-    const std::vector<float>& noise = normalData(n);
-    for (size_t i = 0; i < n; ++i) {
-      grad_[i] = 1e-3f * noise[i];
-      w_[i] = server_[i] = 0.05f * noise[(i + n / 2) % n];
-    }
-  }
+  explicit FloorCycle(size_t n) : in_(n), w_(in_.w0), server_(in_.w0), up_(n), down_(n) {}
 
   void run(double* seconds) {
     const size_t n = w_.size();
@@ -168,7 +178,7 @@ class FloorCycle {
     PayloadChecksum sent;
     for (size_t i = 0; i < n; i += kChunk) {
       const size_t m = std::min(kChunk, n - i);
-      floorPushChunk(&up_[i], &grad_[i], &w_[i], m, kLr, kWd);
+      floorPushChunk(&up_[i], &in_.grad[i], &w_[i], m, kLr, kWd);
       sent.add(reinterpret_cast<const uint8_t*>(&up_[i]), m * sizeof(float));
     }
     clock.lap(&seconds[kPush]);
@@ -191,7 +201,7 @@ class FloorCycle {
 
   const std::vector<float>& workerModel() const { return w_; }
   const std::vector<float>& serverModel() const { return server_; }
-  const std::vector<float>& gradient() const { return grad_; }
+  const CycleInputs& inputs() const { return in_; }
 
   static constexpr float kLr = 0.1f;
   static constexpr float kWd = 5e-4f;
@@ -209,7 +219,8 @@ class FloorCycle {
     if (got != want) die("floor: checksum mismatch");
   }
 
-  std::vector<float> grad_, w_, server_, up_, down_;
+  CycleInputs in_;
+  std::vector<float> w_, server_, up_, down_;
 };
 
 void checkFirstCycle(const std::string& method, Cycle& cycle) {
@@ -219,15 +230,7 @@ void checkFirstCycle(const std::string& method, Cycle& cycle) {
     die(method + ": after a dense reply the worker does not hold the server's model");
   }
   if (method == "asgd") {
-    const float lr = cycle.lr();
-    const float wd = 5e-4f;
-    for (size_t i = 0; i < cycle.workerModel().size(); ++i) {
-      const float w0 = cycle.initialModel()[i];
-      const float want = w0 - lr * (cycle.gradient()[i] + wd * w0);
-      if (std::fabs(cycle.workerModel()[i] - want) > 1e-6f * (1.0f + std::fabs(want))) {
-        die("asgd: element " + std::to_string(i) + " is not W0 - lr * (grad + wd * W0)");
-      }
-    }
+    checkAsgdStep("asgd", cycle.inputs(), cycle.lr(), MethodOptions().weight_decay, cycle.workerModel());
   }
 }
 
@@ -277,16 +280,10 @@ void BM_CycleFloor(benchmark::State& state, bool resnet50) {
   const size_t n = flatNumel(layoutOf(resnet50));
   state.SetLabel(resnet50 ? "resnet50" : "resnet18");
   FloorCycle cycle(n);
-  const std::vector<float> w0 = cycle.workerModel();
   double ignored[kPhases] = {};
   cycle.run(ignored);
   if (cycle.workerModel() != cycle.serverModel()) die("floor: the worker does not hold W");
-  for (size_t i = 0; i < n; ++i) {
-    const float want = w0[i] - FloorCycle::kLr * (cycle.gradient()[i] + FloorCycle::kWd * w0[i]);
-    if (std::fabs(cycle.workerModel()[i] - want) > 1e-6f * (1.0f + std::fabs(want))) {
-      die("floor: element " + std::to_string(i) + " is not W0 - lr * (grad + wd * W0)");
-    }
-  }
+  checkAsgdStep("floor", cycle.inputs(), FloorCycle::kLr, FloorCycle::kWd, cycle.workerModel());
   timeCycles(state, cycle, n);
 }
 
