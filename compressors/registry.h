@@ -1,7 +1,7 @@
 #pragma once
-// CompressorRegistry: maps a name to a factory. No flag reaches it yet (the methods pick
-// their selection through MethodOptions). Explicit: the
-// built-ins are added by registerBuiltinCompressors, a user's compressor by one add()
+// CompressorRegistry: maps a name to a factory. The methods' selectors come from it by
+// name (optim/selection.cc maps MethodOptions.selection to "topk" or "sampled"). Explicit:
+// the built-ins are added by registerBuiltinCompressors, a user's compressor by one add()
 // call; add() rejects a duplicate name, make() lists the known names in its error.
 
 #include <functional>

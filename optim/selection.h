@@ -1,6 +1,7 @@
 #pragma once
 // The selector a rule uses for topk(x, r): exact top-k or DGC's sampled threshold
-// (MethodOptions.selection), both from compressors/. One place maps the option to a kernel.
+// (MethodOptions.selection), built by name through compressors/registry.h. One place maps
+// the option to a kernel.
 
 #include <memory>
 
