@@ -174,16 +174,18 @@ LinkCounters Channel::totalCounters() const {
   return total;
 }
 
-absl::Status Channel::send(int dst, absl::Span<const uint8_t> header,
-                           absl::Span<const uint8_t> payload) {
+absl::Status Channel::send(int dst, absl::Span<const uint8_t> message) {
   if (dst < 0 || dst >= worldSize() || dst == rank()) {
     return absl::InvalidArgumentError(
         absl::StrCat("channel: rank ", rank(), " cannot send to rank ", dst));
   }
-  if (header.size() != options_.header_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("channel: header is ", header.size(),
-                                                   " bytes, expected ", options_.header_bytes));
+  if (message.size() < options_.header_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("channel: a message of ", message.size(),
+                                                   " bytes is shorter than the ",
+                                                   options_.header_bytes, "-byte header"));
   }
+  const absl::Span<const uint8_t> header = message.subspan(0, options_.header_bytes);
+  const absl::Span<const uint8_t> payload = message.subspan(options_.header_bytes);
   absl::StatusOr<size_t> announced = options_.payload_size(header);
   if (!announced.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("channel: send to rank ", dst,
@@ -243,29 +245,31 @@ std::optional<int> Channel::unreportedEvent(absl::Span<const int> ranks) {
   return std::nullopt;
 }
 
-absl::Status Channel::reportEvent(int peer, ChannelMessage* m) {
+void Channel::reportEvent(int peer, Frame* frame) {
   std::lock_guard<std::mutex> lock(mu_);
   Peer& p = peers_[peer];
   p.reported = true;
-  if (p.state == PeerState::kDead) {
-    return absl::UnavailableError(absl::StrCat("channel: rank ", peer, " is dead: ", p.reason));
-  }
-  m->kind = ChannelMessage::Kind::kShutdown;
-  m->src = peer;
-  m->header.clear();
-  m->payload.clear();
-  return absl::OkStatus();
+  frame->src = peer;
+  frame->header.clear();
+  frame->payload.clear();
+  frame->peer_status =
+      p.state == PeerState::kDead
+          ? absl::UnavailableError(absl::StrCat("channel: rank ", peer, " is dead: ", p.reason))
+          : absl::UnavailableError(absl::StrCat("channel: rank ", peer, " closed its connection"));
 }
 
-absl::StatusOr<ChannelMessage> Channel::recvFromAny(absl::Span<const int> ranks) {
-  ChannelMessage m;
-  if (absl::Status s = recvFromAny(ranks, &m); !s.ok()) return s;
-  return m;
+absl::StatusOr<Frame> Channel::receive(absl::Span<const int> ranks) {
+  Frame frame;
+  if (absl::Status s = receive(ranks, &frame); !s.ok()) return s;
+  return frame;
 }
 
-absl::Status Channel::recvFromAny(absl::Span<const int> ranks, ChannelMessage* into) {
+absl::Status Channel::receive(absl::Span<const int> ranks, Frame* frame) {
   for (;;) {
-    if (std::optional<int> peer = unreportedEvent(ranks)) return reportEvent(*peer, into);
+    if (std::optional<int> peer = unreportedEvent(ranks)) {
+      reportEvent(*peer, frame);
+      return absl::OkStatus();
+    }
     std::vector<int> live;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -311,37 +315,45 @@ absl::Status Channel::recvFromAny(absl::Span<const int> ranks, ChannelMessage* i
       }
       if (!recv_header_->waitRecv(&src, options_.timeout)) continue;  // woken: look again
     } catch (const std::exception& e) {
+      // A pair failed under the receive from any rank: its watcher marks that peer dead.
+      posted_ranks_.clear();
+      if (std::optional<int> peer = unreportedEvent(ranks)) {
+        reportEvent(*peer, frame);
+        return absl::OkStatus();
+      }
       return absl::UnavailableError(
           absl::StrCat("channel: receive from ranks ", rankList(live), " failed: ", e.what()));
     }
     posted_ranks_.clear();
-    return receivePosted(src, into);
+    receivePosted(src, frame);
+    return absl::OkStatus();
   }
 }
 
-absl::Status Channel::receivePosted(int src, ChannelMessage* m) {
-  m->kind = ChannelMessage::Kind::kData;
-  m->src = src;
+void Channel::receivePosted(int src, Frame* frame) {
+  frame->src = src;
+  frame->peer_status = absl::OkStatus();
   int64_t stamp = 0;
   std::memcpy(&stamp, recv_frame_.data(), kFrameBytes);
-  m->header.assign(recv_frame_.begin() + kFrameBytes, recv_frame_.end());
-  auto refuse = [&](std::string why) -> absl::Status {
+  frame->header.assign(recv_frame_.begin() + kFrameBytes, recv_frame_.end());
+  auto refuse = [&](std::string why) {
     markDead(src, why);
     std::lock_guard<std::mutex> lock(mu_);
     peers_[src].reported = true;
-    return absl::InvalidArgumentError(
+    frame->peer_status = absl::InvalidArgumentError(
         absl::StrCat("channel: rank ", src, " ", why, "; rank ", src, " is dropped"));
   };
-  absl::StatusOr<size_t> announced = options_.payload_size(m->header);
-  if (!announced.ok())
+  absl::StatusOr<size_t> announced = options_.payload_size(frame->header);
+  if (!announced.ok()) {
     return refuse(absl::StrCat("sent a bad header: ", announced.status().message()));
+  }
   if (*announced > options_.max_payload_bytes) {
     return refuse(absl::StrCat("announced a payload of ", *announced,
                                " bytes, more than the limit of ", options_.max_payload_bytes));
   }
-  m->payload.resize(*announced);
-  if (!m->payload.empty()) {
-    auto body = context_->createUnboundBuffer(m->payload.data(), m->payload.size());
+  frame->payload.resize(*announced);
+  if (!frame->payload.empty()) {
+    auto body = context_->createUnboundBuffer(frame->payload.data(), frame->payload.size());
     std::string failure;
     try {
       body->recv(src, kPayloadSlot);
@@ -368,11 +380,12 @@ absl::Status Channel::receivePosted(int src, ChannelMessage* m) {
         p.reason = failure;
       }
       p.reported = true;
-      return absl::UnavailableError(
+      frame->peer_status = absl::UnavailableError(
           absl::StrCat("channel: rank ", src, " is dead (payload receive failed): ", failure));
+      return;
     }
   }
-  const size_t bytes = m->header.size() + m->payload.size();
+  const size_t bytes = frame->header.size() + frame->payload.size();
   if (down_) {
     const int64_t now = clock_->nowNanos();
     // An unshaped sender's message starts on our downlink when it arrives.
@@ -387,7 +400,6 @@ absl::Status Channel::receivePosted(int src, ChannelMessage* m) {
   if (p.state == PeerState::kClosing && p.counters.messages_received >= p.bye_messages) {
     p.state = PeerState::kClosed;
   }
-  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<std::vector<uint8_t>>> Channel::exchange(

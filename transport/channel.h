@@ -1,11 +1,11 @@
 #pragma once
-// Channel: framed messages between the ranks of a Gloo context, over UnboundBuffer.
-// The transport does not know the protocol's wire header: ChannelOptions says how long
-// it is and how to read the payload size from it. A receive takes a fixed-size header
-// from ANY of the given ranks, checks the announced size against max_payload_bytes, and
-// only then posts a receive of exactly that size from that sender. Gloo terminates a
-// process that receives a message longer than the posted buffer, so a posted receive is
-// never smaller than what the protocol lets a peer send.
+// Channel: the Endpoint (endpoint.h) of real jobs, framed messages between the ranks of a
+// Gloo context over UnboundBuffer. The transport does not know the protocol's wire
+// header: ChannelOptions says how long it is and how to read the payload size from it. A
+// receive takes a fixed-size header from ANY of the given ranks, checks the announced
+// size against max_payload_bytes, and only then posts a receive of exactly that size from
+// that sender. Gloo terminates a process that receives a message longer than the posted
+// buffer, so a posted receive is never smaller than what the protocol lets a peer send.
 //
 // Gloo facts designed around: a send completes only once the peer posted the matching
 // receive (send() blocks until then); a wait timeout breaks the context for good (the
@@ -36,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "transport/clock.h"
+#include "transport/endpoint.h"
 #include "transport/link_shaping.h"
 
 namespace gloo {
@@ -99,47 +100,39 @@ struct LinkCounters {
   uint64_t messages_received = 0;
 };
 
-struct ChannelMessage {
-  enum class Kind { kData, kShutdown };
-  Kind kind = Kind::kData;
-  int src = -1;
-  std::vector<uint8_t> header;   // header_bytes long for kData, empty for kShutdown
-  std::vector<uint8_t> payload;  // exactly the announced size
-};
-
-class Channel {
+class Channel : public Endpoint {
  public:
   // Takes the connected context (rendezvous.h) and starts one watcher per peer.
   static absl::StatusOr<std::unique_ptr<Channel>> create(std::shared_ptr<gloo::Context> context,
                                                          ChannelOptions options);
-  ~Channel();  // shutdown() if not done yet
+  ~Channel() override;  // shutdown() if not done yet
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 
-  int rank() const;
+  int rank() const override;
   int worldSize() const;
 
-  // Sends one message; blocks until dst has received it. The header must be
-  // header_bytes long and announce payload.size() <= max_payload_bytes. Thread-safe
+  // Sends one message (its first header_bytes are the header, which must announce the
+  // rest, at most max_payload_bytes); blocks until dst has received it. Thread-safe
   // (sends are serialized).
-  absl::Status send(int dst, absl::Span<const uint8_t> header, absl::Span<const uint8_t> payload);
+  absl::Status send(int dst, absl::Span<const uint8_t> message) override;
 
   // Receives the next message from any live rank of `ranks`, in arrival order. A peer's
-  // orderly shutdown comes back once as a kShutdown message (after all its data), a dead
-  // or misbehaving peer once as an error naming its rank; later calls skip such ranks.
-  // Errors: Cancelled after interrupt(), FailedPrecondition when no rank is live.
-  // One receiving thread at a time.
-  absl::StatusOr<ChannelMessage> recvFromAny(absl::Span<const int> ranks);
-  // The same into a caller's message, whose buffers are reused: a loop that keeps one
-  // ChannelMessage allocates (and page-faults) nothing per message in a steady stream.
-  absl::Status recvFromAny(absl::Span<const int> ranks, ChannelMessage* into);
+  // orderly shutdown (after all its data), its death or its breaking the framing comes
+  // back once as a Frame whose peer_status says which (Unavailable "closed its
+  // connection", Unavailable "is dead", InvalidArgument for framing); later calls skip
+  // such ranks. Errors: Cancelled after interrupt(), FailedPrecondition when no rank is
+  // live, InvalidArgument for a rank outside the world. One receiving thread at a time.
+  absl::Status receive(absl::Span<const int> ranks, Frame* frame) override;
+  // The same into a new Frame (tests, and callers that receive rarely).
+  absl::StatusOr<Frame> receive(absl::Span<const int> ranks);
 
   // Exchanges one fixed-size blob with each of `peers` (both sides call it with the same
   // size), e.g. the handshake's Hello. Returns the peers' blobs in the order of `peers`.
   absl::StatusOr<std::vector<std::vector<uint8_t>>> exchange(absl::Span<const int> peers,
                                                              absl::Span<const uint8_t> mine);
 
-  // Wakes a blocked recvFromAny (it returns Cancelled); with none in progress, the next one
+  // Wakes a blocked receive (it returns Cancelled); with none in progress, the next one
   // returns Cancelled at once. Any thread.
   void interrupt();
 
@@ -158,7 +151,7 @@ class Channel {
   struct Peer {
     PeerState state = PeerState::kLive;
     uint64_t bye_messages = 0;  // data messages the peer sent us before its bye
-    bool reported = false;      // its close or death was handed to recvFromAny
+    bool reported = false;      // its close or death was handed to receive
     std::string reason;         // why it is dead
     LinkCounters counters;
     bool gone = false;  // its connection closed (after a bye or not)
@@ -176,10 +169,11 @@ class Channel {
   Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options);
   void watch(int peer);
   void markDead(int peer, const std::string& reason);
-  // A closed or dead peer of `ranks` whose state recvFromAny has not reported yet.
+  // A closed or dead peer of `ranks` whose state receive has not reported yet.
   std::optional<int> unreportedEvent(absl::Span<const int> ranks);
-  absl::Status reportEvent(int peer, ChannelMessage* m);
-  absl::Status receivePosted(int src, ChannelMessage* m);
+  void reportEvent(int peer, Frame* frame);
+  // Receives the payload of the header that arrived from src; a failure is src's.
+  void receivePosted(int src, Frame* frame);
 
   std::shared_ptr<gloo::Context> context_;
   const ChannelOptions options_;

@@ -92,7 +92,7 @@ class Cycle {
     options.setSeed(1);
     w_ = in_.w0;
     worker_ = (*m)->makeWorker(specs, options);
-    ServerOptions server;
+    ServerCoreOptions server;
     server.pushes_per_epoch = 1e9;  // the rate stays lr0
     core_ = std::make_unique<ServerCore>((*m)->makeServer(specs, 1, options), in_.w0, 0, 1, server);
     core_->onWorkerStart(0);

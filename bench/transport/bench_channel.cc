@@ -26,10 +26,13 @@ namespace {
 constexpr size_t kHeaderBytes = 8;
 constexpr uint64_t kRawSlot = 0x52415701;
 
-std::array<uint8_t, kHeaderBytes> header(uint64_t n) {
-  std::array<uint8_t, kHeaderBytes> h;
-  std::memcpy(h.data(), &n, sizeof(n));
-  return h;
+// Header (the payload size) and payload, as Channel::send takes a message.
+std::vector<uint8_t> message(absl::Span<const uint8_t> payload) {
+  std::vector<uint8_t> m(kHeaderBytes + payload.size());
+  const uint64_t n = payload.size();
+  std::memcpy(m.data(), &n, sizeof(n));
+  std::memcpy(m.data() + kHeaderBytes, payload.data(), payload.size());
+  return m;
 }
 
 ChannelOptions channelOptions(size_t max_payload) {
@@ -76,27 +79,28 @@ void channelStream(benchmark::State& state, size_t bytes, double rate) {
   auto sender = *Channel::create(contexts[0], options);
   auto receiver = *Channel::create(contexts[1], options);
   const std::vector<uint8_t> payload = pattern(bytes);
+  const std::vector<uint8_t> framed = message(payload);
   // Verify: one message arrives intact.
   std::thread check([&] {
-    auto m = receiver->recvFromAny(std::vector<int>{0});
-    if (!m.ok() || m->payload != payload) std::abort();
+    auto m = receiver->receive(std::vector<int>{0});
+    if (!m.ok() || !m->peer_status.ok() || m->payload != payload) std::abort();
   });
-  if (!sender->send(1, header(bytes), payload).ok()) std::abort();
+  if (!sender->send(1, framed).ok()) std::abort();
   check.join();
 
   const int64_t n = state.max_iterations;
   std::chrono::steady_clock::time_point first, last;
   std::thread sink([&] {
-    ChannelMessage m;  // reused: no allocation per message
+    Frame m;  // reused: no allocation per message
     for (int64_t i = 0; i < n; ++i) {
-      if (!receiver->recvFromAny(std::vector<int>{0}, &m).ok() || m.payload.size() != bytes) {
+      if (!receiver->receive(std::vector<int>{0}, &m).ok() || m.payload.size() != bytes) {
         std::abort();
       }
       (i == 0 ? first : last) = std::chrono::steady_clock::now();
     }
   });
   for (auto _ : state) {
-    if (!sender->send(1, header(bytes), payload).ok()) state.SkipWithError("send failed");
+    if (!sender->send(1, framed).ok()) state.SkipWithError("send failed");
   }
   sink.join();
   state.SetBytesProcessed(state.iterations() * bytes);
@@ -153,18 +157,21 @@ void BM_ChannelRoundTrip1KB(benchmark::State& state) {
   auto a = *Channel::create(contexts[0], channelOptions(1024));
   auto b = *Channel::create(contexts[1], channelOptions(1024));
   const std::vector<uint8_t> payload = pattern(1024);
+  const std::vector<uint8_t> framed = message(payload);
   std::thread echo([&] {
-    ChannelMessage m;
+    Frame m;
+    std::vector<uint8_t> back;
     for (;;) {
-      if (!b->recvFromAny(std::vector<int>{0}, &m).ok()) return;
-      if (m.kind == ChannelMessage::Kind::kShutdown) return;
-      if (!b->send(0, m.header, m.payload).ok()) return;
+      if (!b->receive(std::vector<int>{0}, &m).ok() || !m.peer_status.ok()) return;
+      back.assign(m.header.begin(), m.header.end());
+      back.insert(back.end(), m.payload.begin(), m.payload.end());
+      if (!b->send(0, back).ok()) return;
     }
   });
-  ChannelMessage reply;
+  Frame reply;
   auto roundTrip = [&] {
-    if (!a->send(1, header(1024), payload).ok()) std::abort();
-    if (!a->recvFromAny(std::vector<int>{1}, &reply).ok()) std::abort();
+    if (!a->send(1, framed).ok()) std::abort();
+    if (!a->receive(std::vector<int>{1}, &reply).ok() || !reply.peer_status.ok()) std::abort();
   };
   roundTrip();
   if (reply.payload != payload) std::abort();

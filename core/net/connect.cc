@@ -11,7 +11,7 @@ size_t maxPayloadBytes(size_t numel, size_t segments, size_t buffers) {
   return maxEncodedBytes(numel) + kSegmentHeaderBytes * segments + maxEncodedBytes(buffers);
 }
 
-absl::StatusOr<std::unique_ptr<RankConnection>> connectRank(ConnectOptions options) {
+absl::StatusOr<std::unique_ptr<Channel>> connectRank(ConnectOptions options) {
   const auto& rv = options.rendezvous;
   auto context = options.store ? connectFullMesh(rv, *options.store) : connectWithFileStore(rv);
   if (!context.ok()) return context.status();
@@ -40,11 +40,7 @@ absl::StatusOr<std::unique_ptr<RankConnection>> connectRank(ConnectOptions optio
     (*channel)->shutdown();
     return s;
   }
-
-  auto connection = std::make_unique<RankConnection>();
-  connection->channel = std::move(*channel);
-  connection->endpoint = std::make_unique<ChannelEndpoint>(*connection->channel);
-  return connection;
+  return channel;
 }
 
 }  // namespace sparseps

@@ -1,15 +1,14 @@
 #pragma once
-// connectRank: from rendezvous to a ready Endpoint. Connects the full Gloo mesh (through
-// a FileStore on one machine or the given store across machines), opens the framed
-// channel with the wire header's size check and optional link shaping, and runs the
-// handshake (protocol, layout fingerprint, method, world) with the other side: a worker
+// connectRank: from rendezvous to a ready Channel, the rank's Endpoint. Connects the full
+// Gloo mesh (through a FileStore on one machine or the given store across machines), opens
+// the framed channel with the wire header's size check and optional link shaping, and
+// runs the handshake (protocol, layout fingerprint, method, world) with the other side: a worker
 // with every server shard, a server shard with every worker.
 
 #include <memory>
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "core/net/channel_endpoint.h"
 #include "transport/channel.h"
 #include "transport/handshake.h"
 #include "transport/link_shaping.h"
@@ -26,18 +25,11 @@ struct ConnectOptions {
   size_t max_payload_bytes = 0;              // see maxPayloadBytes
 };
 
-struct RankConnection {
-  std::unique_ptr<Channel> channel;  // holds the Gloo mesh it runs on
-  std::unique_ptr<ChannelEndpoint> endpoint;
-
-  // Says goodbye to the peers; the connection may then be destroyed.
-  void close() { channel->shutdown(); }
-};
-
 // The largest payload a peer may send for a model of `numel` parameters in `segments`
 // segments plus `buffers` BN floats, whatever encodings the peer picks (wire.h).
 size_t maxPayloadBytes(size_t numel, size_t segments, size_t buffers);
 
-absl::StatusOr<std::unique_ptr<RankConnection>> connectRank(ConnectOptions options);
+// The channel holds the Gloo mesh it runs on; shutdown() says goodbye to the peers.
+absl::StatusOr<std::unique_ptr<Channel>> connectRank(ConnectOptions options);
 
 }  // namespace sparseps

@@ -6,36 +6,6 @@
 
 namespace sparseps {
 
-std::vector<int> JobSpec::serverRanks() const {
-  std::vector<int> ranks;
-  for (int s = 0; s < num_servers; ++s) ranks.push_back(s);
-  return ranks;
-}
-
-std::vector<int> JobSpec::workerRanks() const {
-  std::vector<int> ranks;
-  for (int w = 0; w < num_workers; ++w) ranks.push_back(num_servers + w);
-  return ranks;
-}
-
-std::string JobSpec::checkpointPathOf(int shard) const {
-  return checkpoint_path.empty() ? "" : absl::StrCat(checkpoint_path, ".shard", shard);
-}
-
-absl::Status JobSpec::validate() const {
-  if (num_servers < 1) return absl::InvalidArgumentError("servers: must be at least 1");
-  if (num_workers < 1) {
-    return absl::InvalidArgumentError(
-        "world size: must leave at least one worker besides the server shards");
-  }
-  if (resume && checkpoint_path.empty()) {
-    return absl::InvalidArgumentError("resume: needs a checkpoint path (the run directory)");
-  }
-  if (auto s = method_options.validate(); !s.ok()) return s;
-  if (auto s = encode.validate(); !s.ok()) return s;
-  return server.validate();
-}
-
 absl::StatusOr<ResolvedJob> resolveJob(const JobSpec& job, const MethodRegistry& methods,
                                        const SegmentSpecs& specs, int rank) {
   if (auto s = job.validate(); !s.ok()) return s;
@@ -83,16 +53,7 @@ absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& jo
                                 core.version(), " from ", checkpoint));
   }
 
-  ServerLoopOptions loop;
-  loop.worker_ranks = job.workerRanks();
-  loop.specs = shard.local_specs;
-  loop.num_buffers = num_buffers;
-  loop.checkpoint_every = job.checkpoint_every;
-  loop.checkpoint_path = checkpoint;
-  loop.layout_fingerprint = layout_fingerprint;
-  loop.encode = job.encode;
-  loop.log = job.server.log;
-  Server server(endpoint, core, std::move(loop));
+  Server server(endpoint, core, job, shard.local_specs, layout_fingerprint);
   if (auto s = server.run(); !s.ok()) return s;
   return server.stats();
 }
@@ -104,13 +65,9 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(Endpoint& endpoin
                                                                size_t num_buffers) {
   auto resolved = resolveJob(job, methods, specs, endpoint.rank());
   if (!resolved.ok()) return resolved.status();
-  WorkerClientOptions options;
-  options.server_ranks = job.serverRanks();
-  options.num_buffers = num_buffers;
-  options.encode = job.encode;
-  return std::make_unique<WorkerClient>(endpoint, std::move(resolved->plan), specs,
+  return std::make_unique<WorkerClient>(endpoint, job, std::move(resolved->plan), specs,
                                         resolved->method->makeWorker(specs, resolved->options),
-                                        options);
+                                        num_buffers);
 }
 
 }  // namespace sparseps

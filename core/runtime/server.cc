@@ -8,35 +8,40 @@
 
 namespace sparseps {
 
-Server::Server(Endpoint& endpoint, ServerCore& core, ServerLoopOptions options)
-    : endpoint_(endpoint), core_(core), options_(std::move(options)), live_ranks_(options_.worker_ranks) {
-  for (const auto& spec : options_.specs) limits_.allow(spec.id, static_cast<uint32_t>(spec.numel));
-  if (options_.num_buffers > 0) {
-    limits_.allow(static_cast<uint32_t>(options_.specs.size()),
-                  static_cast<uint32_t>(options_.num_buffers));
+Server::Server(Endpoint& endpoint, ServerCore& core, const JobSpec& job, SegmentSpecs local_specs,
+               uint64_t layout_fingerprint)
+    : endpoint_(endpoint),
+      core_(core),
+      job_(job),
+      specs_(std::move(local_specs)),
+      layout_fingerprint_(layout_fingerprint),
+      worker_ranks_(job.workerRanks()),
+      live_ranks_(worker_ranks_) {
+  for (const auto& spec : specs_) limits_.allow(spec.id, static_cast<uint32_t>(spec.numel));
+  if (core_.numBuffers() > 0) {
+    limits_.allow(static_cast<uint32_t>(specs_.size()), static_cast<uint32_t>(core_.numBuffers()));
   }
 }
 
 int Server::workerOf(int rank) const {
-  auto it = std::find(options_.worker_ranks.begin(), options_.worker_ranks.end(), rank);
-  return static_cast<int>(it - options_.worker_ranks.begin());
+  auto it = std::find(worker_ranks_.begin(), worker_ranks_.end(), rank);
+  return static_cast<int>(it - worker_ranks_.begin());
 }
 
 absl::Status Server::sendTo(int worker, MessageHeader header, const Message& segments) {
   header.sender_rank = static_cast<uint32_t>(endpoint_.rank());
-  if (auto s = encodeMessage(header, segments, options_.encode, &out_); !s.ok()) return s;
-  if (auto s = endpoint_.send(options_.worker_ranks[worker], out_); !s.ok()) return s;
+  if (auto s = encodeMessage(header, segments, job_.encode, &out_); !s.ok()) return s;
+  if (auto s = endpoint_.send(worker_ranks_[worker], out_); !s.ok()) return s;
   stats_.bytes_out += out_.size();
   ++stats_.messages_out;
   return absl::OkStatus();
 }
 
 absl::Status Server::sendModel(int worker) {
-  Message segments = denseMessage(options_.specs, core_.model());
-  if (options_.num_buffers > 0) {
+  Message segments = denseMessage(specs_, core_.model());
+  if (core_.numBuffers() > 0) {
     segments.emplace_back();
-    denseSegment(core_.averagedBuffers(), static_cast<uint32_t>(options_.specs.size()),
-                 &segments.back());
+    denseSegment(core_.averagedBuffers(), static_cast<uint32_t>(specs_.size()), &segments.back());
   }
   MessageHeader header;
   header.kind = MessageKind::kModel;
@@ -54,9 +59,9 @@ bool Server::stopListening(int rank) {
 }
 
 void Server::drop(int worker, const std::string& why, std::vector<Reply>* replies) {
-  const int rank = options_.worker_ranks[worker];
+  const int rank = worker_ranks_[worker];
   if (!stopListening(rank)) return;
-  options_.log(absl::StrCat("server: dropping worker ", worker, " (rank ", rank, "): ", why));
+  job_.server.log(absl::StrCat("server: dropping worker ", worker, " (rank ", rank, "): ", why));
   ++stats_.dropped_workers;
   core_.onWorkerLost(worker, replies);
   // Tell the worker: other shards may still count it live, and it would wait for this
@@ -93,7 +98,7 @@ absl::Status Server::handle(int worker, std::vector<Reply>* replies) {
   stats_.bytes_in += frame_.header.size() + frame_.payload.size();
   ++stats_.messages_in;
 
-  const auto buffers_id = static_cast<uint32_t>(options_.specs.size());
+  const auto buffers_id = static_cast<uint32_t>(specs_.size());
   switch (header->kind) {
     case MessageKind::kPush:
       for (const auto& s : in_) {
@@ -121,17 +126,18 @@ absl::Status Server::handle(int worker, std::vector<Reply>* replies) {
 }
 
 absl::Status Server::maybeCheckpoint(bool final) {
-  if (options_.checkpoint_path.empty()) return absl::OkStatus();
-  const bool due = options_.checkpoint_every > 0 &&
-                   core_.version() >= last_checkpoint_version_ + options_.checkpoint_every;
+  const std::string path = job_.checkpointPathOf(endpoint_.rank());
+  if (path.empty()) return absl::OkStatus();
+  const bool due = job_.checkpoint_every > 0 &&
+                   core_.version() >= last_checkpoint_version_ + job_.checkpoint_every;
   if (!final && !due) return absl::OkStatus();
   last_checkpoint_version_ = core_.version();
-  return saveCheckpoint(options_.checkpoint_path, core_.checkpoint(options_.layout_fingerprint));
+  return saveCheckpoint(path, core_.checkpoint(layout_fingerprint_));
 }
 
 absl::Status Server::run() {
   std::vector<Reply> replies;
-  for (size_t w = 0; w < options_.worker_ranks.size(); ++w) {
+  for (size_t w = 0; w < worker_ranks_.size(); ++w) {
     if (auto s = sendModel(static_cast<int>(w)); !s.ok()) {
       drop(static_cast<int>(w), absl::StrCat("cannot send the initial model: ", s.message()), &replies);
     } else {

@@ -1,9 +1,10 @@
 #pragma once
-// Server: the loop of one server shard. It sends every worker the initial model, then
-// receives from any live worker, decodes and validates each message against the shard's
-// layout, feeds it to ServerCore and sends the replies ServerCore returns. A worker that
-// dies or sends a malformed message is logged by rank and dropped; the others go on.
-// Checkpoints are written every N versions and when the loop ends.
+// Server: the loop of one server shard (shard s is rank s). It sends every worker the
+// initial model, then receives from any live worker, decodes and validates each message
+// against the shard's layout, feeds it to ServerCore and sends the replies ServerCore
+// returns. A worker that dies or sends a malformed message is logged by rank and dropped;
+// the others go on. The job says who the workers are, how replies are encoded, where the
+// log goes and the checkpoints (every checkpoint_every versions and when the loop ends).
 
 #include <cstdint>
 #include <functional>
@@ -11,22 +12,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "core/runtime/endpoint.h"
+#include "core/runtime/job_spec.h"
 #include "core/runtime/server_core.h"
 #include "core/wire/wire.h"
+#include "transport/endpoint.h"
 
 namespace sparseps {
-
-struct ServerLoopOptions {
-  std::vector<int> worker_ranks;     // rank of worker i
-  SegmentSpecs specs;                // this shard's parameter segments (local ids)
-  size_t num_buffers = 0;            // BN buffer floats (shard 0 only; else 0)
-  uint64_t checkpoint_every = 0;     // in versions; 0: only at the end
-  std::string checkpoint_path;       // empty: no checkpoints
-  uint64_t layout_fingerprint = 0;
-  EncodeOptions encode;
-  std::function<void(const std::string&)> log = [](const std::string&) {};
-};
 
 struct ServerStats {
   uint64_t bytes_in = 0;
@@ -38,7 +29,10 @@ struct ServerStats {
 
 class Server {
  public:
-  Server(Endpoint& endpoint, ServerCore& core, ServerLoopOptions options);
+  // local_specs: the shard's parameter segments (shard-local ids). The job outlives the
+  // server.
+  Server(Endpoint& endpoint, ServerCore& core, const JobSpec& job, SegmentSpecs local_specs,
+         uint64_t layout_fingerprint);
   // Runs until every worker is done or dropped. Errors only when the endpoint breaks or
   // a checkpoint cannot be written.
   absl::Status run();
@@ -57,7 +51,10 @@ class Server {
 
   Endpoint& endpoint_;
   ServerCore& core_;
-  ServerLoopOptions options_;
+  const JobSpec& job_;
+  const SegmentSpecs specs_;
+  const uint64_t layout_fingerprint_;
+  const std::vector<int> worker_ranks_;  // rank of worker i
   DecodeLimits limits_;
   std::vector<int> live_ranks_;
   uint64_t last_checkpoint_version_ = 0;

@@ -8,7 +8,7 @@
 
 namespace sparseps {
 
-absl::Status ServerOptions::validate() const {
+absl::Status ServerCoreOptions::validate() const {
   if (mode == ConsistencyMode::kStaleness && staleness < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("staleness: must be >= 0 versions, got ", staleness));
@@ -23,7 +23,7 @@ absl::Status ServerOptions::validate() const {
 }
 
 ServerCore::ServerCore(std::unique_ptr<ServerRule> rule, std::vector<float> model,
-                       size_t num_buffers, int num_workers, ServerOptions options)
+                       size_t num_buffers, int num_workers, ServerCoreOptions options)
     : rule_(std::move(rule)),
       model_(std::move(model)),
       options_(std::move(options)),

@@ -30,7 +30,7 @@ enum class ConsistencyMode { kAsync, kSync, kStaleness };
 
 class ServerCore;
 
-struct ServerOptions {
+struct ServerCoreOptions {
   ConsistencyMode mode = ConsistencyMode::kAsync;
   int staleness = 0;             // kStaleness: the bound s
   LrSchedule lr;
@@ -53,7 +53,7 @@ struct Reply {
 class ServerCore {
  public:
   ServerCore(std::unique_ptr<ServerRule> rule, std::vector<float> model, size_t num_buffers,
-             int num_workers, ServerOptions options);
+             int num_workers, ServerCoreOptions options);
 
   // The runtime sent `worker` the dense model it starts from (see ServerRule::onWorkerStart).
   void onWorkerStart(int worker);
@@ -74,6 +74,7 @@ class ServerCore {
   double epoch() const { return pushes_ / options_.pushes_per_epoch; }
   bool finished() const;   // every worker is done or lost
   int liveWorkers() const;
+  size_t numBuffers() const { return num_buffers_; }  // BN buffer floats this shard keeps
 
   ServerCheckpoint checkpoint(uint64_t layout_fingerprint) const;
   absl::Status restore(const ServerCheckpoint& checkpoint);
@@ -92,7 +93,7 @@ class ServerCore {
 
   std::unique_ptr<ServerRule> rule_;
   std::vector<float> model_;
-  ServerOptions options_;
+  ServerCoreOptions options_;
   std::vector<WorkerState> states_;
   std::vector<uint64_t> steps_;
   std::vector<std::vector<float>> buffers_;  // per worker, empty until received

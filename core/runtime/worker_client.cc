@@ -16,21 +16,23 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-WorkerClient::WorkerClient(Endpoint& endpoint, ShardPlan plan, SegmentSpecs specs,
-                           std::unique_ptr<WorkerRule> rule, WorkerClientOptions options)
+WorkerClient::WorkerClient(Endpoint& endpoint, const JobSpec& job, ShardPlan plan,
+                           SegmentSpecs specs, std::unique_ptr<WorkerRule> rule, size_t num_buffers)
     : endpoint_(endpoint),
       plan_(std::move(plan)),
       specs_(std::move(specs)),
       rule_(std::move(rule)),
-      options_(std::move(options)),
+      server_ranks_(job.serverRanks()),
+      encode_(job.encode),
+      num_buffers_(num_buffers),
       to_shard_(plan_.numShards()),
       from_shard_(plan_.numShards()) {
   for (int s = 0; s < plan_.numShards(); ++s) {
     DecodeLimits limits;
     const auto& local = plan_.shard(s).local_specs;
     for (const auto& spec : local) limits.allow(spec.id, static_cast<uint32_t>(spec.numel));
-    if (s == 0 && options_.num_buffers > 0) {
-      limits.allow(static_cast<uint32_t>(local.size()), static_cast<uint32_t>(options_.num_buffers));
+    if (s == 0 && num_buffers_ > 0) {
+      limits.allow(static_cast<uint32_t>(local.size()), static_cast<uint32_t>(num_buffers_));
     }
     limits_.push_back(std::move(limits));
   }
@@ -40,8 +42,8 @@ absl::Status WorkerClient::sendToShard(int shard, MessageHeader header, const Me
                                        uint64_t* bytes) {
   header.sender_rank = static_cast<uint32_t>(endpoint_.rank());
   header.shard = static_cast<uint32_t>(shard);
-  if (auto s = encodeMessage(header, segments, options_.encode, &out_); !s.ok()) return s;
-  const int rank = options_.server_ranks[shard];
+  if (auto s = encodeMessage(header, segments, encode_, &out_); !s.ok()) return s;
+  const int rank = server_ranks_[shard];
   if (auto s = endpoint_.send(rank, out_); !s.ok()) {
     return absl::UnavailableError(
         absl::StrCat("cannot reach server shard ", shard, " (rank ", rank, "): ", s.message()));
@@ -51,13 +53,12 @@ absl::Status WorkerClient::sendToShard(int shard, MessageHeader header, const Me
 }
 
 absl::Status WorkerClient::receiveFromAllShards(MessageKind expected, uint64_t* bytes) {
-  std::vector<int> waiting = options_.server_ranks;
+  std::vector<int> waiting = server_ranks_;
   while (!waiting.empty()) {
     if (auto s = endpoint_.receive(waiting, &frame_); !s.ok()) return s;
     const Frame& frame = frame_;
     const int shard = static_cast<int>(
-        std::find(options_.server_ranks.begin(), options_.server_ranks.end(), frame.src) -
-        options_.server_ranks.begin());
+        std::find(server_ranks_.begin(), server_ranks_.end(), frame.src) - server_ranks_.begin());
     if (!frame.peer_status.ok()) {
       return absl::UnavailableError(absl::StrCat("server shard ", shard, " (rank ", frame.src,
                                                  ") failed: ", frame.peer_status.message()));
@@ -85,8 +86,8 @@ absl::Status WorkerClient::receiveFromAllShards(MessageKind expected, uint64_t* 
   return absl::OkStatus();
 }
 
-absl::StatusOr<ServerState> WorkerClient::receiveModel(absl::Span<float> w,
-                                                       absl::Span<float> buffers) {
+absl::StatusOr<ServerProgress> WorkerClient::receiveModel(absl::Span<float> w,
+                                                          absl::Span<float> buffers) {
   if (auto s = receiveFromAllShards(MessageKind::kModel, nullptr); !s.ok()) return s;
   for (int s = 0; s < plan_.numShards(); ++s) {
     const Shard& shard = plan_.shard(s);
@@ -100,10 +101,10 @@ absl::StatusOr<ServerState> WorkerClient::receiveModel(absl::Span<float> w,
   const MessageHeader& h = from_shard_[0].header;
   lr_ = h.learning_rate;
   last_version_ = h.model_version;
-  return ServerState{h.model_version, h.worker_step, h.learning_rate};
+  return ServerProgress{h.model_version, h.worker_step, h.learning_rate};
 }
 
-absl::StatusOr<ServerState> WorkerClient::start(absl::Span<float> w, absl::Span<float> buffers) {
+absl::StatusOr<ServerProgress> WorkerClient::start(absl::Span<float> w, absl::Span<float> buffers) {
   return receiveModel(w, buffers);
 }
 
@@ -144,7 +145,7 @@ absl::Status WorkerClient::step(absl::Span<const float> grad, absl::Span<float> 
 }
 
 absl::Status WorkerClient::sendBuffers(absl::Span<const float> buffers) {
-  if (options_.num_buffers == 0) return absl::OkStatus();
+  if (num_buffers_ == 0) return absl::OkStatus();
   MessageHeader header;
   header.kind = MessageKind::kModel;
   header.flags = kFlagBuffers;
@@ -154,7 +155,8 @@ absl::Status WorkerClient::sendBuffers(absl::Span<const float> buffers) {
   return sendToShard(0, header, message, nullptr);
 }
 
-absl::StatusOr<ServerState> WorkerClient::pullModel(absl::Span<float> w, absl::Span<float> buffers) {
+absl::StatusOr<ServerProgress> WorkerClient::pullModel(absl::Span<float> w,
+                                                       absl::Span<float> buffers) {
   MessageHeader header;
   header.kind = MessageKind::kModel;
   header.flags = kFlagPull;

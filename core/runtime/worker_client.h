@@ -4,7 +4,7 @@
 // push with the method's WorkerRule, splits it by shard, sends it, waits for every
 // shard's reply (one outstanding push, as the reference implementation does) and
 // applies the replies to the local model. The learning rate comes with each reply.
-// LibTorch-free: core/torch/ps_optimizer.h wraps it as a drop-in torch optimizer.
+// LibTorch-free: PsWorker (core/torch/ps_rank.h) wraps it as a LibTorch optimizer.
 
 #include <cstdint>
 #include <memory>
@@ -13,18 +13,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/runtime/endpoint.h"
+#include "core/runtime/job_spec.h"
 #include "core/runtime/shard_plan.h"
 #include "core/wire/wire.h"
 #include "optim/method.h"
+#include "transport/endpoint.h"
 
 namespace sparseps {
-
-struct WorkerClientOptions {
-  std::vector<int> server_ranks;  // rank of shard s
-  size_t num_buffers = 0;         // BN buffer floats (travel to and from shard 0)
-  EncodeOptions encode;
-};
 
 // What one step cost and saw.
 struct StepStats {
@@ -35,7 +30,8 @@ struct StepStats {
   double communicate_seconds = 0;
 };
 
-struct ServerState {
+// Where the servers' training stands, as a model message from them says.
+struct ServerProgress {
   uint64_t version = 0;
   uint64_t pushes = 0;  // pushes applied by the server so far (fixes the epoch on resume)
   float lr = 0;
@@ -43,16 +39,18 @@ struct ServerState {
 
 class WorkerClient {
  public:
-  WorkerClient(Endpoint& endpoint, ShardPlan plan, SegmentSpecs specs,
-               std::unique_ptr<WorkerRule> rule, WorkerClientOptions options);
+  // The job says which ranks serve and how pushes are encoded; num_buffers BN buffer
+  // floats travel to and from shard 0.
+  WorkerClient(Endpoint& endpoint, const JobSpec& job, ShardPlan plan, SegmentSpecs specs,
+               std::unique_ptr<WorkerRule> rule, size_t num_buffers);
 
   // Receives the initial model into w (and the BN buffers into buffers).
-  absl::StatusOr<ServerState> start(absl::Span<float> w, absl::Span<float> buffers);
+  absl::StatusOr<ServerProgress> start(absl::Span<float> w, absl::Span<float> buffers);
   absl::Status step(absl::Span<const float> grad, absl::Span<float> w, int epoch,
                     StepStats* stats);
   absl::Status sendBuffers(absl::Span<const float> buffers);
   // The servers' current dense model and averaged BN buffers, for evaluation.
-  absl::StatusOr<ServerState> pullModel(absl::Span<float> w, absl::Span<float> buffers);
+  absl::StatusOr<ServerProgress> pullModel(absl::Span<float> w, absl::Span<float> buffers);
   absl::Status finish();
   // The method's own worker state (momentum, residuals) for a checkpoint; loading
   // changes nothing unless the bytes are a valid state for this rule.
@@ -68,13 +66,15 @@ class WorkerClient {
   // Receives one message from every shard, in any order, into from_shard_; fails on a
   // server shutdown.
   absl::Status receiveFromAllShards(MessageKind expected, uint64_t* bytes);
-  absl::StatusOr<ServerState> receiveModel(absl::Span<float> w, absl::Span<float> buffers);
+  absl::StatusOr<ServerProgress> receiveModel(absl::Span<float> w, absl::Span<float> buffers);
 
   Endpoint& endpoint_;
   ShardPlan plan_;
   SegmentSpecs specs_;
   std::unique_ptr<WorkerRule> rule_;
-  WorkerClientOptions options_;
+  const std::vector<int> server_ranks_;  // rank of shard s
+  const EncodeOptions encode_;
+  const size_t num_buffers_;
   std::vector<DecodeLimits> limits_;  // per shard
   // Reused across steps, so a steady loop allocates nothing: the push, its split by shard,
   // the frame received, each shard's decoded message and the bytes sent.

@@ -120,6 +120,11 @@ FlatModel::~FlatModel() = default;
 const ParamLayout& FlatModel::paramLayout() const { return state_->param_layout; }
 const ParamLayout& FlatModel::bufferLayout() const { return state_->buffer_layout; }
 
+uint64_t FlatModel::fingerprint() const {
+  // Mixed so that swapping the two layouts changes the result.
+  return paramLayout().fingerprint() ^ (bufferLayout().fingerprint() * 0x9e3779b97f4a7c15ULL);
+}
+
 absl::Span<float> FlatModel::params() { return spanOf(state_->params); }
 absl::Span<const float> FlatModel::params() const { return spanOf(state_->params); }
 absl::Span<float> FlatModel::grads() { return spanOf(state_->grads); }

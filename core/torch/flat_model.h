@@ -22,6 +22,7 @@
 // The flat buffers are torch-owned storage shared with the module's tensors, so a module
 // that outlives its FlatModel stays valid (it just stops being reachable through spans).
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -60,6 +61,9 @@ class FlatModel {
 
   const ParamLayout& paramLayout() const;   // parameters; dim > 1 compressed
   const ParamLayout& bufferLayout() const;  // float buffers; all dense
+  // The model's identity in the handshake and in checkpoints: both layouts, so a rank
+  // built without the module's BN buffers is refused at connect time, not at the first sync.
+  uint64_t fingerprint() const;
 
   absl::Span<float> params();
   absl::Span<const float> params() const;

@@ -32,9 +32,6 @@ FlatModel::NamedTensors namedBuffers(const torch::nn::Module& module) {
 struct RankModel {
   FlatModel flat;
   SegmentSpecs specs;
-  // Parameters and float buffers both: a worker built without the module's BN buffers is
-  // told at connect time, not at the first sync.
-  uint64_t fingerprint = 0;
 };
 
 absl::StatusOr<RankModel> flattenModel(const FlatModel::NamedTensors& params,
@@ -42,17 +39,13 @@ absl::StatusOr<RankModel> flattenModel(const FlatModel::NamedTensors& params,
   if (params.empty()) return absl::InvalidArgumentError("the model has no parameters to train");
   auto flat = FlatModel::create(params, buffers);
   if (!flat.ok()) return flat.status();
-  RankModel model{std::move(*flat), {}, 0};
+  RankModel model{std::move(*flat), {}};
   model.specs = toSegmentSpecs(model.flat.paramLayout());
-  // Mixed so that swapping the two layouts changes the result.
-  model.fingerprint = model.flat.paramLayout().fingerprint() ^
-                      (model.flat.bufferLayout().fingerprint() * 0x9e3779b97f4a7c15ULL);
   return model;
 }
 
 absl::StatusOr<StoredConnection> connect(const RankOptions& options, const RankModel& model) {
-  auto connect_options = options.connectOptions(model.fingerprint, model.flat.params().size(),
-                                                model.specs.size(), model.flat.buffers().size());
+  auto connect_options = options.connectOptions(model.flat);
   if (!connect_options.ok()) return connect_options.status();
   return connectThroughStore(std::move(*connect_options));
 }
@@ -81,26 +74,31 @@ absl::StatusOr<StoredConnection> connectThroughStore(ConnectOptions options) {
   }
   auto connection = connectRank(std::move(options));
   if (!connection.ok()) return connection.status();
-  connected.connection = std::move(*connection);
+  connected.channel = std::move(*connection);
   return connected;
 }
 
-struct PsWorker::State {
+struct PsWorker::Connection {
   MethodRegistry methods;
   JobSpec job;
   RankModel model;
-  StoredConnection connection;
-  std::unique_ptr<WorkerClient> client;
-
-  ~State() {
-    client.reset();  // before the connection it uses
-    if (connection.connection) connection.connection->close();
-  }
+  StoredConnection channel;
 };
 
-PsWorker::PsWorker(std::unique_ptr<State> state) : state_(std::move(state)) {}
+PsWorker::PsWorker(FlatModel& model, std::unique_ptr<WorkerClient> client)
+    : model_(model), client_(std::move(client)) {}
 
 PsWorker::~PsWorker() = default;
+
+absl::StatusOr<std::unique_ptr<PsWorker>> PsWorker::start(FlatModel& model,
+                                                          std::unique_ptr<WorkerClient> client) {
+  if (!client) return absl::InvalidArgumentError("PsWorker::start: null client");
+  auto started = client->start(model.params(), model.buffers());
+  if (!started.ok()) return started.status();
+  auto worker = std::unique_ptr<PsWorker>(new PsWorker(model, std::move(client)));
+  worker->initial_ = *started;
+  return worker;
+}
 
 absl::StatusOr<std::unique_ptr<PsWorker>> PsWorker::connect(
     const RankOptions& options, const std::shared_ptr<torch::nn::Module>& module) {
@@ -116,74 +114,70 @@ absl::StatusOr<std::unique_ptr<PsWorker>> PsWorker::connect(
   if (!job.ok()) return job.status();
   auto model = flattenModel(params, buffers);  // checked before anything is re-pointed
   if (!model.ok()) return model.status();
-  auto state = std::unique_ptr<State>(
-      new State{std::move(methods), std::move(*job), std::move(*model), {}, nullptr});
-  auto connection = sparseps::connect(options, state->model);
-  if (!connection.ok()) return connection.status();
-  state->connection = std::move(*connection);
-  auto client = makeWorkerClient(*state->connection.connection->endpoint, state->job,
-                                 state->methods, state->model.specs,
-                                 state->model.flat.buffers().size());
+  auto owned = std::unique_ptr<Connection>(
+      new Connection{std::move(methods), std::move(*job), std::move(*model), {}});
+  auto channel = sparseps::connect(options, owned->model);
+  if (!channel.ok()) return channel.status();
+  owned->channel = std::move(*channel);
+  auto client = makeWorkerClient(*owned->channel.channel, owned->job, owned->methods,
+                                 owned->model.specs, owned->model.flat.buffers().size());
   if (!client.ok()) return client.status();
-  state->client = std::move(*client);
-  auto started = state->client->start(state->model.flat.params(), state->model.flat.buffers());
-  if (!started.ok()) return started.status();
-  auto worker = std::unique_ptr<PsWorker>(new PsWorker(std::move(state)));
-  worker->initial_version_ = started->version;
+  auto worker = start(owned->model.flat, std::move(*client));
+  if (!worker.ok()) return worker.status();
+  (*worker)->connection_ = std::move(owned);
   return worker;
 }
 
 absl::Status PsWorker::checkInJob(const char* call) const {
-  if (!finished_) return absl::OkStatus();
+  if (!left_) return absl::OkStatus();
   return absl::FailedPreconditionError(
-      absl::StrCat(call, " after finish(): this worker has left the job"));
+      absl::StrCat(call, " after finish() or leave(): this worker has left the job"));
 }
 
-void PsWorker::zeroGrad() { state_->model.flat.zeroGrad(); }
+void PsWorker::zeroGrad() { model_.zeroGrad(); }
 
 absl::Status PsWorker::step(int epoch) {
   if (auto s = checkInJob("step()"); !s.ok()) return s;
-  FlatModel& flat = state_->model.flat;
-  flat.gatherGrads();
+  model_.gatherGrads();
   last_ = StepStats{};
-  return state_->client->step(flat.grads(), flat.params(), epoch, &last_);
+  return client_->step(model_.grads(), model_.params(), epoch, &last_);
 }
 
 absl::Status PsWorker::syncBuffers() {
   if (auto s = checkInJob("syncBuffers()"); !s.ok()) return s;
-  return state_->client->sendBuffers(state_->model.flat.buffers());
+  return client_->sendBuffers(model_.buffers());
 }
 
 absl::Status PsWorker::pullModel(absl::Span<float> params, absl::Span<float> buffers) {
   if (auto s = checkInJob("pullModel()"); !s.ok()) return s;
-  const FlatModel& flat = state_->model.flat;
-  if (params.size() != flat.params().size() || buffers.size() != flat.buffers().size()) {
+  if (params.size() != model_.params().size() || buffers.size() != model_.buffers().size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "pullModel: spans of ", params.size(), " and ", buffers.size(), " floats; the model has ",
-        flat.params().size(), " parameters and ", flat.buffers().size(), " buffer floats"));
+        model_.params().size(), " parameters and ", model_.buffers().size(), " buffer floats"));
   }
-  return state_->client->pullModel(params, buffers).status();
+  return client_->pullModel(params, buffers).status();
 }
 
 absl::Status PsWorker::finish() {
-  if (finished_) return absl::OkStatus();
-  FlatModel& flat = state_->model.flat;
-  WorkerClient& client = *state_->client;
+  if (left_) return absl::OkStatus();
   absl::Status s;
-  if (!flat.buffers().empty()) s = client.sendBuffers(flat.buffers());
-  if (s.ok()) s = client.pullModel(flat.params(), flat.buffers()).status();
-  if (s.ok()) s = client.finish();
-  if (s.ok()) finished_ = true;
+  if (!model_.buffers().empty()) s = client_->sendBuffers(model_.buffers());
+  if (s.ok()) s = client_->pullModel(model_.params(), model_.buffers()).status();
+  if (s.ok()) s = leave();
   return s;
 }
 
-float PsWorker::lr() const { return state_->client->lr(); }
-uint64_t PsWorker::steps() const { return state_->client->steps(); }
-const FlatModel& PsWorker::model() const { return state_->model.flat; }
-std::string PsWorker::saveState() const { return state_->client->saveRuleState(); }
-absl::Status PsWorker::loadState(const std::string& bytes) {
-  return state_->client->loadRuleState(bytes);
+absl::Status PsWorker::leave() {
+  if (left_) return absl::OkStatus();
+  absl::Status s = client_->finish();
+  if (s.ok()) left_ = true;
+  return s;
 }
+
+float PsWorker::lr() const { return client_->lr(); }
+uint64_t PsWorker::steps() const { return client_->steps(); }
+std::string PsWorker::saveState() const { return client_->saveRuleState(); }
+absl::Status PsWorker::loadState(const std::string& bytes) { return client_->loadRuleState(bytes); }
 
 absl::StatusOr<ServerStats> serveShard(const RankOptions& options,
                                        const std::shared_ptr<torch::nn::Module>& module) {
@@ -201,9 +195,10 @@ absl::StatusOr<ServerStats> serveShard(const RankOptions& options,
   if (!model.ok()) return model.status();
   auto connected = connect(options, *model);
   if (!connected.ok()) return connected.status();
-  auto stats = runServerShard(*connected->connection->endpoint, *job, methods, model->specs,
-                              model->flat.params(), model->flat.buffers(), model->fingerprint);
-  connected->connection->close();
+  auto stats =
+      runServerShard(*connected->channel, *job, methods, model->specs, model->flat.params(),
+                     model->flat.buffers(), model->flat.fingerprint());
+  connected->channel->shutdown();
   return stats;
 }
 

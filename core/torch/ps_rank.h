@@ -35,11 +35,11 @@ class Module;
 
 namespace sparseps {
 
-// A rank's connection and the TCP store it met through, if any: rank 0's store must
-// outlive every other rank's rendezvous, so it lives as long as the connection.
+// A rank's channel and the TCP store it met through, if any: rank 0's store must outlive
+// every other rank's rendezvous, so it lives as long as the channel.
 struct StoredConnection {
   std::shared_ptr<KeyValueStore> store;
-  std::unique_ptr<RankConnection> connection;
+  std::unique_ptr<Channel> channel;
 };
 
 // connectRank through a FileStore in options.rendezvous.store_dir or, when that is empty,
@@ -47,6 +47,9 @@ struct StoredConnection {
 // below and the experiment driver meet this way.
 absl::StatusOr<StoredConnection> connectThroughStore(ConnectOptions options);
 
+// A worker of the job: the parameter server as the optimizer of a LibTorch model whose
+// parameters and gradients are views into a FlatModel. step() pushes the gradient that
+// backward() left and writes the servers' reply into the parameters.
 class PsWorker {
  public:
   // Connects and loads the servers' initial model into the module's parameters and float
@@ -56,7 +59,13 @@ class PsWorker {
   static absl::StatusOr<std::unique_ptr<PsWorker>> connect(const RankOptions& options,
                                                            const FlatModel::NamedTensors& params,
                                                            const FlatModel::NamedTensors& buffers);
-  ~PsWorker();  // leaves the job if finish() was not called
+  // A worker over a client its caller connected (the experiment driver, which builds its
+  // job its own way): receives the initial model into `model`, which must outlive the
+  // worker, as must the client's endpoint.
+  static absl::StatusOr<std::unique_ptr<PsWorker>> start(FlatModel& model,
+                                                         std::unique_ptr<WorkerClient> client);
+  // Without finish() or leave(), the servers drop this worker when its channel closes.
+  ~PsWorker();
 
   void zeroGrad();
   // Pushes the gradient the last backward() left (gatherGrads: also one made after a
@@ -70,26 +79,31 @@ class PsWorker {
   // Sends the BN statistics, loads the servers' model (as it is now: workers still
   // training move it on) into the module and leaves the job.
   absl::Status finish();
+  // Leaves the job as it is, without the pull (the driver: its servers evaluate the model).
+  absl::Status leave();
 
   float lr() const;
   uint64_t steps() const;
-  uint64_t initialVersion() const { return initial_version_; }
+  // The servers' version, pushes and rate when this worker started (the epoch to resume at).
+  const ServerProgress& initial() const { return initial_; }
   const StepStats& lastStep() const { return last_; }
-  const FlatModel& model() const;
-  // The method's worker state (momentum, residuals); loading changes nothing unless the
-  // bytes are a valid state of this method.
+  const FlatModel& model() const { return model_; }
+  // The method's worker state (momentum, residuals), which the servers' checkpoint lacks;
+  // loading changes nothing unless the bytes are a valid state of this method.
   std::string saveState() const;
   absl::Status loadState(const std::string& bytes);
 
  private:
-  struct State;
-  explicit PsWorker(std::unique_ptr<State> state);
+  struct Connection;  // what connect() owns: the channel, the store, the job, the model
+  PsWorker(FlatModel& model, std::unique_ptr<WorkerClient> client);
   absl::Status checkInJob(const char* call) const;
 
-  std::unique_ptr<State> state_;
+  std::unique_ptr<Connection> connection_;  // declared first: the client goes before it
+  FlatModel& model_;
+  std::unique_ptr<WorkerClient> client_;
+  ServerProgress initial_;
   StepStats last_;
-  uint64_t initial_version_ = 0;
-  bool finished_ = false;
+  bool left_ = false;
 };
 
 // Serves shard options.rank until every worker has finished or been dropped; the module's

@@ -55,9 +55,7 @@ absl::StatusOr<JobSpec> RankOptions::jobSpec(const MethodRegistry& methods) cons
   return job;
 }
 
-absl::StatusOr<ConnectOptions> RankOptions::connectOptions(uint64_t fingerprint, size_t numel,
-                                                         size_t segments,
-                                                         size_t buffers) const {
+absl::StatusOr<ConnectOptions> RankOptions::connectOptions(const FlatModel& model) const {
   ConnectOptions options;
   options.rendezvous.setRank(rank).setWorldSize(world_size).setRunId(run_id)
       .setConnectTimeout(std::chrono::milliseconds(static_cast<int64_t>(connect_timeout_s * 1e3)));
@@ -81,8 +79,9 @@ absl::StatusOr<ConnectOptions> RankOptions::connectOptions(uint64_t fingerprint,
   options.num_servers = num_servers;
   options.hello.method = method;
   options.hello.mode = mode;
-  options.hello.layout_fingerprint = fingerprint;
-  options.max_payload_bytes = maxPayloadBytes(numel, segments, buffers);
+  options.hello.layout_fingerprint = model.fingerprint();
+  options.max_payload_bytes =
+      maxPayloadBytes(model.params().size(), model.paramLayout().size(), model.buffers().size());
   return options;
 }
 

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "core/net/connect.h"
 #include "core/runtime/job.h"
+#include "core/torch/flat_model.h"
 #include "optim/method_registry.h"
 
 namespace sparseps {
@@ -49,9 +50,9 @@ struct RankOptions {
   bool isServer() const { return rank >= 0 && rank < num_servers; }
   // The job, checked (the method must be one of `methods`).
   absl::StatusOr<JobSpec> jobSpec(const MethodRegistry& methods) const;
-  // The rendezvous and handshake of this rank for a model of this layout.
-  absl::StatusOr<ConnectOptions> connectOptions(uint64_t fingerprint, size_t numel,
-                                                size_t segments, size_t buffers) const;
+  // The rendezvous and handshake of this rank for this model (its fingerprint, and the
+  // payload limit its size allows). No link shaping: a caller that wants it sets it.
+  absl::StatusOr<ConnectOptions> connectOptions(const FlatModel& model) const;
 };
 
 }  // namespace sparseps

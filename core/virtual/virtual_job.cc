@@ -140,7 +140,7 @@ absl::Status Job::setUp() {
   for (int s = 0; s < job.num_servers; ++s) {
     auto shard = std::make_unique<ServerShard>();
     const Shard& range = plan.shard(s);
-    ServerOptions server = job.server;
+    ServerCoreOptions server = job.server;
     server.on_snapshot = [this, s](const ServerCore& core) { takeSnapshotSlice(s, core); };
     auto rule = resolveJob(job, methods_, o_.specs, s);
     if (!rule.ok()) return rule.status();

@@ -50,23 +50,34 @@ std::array<uint8_t, kHeaderBytes> encodeHeader(const MessageHeader& h) {
   return out;
 }
 
-absl::StatusOr<MessageHeader> decodeHeader(absl::Span<const uint8_t> bytes) {
+namespace {
+
+// The bytes are a header of this protocol version: what both the transport (before it
+// trusts the announced size) and the decoder check first.
+absl::Status checkFraming(absl::Span<const uint8_t> bytes) {
   if (bytes.size() < kHeaderBytes) {
     return absl::InvalidArgumentError(absl::StrCat("truncated header: ", bytes.size(),
                                                    " bytes, a header has ", kHeaderBytes));
   }
-  const uint8_t* p = bytes.data();
-  const uint32_t magic = loadLe<uint32_t>(p + 0);
+  const uint32_t magic = loadLe<uint32_t>(bytes.data() + 0);
   if (magic != kWireMagic) {
     return absl::InvalidArgumentError(
         absl::StrCat("wrong magic 0x", absl::Hex(magic, absl::kZeroPad8), ", expected 0x",
                      absl::Hex(kWireMagic, absl::kZeroPad8), " (not a sparseps message)"));
   }
-  const uint16_t version = loadLe<uint16_t>(p + 4);
+  const uint16_t version = loadLe<uint16_t>(bytes.data() + 4);
   if (version != kWireVersion) {
     return absl::InvalidArgumentError(absl::StrCat("unknown protocol version ", version,
                                                    ", this build speaks ", kWireVersion));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<MessageHeader> decodeHeader(absl::Span<const uint8_t> bytes) {
+  if (absl::Status framed = checkFraming(bytes); !framed.ok()) return framed;
+  const uint8_t* p = bytes.data();
   const uint16_t kind = loadLe<uint16_t>(p + 6);
   if (kind < static_cast<uint16_t>(MessageKind::kHello) ||
       kind > static_cast<uint16_t>(MessageKind::kShutdown)) {
@@ -97,14 +108,13 @@ absl::StatusOr<MessageHeader> decodeHeader(absl::Span<const uint8_t> bytes) {
 
 absl::StatusOr<size_t> payloadBytesFromHeader(absl::Span<const uint8_t> header_bytes,
                                               uint64_t max_payload_bytes) {
-  absl::StatusOr<MessageHeader> header = decodeHeader(header_bytes);
-  if (!header.ok()) return header.status();
-  if (header->payload_bytes > max_payload_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("payload of ", header->payload_bytes,
-                                                   " bytes exceeds the limit of ",
-                                                   max_payload_bytes, " bytes"));
+  if (absl::Status framed = checkFraming(header_bytes); !framed.ok()) return framed;
+  const uint64_t payload_bytes = loadLe<uint64_t>(header_bytes.data() + 44);
+  if (payload_bytes > max_payload_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "payload of ", payload_bytes, " bytes exceeds the limit of ", max_payload_bytes, " bytes"));
   }
-  return static_cast<size_t>(header->payload_bytes);
+  return static_cast<size_t>(payload_bytes);
 }
 
 }  // namespace sparseps

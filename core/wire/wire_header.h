@@ -1,8 +1,9 @@
 #pragma once
 // The fixed-size header of every sparseps message (versioned, little-endian). The
-// transport receives exactly kHeaderBytes from any peer, asks payloadBytesFromHeader how
-// many payload bytes to post a receive for (the check happens before any buffer is
-// sized from the peer's numbers), then hands both to decodePayload (core/wire/wire.h).
+// transport receives exactly kHeaderBytes from any peer and asks payloadBytesFromHeader
+// how many payload bytes to post a receive for (checked before any buffer is sized from
+// the peer's numbers); the receiver then decodes the header once (decodeHeader) and the
+// payload against it (decodePayload, core/wire/wire.h).
 //
 // Layout, byte offsets:
 //   0 magic u32 "SPPS"    4 version u16      6 kind u16
@@ -62,8 +63,10 @@ std::array<uint8_t, kHeaderBytes> encodeHeader(const MessageHeader& header);
 // segment count the announced payload cannot hold.
 absl::StatusOr<MessageHeader> decodeHeader(absl::Span<const uint8_t> bytes);
 
-// decodeHeader, then the announced payload size checked against max_payload_bytes:
-// what the transport calls before it posts the payload receive.
+// What the transport needs before it posts the payload receive: the payload size the
+// header announces. Refuses bytes that are not a header of this protocol version (a short
+// span, a wrong magic or version) and a size over max_payload_bytes; the other fields are
+// left to decodeHeader.
 absl::StatusOr<size_t> payloadBytesFromHeader(absl::Span<const uint8_t> header_bytes,
                                               uint64_t max_payload_bytes = kDefaultMaxPayloadBytes);
 

@@ -30,9 +30,8 @@ absl::StatusOr<RankModel> buildModel(const DriverConfig& config, const Dataset& 
   if (!net.ok()) return net.status();
   auto flat = FlatModel::create(*net);
   if (!flat.ok()) return flat.status();
-  RankModel model{*net, std::move(*flat), {}, 0};
+  RankModel model{*net, std::move(*flat), {}};
   model.specs = toSegmentSpecs(model.flat.paramLayout());
-  model.fingerprint = model.flat.paramLayout().fingerprint();
   return model;
 }
 
@@ -45,27 +44,29 @@ int64_t pushesPerEpoch(const DriverConfig& config, const Dataset& dataset) {
 }
 
 absl::StatusOr<StoredConnection> connectDriverRank(const DriverConfig& config,
-                                                const RankModel& model) {
-  ConnectOptions options;
-  options.rendezvous.setRank(config.rank).setWorldSize(config.world_size).setRunId(config.run_id);
-  if (!config.iface.empty()) options.rendezvous.setIface(config.iface);
+                                                   const RankModel& model) {
+  RankOptions rank;
+  rank.rank = config.rank;
+  rank.world_size = config.world_size;
+  rank.num_servers = config.servers;
+  rank.run_id = config.run_id;
+  rank.iface = config.iface;
   if (config.multiMachine()) {
-    options.rendezvous.setMaster(config.master_addr, config.master_port);
+    rank.master_addr = config.master_addr;
+    rank.master_port = config.master_port;
   } else {
-    options.rendezvous.setStoreDir(config.store_dir);
+    rank.store_dir = config.store_dir;
   }
-  options.num_servers = config.servers;
-  options.hello.method = config.method;
-  options.hello.mode = config.mode;
-  options.hello.layout_fingerprint = model.fingerprint;
+  rank.method = config.method;
+  rank.mode = config.mode;
+  auto options = rank.connectOptions(model.flat);
+  if (!options.ok()) return options.status();
   if (config.bandwidth_bps > 0 || config.latency_ns > 0) {
     // The latency rides on the sender's uplink only, so each message pays it once.
-    options.shaping = ShapingOptions{{config.bandwidth_bps, config.latency_ns},
-                                     {config.bandwidth_bps, 0}};
+    options->shaping =
+        ShapingOptions{{config.bandwidth_bps, config.latency_ns}, {config.bandwidth_bps, 0}};
   }
-  options.max_payload_bytes = maxPayloadBytes(model.flat.params().size(), model.specs.size(),
-                                              model.flat.buffers().size());
-  return connectThroughStore(std::move(options));
+  return connectThroughStore(std::move(*options));
 }
 
 void logLine(int rank, const std::string& text) {

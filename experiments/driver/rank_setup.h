@@ -27,7 +27,6 @@ struct RankModel {
   std::shared_ptr<ImageClassifier> net;
   FlatModel flat;
   SegmentSpecs specs;
-  uint64_t fingerprint = 0;
 };
 
 // A fresh model for `dataset` from LibTorch's global generator (seed it first).

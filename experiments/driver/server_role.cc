@@ -76,10 +76,10 @@ absl::Status runServerRole(const DriverConfig& config) {
   auto connected = connectDriverRank(config, *model);
   if (!connected.ok()) return connected.status();
   const auto train_start = RunClock::now();
-  auto stats = runServerShard(*connected->connection->endpoint, job, methods, model->specs,
-                              model->flat.params(), model->flat.buffers(), model->fingerprint);
+  auto stats = runServerShard(*connected->channel, job, methods, model->specs, model->flat.params(),
+                              model->flat.buffers(), model->flat.fingerprint());
   const double train_seconds = secondsSince(train_start);
-  connected->connection->close();
+  connected->channel->shutdown();
   if (!stats.ok()) return stats.status();
 
   const nlohmann::json report = {

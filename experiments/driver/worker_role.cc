@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/runtime/checkpoint.h"
-#include "core/torch/ps_optimizer.h"
+#include "core/torch/ps_rank.h"
 #include "experiments/driver/batch_norm_stats.h"
 #include "experiments/driver/compute_slots.h"
 #include "experiments/driver/elapsed.h"
@@ -50,8 +50,7 @@ class WorkerRun {
   std::optional<ComputeSlots> slots_;
   StoredConnection connected_;
   MethodRegistry methods_;
-  std::unique_ptr<WorkerClient> client_;
-  std::unique_ptr<PsOptimizer> optimizer_;
+  std::unique_ptr<PsWorker> worker_;
   std::optional<JsonLinesWriter> metrics_;
   std::optional<JsonLinesFollower> evals_;
   std::optional<ProgressPrinter> progress_;
@@ -82,23 +81,23 @@ absl::Status WorkerRun::setUp() {
   connected_ = std::move(*connected);
   if (auto s = registerBuiltinMethods(methods_); !s.ok()) return s;
   const JobSpec job = makeJobSpec(config_, static_cast<double>(pushes_per_epoch_));
-  auto client = makeWorkerClient(*connected_.connection->endpoint, job, methods_, model_->specs,
+  auto client = makeWorkerClient(*connected_.channel, job, methods_, model_->specs,
                                  model_->flat.buffers().size());
   if (!client.ok()) return client.status();
-  client_ = std::move(*client);
-  optimizer_ = std::make_unique<PsOptimizer>(model_->flat, *client_);
-  auto started = optimizer_->startStatus();
-  if (!started.ok()) return started.status();
+  auto worker = PsWorker::start(model_->flat, std::move(*client));
+  if (!worker.ok()) return worker.status();
+  worker_ = std::move(*worker);
+  const ServerProgress& started = worker_->initial();
   if (config_.resume) {
-    start_epoch_ = static_cast<int>(static_cast<double>(started->pushes) /
+    start_epoch_ = static_cast<int>(static_cast<double>(started.pushes) /
                                     static_cast<double>(pushes_per_epoch_));
     epochs_done_ = start_epoch_;
-    if (auto s = restoreWorkerState(started->pushes); !s.ok()) return s;
+    if (auto s = restoreWorkerState(started.pushes); !s.ok()) return s;
   }
   logLine(config_.rank, absl::StrCat("worker ", config_.workerIndex(), ": ",
                                      dataset_->description(), "; model ", config_.model, " (",
                                      model_->flat.params().size(), " parameters) from server "
-                                     "version ", started->version, ", starting at epoch ",
+                                     "version ", started.version, ", starting at epoch ",
                                      start_epoch_));
 
   auto metrics = JsonLinesWriter::open(config_.out + "/metrics.jsonl");
@@ -120,7 +119,6 @@ absl::Status WorkerRun::setUp() {
 absl::Status WorkerRun::trainEpoch(int epoch) {
   ImageClassifier& net = *model_->net;
   net.train();
-  optimizer_->setEpoch(epoch);
   BatchIterator batches =
       dataset_->trainBatches(config_.workerIndex(), config_.numWorkers(), epoch, config_.batch_size);
   state_.epoch = epoch;
@@ -138,14 +136,14 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
     std::optional<ComputeSlots::Held> slot;
     if (slots_) slot.emplace(slots_->acquire(config_.workerIndex()));
     const auto t0 = RunClock::now();  // compute_s: the pass itself, not the wait for a slot
-    optimizer_->zero_grad();
+    worker_->zeroGrad();
     const torch::Tensor logits = net.forward(batch.images);
     const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, batch.labels);
     loss.backward();
     slot.reset();
     const double compute_s = secondsSince(t0);
-    if (auto s = optimizer_->stepStatus(); !s.ok()) return s;
-    const StepStats& stats = optimizer_->lastStep();
+    if (auto s = worker_->step(epoch); !s.ok()) return s;
+    const StepStats& stats = worker_->lastStep();
 
     const int64_t n = batch.labels.size(0);
     const double loss_value = loss.item<double>();
@@ -167,7 +165,7 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
                                {"epoch", epoch},
                                {"samples", n},
                                {"loss", loss_value},
-                               {"lr", optimizer_->lr()},
+                               {"lr", worker_->lr()},
                                {"bytes_up", stats.bytes_up},
                                {"bytes_down", stats.bytes_down},
                                {"staleness", stats.staleness},
@@ -178,7 +176,7 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
     ++state_.step;
     state_.loss = loss_sum / static_cast<double>(seen);
     state_.train_accuracy = static_cast<double>(correct) / static_cast<double>(seen);
-    state_.lr = optimizer_->lr();
+    state_.lr = worker_->lr();
     state_.bytes_up = totals_.bytes_up;
     state_.bytes_down = totals_.bytes_down;
     showEvaluations();
@@ -193,7 +191,7 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
           absl::StrFormat("epoch %d: %d steps in %.1fs, loss %.4f, train accuracy %.2f%%, sent %s",
                           epoch + 1, state_.step, secondsSince(epoch_start), state_.loss,
                           100 * state_.train_accuracy, formatBytes(totals_.bytes_up)));
-  if (auto s = optimizer_->syncBuffers(); !s.ok()) return s;
+  if (auto s = worker_->syncBuffers(); !s.ok()) return s;
   if (state_.step == state_.steps_in_epoch) {  // not an epoch cut short by --max-steps
     if (auto s = saveWorkerState(epoch + 1); !s.ok()) return s;
   }
@@ -202,10 +200,10 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
 
 absl::Status WorkerRun::saveWorkerState(int epochs_done) {
   WorkerCheckpoint checkpoint;
-  checkpoint.layout_fingerprint = model_->fingerprint;
+  checkpoint.layout_fingerprint = model_->flat.fingerprint();
   checkpoint.epochs_done = static_cast<uint64_t>(epochs_done);
   checkpoint.method = config_.method;
-  checkpoint.method_state = optimizer_->saveState();
+  checkpoint.method_state = worker_->saveState();
   return saveWorkerCheckpoint(config_.workerCheckpointPath(), checkpoint);
 }
 
@@ -231,11 +229,11 @@ absl::Status WorkerRun::restoreWorkerState(uint64_t server_pushes) {
                                                       " state, this run is --method=",
                                                       config_.method, zero_advice));
   }
-  if (saved->layout_fingerprint != model_->fingerprint) {
+  if (saved->layout_fingerprint != model_->flat.fingerprint()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "worker checkpoint ", path, " was written for another model (layout fingerprint ",
-        absl::Hex(saved->layout_fingerprint), ", this model ", absl::Hex(model_->fingerprint), ")",
-        zero_advice));
+        absl::Hex(saved->layout_fingerprint), ", this model ",
+        absl::Hex(model_->flat.fingerprint()), ")", zero_advice));
   }
   const uint64_t saved_at = saved->epochs_done * static_cast<uint64_t>(pushes_per_epoch_);
   if (server_pushes != saved_at) {
@@ -246,7 +244,7 @@ absl::Status WorkerRun::restoreWorkerState(uint64_t server_pushes) {
                          ": momentum and residuals start from zero"));
     return absl::OkStatus();
   }
-  if (auto s = optimizer_->loadState(saved->method_state); !s.ok()) {
+  if (auto s = worker_->loadState(saved->method_state); !s.ok()) {
     return absl::DataLossError(absl::StrCat("worker checkpoint ", path, ": ", s.message(),
                                             zero_advice));
   }
@@ -272,8 +270,8 @@ absl::Status WorkerRun::finishRun() {
       !s.ok()) {
     return s;
   }
-  if (auto s = optimizer_->finish(); !s.ok()) return s;
-  connected_.connection->close();
+  if (auto s = worker_->leave(); !s.ok()) return s;
+  connected_.channel->shutdown();
   if (first()) {
     showEvaluations();
     progress_->message("training done; server shard 0 evaluates the final model and writes "

@@ -1,10 +1,10 @@
 #pragma once
-// A worker rank of the driver: trains on its shard of the training set through PsOptimizer,
-// one push per batch, and appends a line per step to metrics.jsonl. At each epoch's end it
-// sends its BN statistics to the servers. The first worker (rank == --servers) also writes
-// config.json, prints the console progress, evaluates the servers' model (parameters and
-// averaged BN statistics, pulled into a second model instance) every --eval-every epochs
-// into eval.jsonl, and at the end writes summary.json from every worker's worker<k>.json.
+// A worker rank of the driver: trains on its shard of the training set through a PsWorker
+// (core/torch/ps_rank.h), one push per batch, and appends a line per step to
+// metrics.jsonl. At each epoch's end it sends its BN statistics to the servers and saves
+// its method state; at the end it writes its report, worker<k>.json. The first worker
+// (rank == --servers) also prints the console progress, with the evaluations that server
+// shard 0 appends to eval.jsonl.
 
 #include <chrono>
 

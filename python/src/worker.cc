@@ -90,7 +90,8 @@ void bindWorker(py::module_& m) {
       .def("layout", &layout)
       .def_property_readonly("lr", &PsWorker::lr)
       .def_property_readonly("steps", &PsWorker::steps)
-      .def_property_readonly("initial_version", &PsWorker::initialVersion)
+      .def_property_readonly("initial_version",
+                             [](const PsWorker& w) { return w.initial().version; })
       .def_property_readonly("last_step", &PsWorker::lastStep, py::return_value_policy::copy);
 }
 

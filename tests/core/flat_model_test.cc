@@ -284,5 +284,30 @@ TEST(FlatModelErrorsTest, RejectsATensorRegisteredTwice) {
   EXPECT_EQ(FlatModel::create(net).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// The fingerprint ranks compare in the handshake: equal for equal layouts, different when
+// only the buffers differ or when the two layouts trade places.
+TEST(FlatModelFingerprintTest, CoversTheBuffersAsWellAsTheParameters) {
+  auto model = [](const std::vector<int64_t>& param, const std::vector<int64_t>& buffer) {
+    FlatModel::NamedTensors params{{"w", torch::zeros(param)}};
+    FlatModel::NamedTensors buffers;
+    if (!buffer.empty()) buffers.emplace_back("w", torch::zeros(buffer));
+    return FlatModel::create(params, buffers).value();
+  };
+  const FlatModel a = model({2, 3}, {4});
+  EXPECT_EQ(a.fingerprint(), model({2, 3}, {4}).fingerprint());
+  const FlatModel other_buffer = model({2, 3}, {5});
+  EXPECT_EQ(other_buffer.paramLayout().fingerprint(), a.paramLayout().fingerprint());
+  EXPECT_NE(other_buffer.fingerprint(), a.fingerprint());
+  EXPECT_NE(model({2, 3}, {}).fingerprint(), a.fingerprint());
+  // Roles swapped between two dense tensors: each layout alone is the same as the other
+  // model's (a dense "w" of 4, a dense "w" of 5), the model is not.
+  const FlatModel four_five = model({4}, {5});
+  const FlatModel five_four = model({5}, {4});
+  EXPECT_EQ(four_five.paramLayout().fingerprint(), five_four.bufferLayout().fingerprint());
+  EXPECT_EQ(four_five.bufferLayout().fingerprint(), five_four.paramLayout().fingerprint());
+  EXPECT_NE(four_five.fingerprint(), five_four.fingerprint());
+  EXPECT_NE(model({2, 3}, {}).fingerprint(), model({3, 2}, {}).fingerprint());
+}
+
 }  // namespace
 }  // namespace sparseps

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/runtime/endpoint.h"
+#include "transport/endpoint.h"
 
 namespace sparseps {
 

@@ -128,13 +128,13 @@ int run(int argc, char** argv) {
   connect.hello.mode = mode;
   connect.hello.layout_fingerprint = 0x5eed;
   connect.max_payload_bytes = maxPayloadBytes(kNumel, specs.size(), 0);
-  auto connection = connectRank(connect);
-  if (!connection.ok()) {
-    std::fprintf(stderr, "rank %d: %s\n", rank, std::string(connection.status().message()).c_str());
+  auto channel = connectRank(connect);
+  if (!channel.ok()) {
+    std::fprintf(stderr, "rank %d: %s\n", rank, std::string(channel.status().message()).c_str());
     return 3;
   }
   std::ofstream result(out);
-  auto& endpoint = *(*connection)->endpoint;
+  Channel& endpoint = **channel;
 
   if (job.isServer(rank)) {
     std::vector<float> initial(kNumel, 0.0f);
@@ -144,7 +144,7 @@ int run(int argc, char** argv) {
       return 4;
     }
     result << "dropped=" << stats->dropped_workers << "\n";
-    (*connection)->close();
+    (*channel)->shutdown();
     return 0;
   }
 
@@ -178,7 +178,7 @@ int run(int argc, char** argv) {
          << "bytes_up_min=" << up_min << "\nbytes_up_max=" << up_max << "\n"
          << "bytes_down_mean=" << down_total / std::max(steps, 1) << "\n";
   result.close();
-  (*connection)->close();
+  (*channel)->shutdown();
   return 0;
 }
 

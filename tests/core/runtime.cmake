@@ -9,9 +9,9 @@ sparseps_test(runtime_core_test
 sparseps_test(runtime_loop_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runtime_loop_test.cc ${CMAKE_CURRENT_LIST_DIR}/local_hub.cc
   DEPS sparseps_runtime)
-sparseps_test(ps_optimizer_test
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/ps_optimizer_test.cc ${CMAKE_CURRENT_LIST_DIR}/local_hub.cc
-  DEPS sparseps_ps_optimizer)
+sparseps_test(ps_worker_sgd_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/ps_worker_sgd_test.cc ${CMAKE_CURRENT_LIST_DIR}/local_hub.cc
+  DEPS sparseps_ps_rank)
 
 # Real multi-process jobs: ps_job_rank is one rank, ps_job_test launches whole jobs.
 add_executable(ps_job_rank ${CMAKE_CURRENT_LIST_DIR}/ps_job_rank.cc)

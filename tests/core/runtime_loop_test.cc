@@ -150,30 +150,27 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
   const int survivors = cfg.workers - (cfg.kill_worker >= 0) - (cfg.garbage_worker >= 0) -
                         (cfg.corrupting_worker >= 0);
   std::atomic<int> finished_steps{0};
+  JobSpec job;  // the facts the server loop and the worker client read
+  job.num_servers = cfg.shards;
+  job.num_workers = cfg.workers;
+  job.server.mode = cfg.mode;
+  job.server.lr = LrSchedule{0.1, {}, 0.1, 0};
+  job.server.pushes_per_epoch = 100;
+  job.server.log = log;
+  job.checkpoint_path = cfg.checkpoint_path;
+  job.checkpoint_every = 10;
   std::vector<std::thread> threads;
   for (int s = 0; s < cfg.shards; ++s) {
     threads.emplace_back([&, s] {
       const Shard& shard = plan.shard(s);
-      ServerOptions so;
-      so.mode = cfg.mode;
-      so.lr = LrSchedule{0.1, {}, 0.1, 0};
-      so.pushes_per_epoch = 100;
-      so.log = log;
       const size_t buffers = s == 0 ? p.num_buffers : 0;
       ServerCore core(std::make_unique<SgdServer>(shard.local_specs, &result.started[s]),
-                      std::vector<float>(shard.numel, 0.0f), buffers, cfg.workers, so);
+                      std::vector<float>(shard.numel, 0.0f), buffers, cfg.workers, job.server);
       if (cfg.resume) {
         ASSERT_TRUE(core.restore(*cfg.resume).ok());
       }
-      ServerLoopOptions lo;
-      lo.worker_ranks = worker_ranks;
-      lo.specs = shard.local_specs;
-      lo.num_buffers = buffers;
-      lo.checkpoint_path = cfg.checkpoint_path;
-      lo.checkpoint_every = 10;
-      lo.log = log;
       auto endpoint = hub.endpoint(s);
-      Server server(*endpoint, core, lo);
+      Server server(*endpoint, core, job, shard.local_specs, /*layout_fingerprint=*/0);
       result.server_status[s] = server.run();
       result.server_models[s] = core.model();
     });
@@ -187,10 +184,8 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
         corrupting = wrapped.get();
         endpoint = std::move(wrapped);
       }
-      WorkerClientOptions wo;
-      wo.server_ranks = server_ranks;
-      wo.num_buffers = p.num_buffers;
-      WorkerClient client(*endpoint, plan, p.specs, std::make_unique<SgdWorker>(p.specs), wo);
+      WorkerClient client(*endpoint, job, plan, p.specs, std::make_unique<SgdWorker>(p.specs),
+                          p.num_buffers);
       std::vector<float> model(p.numel), buffers(p.num_buffers), grad(p.numel);
       auto started = client.start(absl::MakeSpan(model), absl::MakeSpan(buffers));
       if (!started.ok()) {
@@ -373,7 +368,7 @@ TEST(RuntimeLoopTest, ResumeContinuesFromTheLastCheckpoint) {
   first.checkpoint_path = path;
   auto r1 = runJob(p, first);
   expectAllOk(r1);
-  auto saved = loadCheckpoint(path);
+  auto saved = loadCheckpoint(path + ".shard0");  // shard s writes <path>.shard<s>
   ASSERT_TRUE(saved.ok()) << saved.status();
   EXPECT_EQ(saved->version, 25u);  // the final checkpoint holds every applied push
   EXPECT_EQ(saved->model, r1.server_models[0]);
@@ -389,7 +384,7 @@ TEST(RuntimeLoopTest, ResumeContinuesFromTheLastCheckpoint) {
   for (size_t i = 0; i < p.numel; ++i) EXPECT_NEAR(r2.server_models[0][i], expected[i], 1e-6);
   // The restored rule hears that the worker starts over from the model sent to it.
   EXPECT_EQ(r2.started[0], std::vector<int>{0});
-  std::filesystem::remove(path);
+  std::filesystem::remove(path + ".shard0");
 }
 
 }  // namespace

@@ -39,8 +39,8 @@ Message densePush(std::vector<float> v) {
   return {s};
 }
 
-ServerOptions optionsFor(ConsistencyMode mode, int staleness = 0) {
-  ServerOptions o;
+ServerCoreOptions optionsFor(ConsistencyMode mode, int staleness = 0) {
+  ServerCoreOptions o;
   o.mode = mode;
   o.staleness = staleness;
   o.lr = LrSchedule{0.1, {1.0}, 0.1, 0};
@@ -155,7 +155,7 @@ TEST(ServerCoreTest, SnapshotsFollowTheGlobalEpochAndCloseWithTheFinalModel) {
       bool finished;
     };
     std::vector<Seen> seen;
-    ServerOptions o = optionsFor(mode);
+    ServerCoreOptions o = optionsFor(mode);
     o.snapshot_every = 0.5;
     o.on_snapshot = [&](const ServerCore& core) {
       seen.push_back({core.epoch(), core.pushes(), core.model(), core.finished()});

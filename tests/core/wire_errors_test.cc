@@ -77,12 +77,25 @@ TEST(WireErrors, WrongMagic) {
   std::vector<uint8_t> m = encode(Encoding::kIndexValueF32);
   m[0] ^= 0x20;
   expectError(m, limits(), "wrong magic");
+  EXPECT_FALSE(payloadBytesFromHeader(m).ok());  // refused before a payload receive is posted
 }
 
 TEST(WireErrors, UnknownVersion) {
   std::vector<uint8_t> m = encode(Encoding::kIndexValueF32);
   m[4] = 1;  // the version whose checksum was crc32: refused, not misread
   expectError(m, limits(), "unknown protocol version 1");
+  EXPECT_FALSE(payloadBytesFromHeader(m).ok());
+}
+
+// The transport reads the framing and the size only; the kind is for the receiver's one
+// decode of the header.
+TEST(WireErrors, TheTransportReadsTheSizeAndLeavesTheKindToTheDecoder) {
+  std::vector<uint8_t> m = encode(Encoding::kIndexValueF32);
+  m[6] = 99;
+  absl::StatusOr<size_t> n = payloadBytesFromHeader(m);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, m.size() - kHeaderBytes);
+  EXPECT_FALSE(decodeHeader(m).ok());
 }
 
 TEST(WireErrors, UnknownKind) {
@@ -106,9 +119,9 @@ TEST(WireErrors, SegmentCountThePayloadCannotHold) {
   MessageHeader h;
   h.segment_count = 1000000;
   h.payload_bytes = 100;
-  absl::StatusOr<size_t> n = payloadBytesFromHeader(encodeHeader(h));
-  ASSERT_FALSE(n.ok());
-  EXPECT_THAT(std::string(n.status().message()), HasSubstr("1000000 segments"));
+  absl::StatusOr<MessageHeader> d = decodeHeader(encodeHeader(h));
+  ASSERT_FALSE(d.ok());
+  EXPECT_THAT(std::string(d.status().message()), HasSubstr("1000000 segments"));
 }
 
 TEST(WireErrors, PayloadAboveTheLimit) {

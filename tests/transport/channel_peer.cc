@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "tests/transport/test_header.h"
 #include "transport/channel.h"
@@ -78,7 +79,7 @@ int main(int argc, char** argv) {
   if (mode == "sender") {
     std::vector<uint8_t> payload(bytes, static_cast<uint8_t>(rank));
     for (int i = 0; i < messages; ++i) {
-      absl::Status s = (*channel)->send(0, testing::testHeader(bytes), payload);
+      absl::Status s = (*channel)->send(0, testing::testMessage(bytes, payload));
       if (!s.ok()) return fail(std::string(s.message()));
     }
     (*channel)->shutdown();
@@ -91,12 +92,16 @@ int main(int argc, char** argv) {
     int data_messages = 0;
     auto first = std::chrono::steady_clock::now(), last = first;
     for (;;) {
-      auto m = (*channel)->recvFromAny(others);
+      auto m = (*channel)->receive(others);
       if (!m.ok()) {
         if (absl::IsFailedPrecondition(m.status())) break;  // everyone has shut down
         return fail(std::string(m.status().message()));
       }
-      if (m->kind != ChannelMessage::Kind::kData) continue;
+      if (!m->peer_status.ok()) {
+        // A sender that is done closes; one that dies fails the run.
+        if (absl::StrContains(m->peer_status.message(), "closed its connection")) continue;
+        return fail(std::string(m->peer_status.message()));
+      }
       last = std::chrono::steady_clock::now();
       // Goodput counts what arrived after the first message: n-1 messages in (last-first).
       if (data_messages++ == 0)

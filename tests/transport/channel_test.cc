@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "tests/transport/mesh.h"
 #include "tests/transport/test_header.h"
 
@@ -17,7 +18,7 @@ namespace {
 using testing::connectMesh;
 using testing::makeChannels;
 using testing::testChannelOptions;
-using testing::testHeader;
+using testing::testMessage;
 
 std::vector<ChannelOptions> sameOptions(int n, size_t max_payload) {
   return std::vector<ChannelOptions>(n, testChannelOptions(max_payload));
@@ -50,8 +51,8 @@ TEST_P(ChannelRoundTrip, EchoesRandomPayloadsExactly) {
         const size_t size = i == 0 ? 0 : i == 1 ? kMax : rng() % 70000;
         std::vector<uint8_t> payload(size);
         for (auto& b : payload) b = static_cast<uint8_t>(rng());
-        ASSERT_TRUE(channels[r]->send(0, testHeader(size), payload).ok());
-        auto reply = channels[r]->recvFromAny(std::vector<int>{0});
+        ASSERT_TRUE(channels[r]->send(0, testMessage(size, payload)).ok());
+        auto reply = channels[r]->receive(std::vector<int>{0});
         ASSERT_TRUE(reply.ok()) << reply.status();
         EXPECT_EQ(reply->src, 0);
         EXPECT_EQ(reply->payload, payload);
@@ -61,12 +62,14 @@ TEST_P(ChannelRoundTrip, EchoesRandomPayloadsExactly) {
   }
   size_t bytes = 0;
   for (int i = 0; i < kMessages * (n - 1);) {
-    auto m = channels[0]->recvFromAny(workersOf(n));
+    auto m = channels[0]->receive(workersOf(n));
     ASSERT_TRUE(m.ok()) << m.status();
-    if (m->kind == ChannelMessage::Kind::kShutdown) continue;  // a worker done already
+    if (!m->peer_status.ok()) continue;  // a worker done already
     ++i;
     bytes += testing::kTestHeaderBytes + m->payload.size();
-    ASSERT_TRUE(channels[0]->send(m->src, m->header, m->payload).ok());
+    std::vector<uint8_t> echo = m->header;
+    echo.insert(echo.end(), m->payload.begin(), m->payload.end());
+    ASSERT_TRUE(channels[0]->send(m->src, echo).ok());
   }
   for (auto& t : threads) t.join();
   const LinkCounters total = channels[0]->totalCounters();
@@ -84,7 +87,7 @@ INSTANTIATE_TEST_SUITE_P(Ranks, ChannelRoundTrip, ::testing::Values(2, 3, 4));
 
 // Messages from one sender arrive in its order; every sender's shutdown is reported once,
 // after all its data; then no live rank is left.
-TEST(Channel, RecvFromAnyKeepsPerSenderOrderAndReportsShutdowns) {
+TEST(Channel, ReceiveKeepsPerSenderOrderAndReportsShutdownsAsFrames) {
   constexpr int kRanks = 4, kMessages = 25;
   auto contexts = connectMesh(kRanks);
   auto channels = makeChannels(contexts, sameOptions(kRanks, 64));
@@ -93,16 +96,18 @@ TEST(Channel, RecvFromAnyKeepsPerSenderOrderAndReportsShutdowns) {
     threads.emplace_back([&, r] {
       for (uint8_t i = 0; i < kMessages; ++i) {
         std::vector<uint8_t> payload = {static_cast<uint8_t>(r), i};
-        ASSERT_TRUE(channels[r]->send(0, testHeader(2), payload).ok());
+        ASSERT_TRUE(channels[r]->send(0, testMessage(2, payload)).ok());
       }
       channels[r]->shutdown();
     });
   }
   std::map<int, int> next, shutdowns;
   for (int i = 0; i < kRanks - 1 + kMessages * (kRanks - 1); ++i) {
-    auto m = channels[0]->recvFromAny(workersOf(kRanks));
+    auto m = channels[0]->receive(workersOf(kRanks));
     ASSERT_TRUE(m.ok()) << m.status();
-    if (m->kind == ChannelMessage::Kind::kShutdown) {
+    if (!m->peer_status.ok()) {
+      EXPECT_EQ(m->peer_status.message(),
+                absl::StrCat("channel: rank ", m->src, " closed its connection"));
       EXPECT_EQ(next[m->src], kMessages) << "shutdown of rank " << m->src << " before its data";
       ++shutdowns[m->src];
       continue;
@@ -112,7 +117,7 @@ TEST(Channel, RecvFromAnyKeepsPerSenderOrderAndReportsShutdowns) {
     EXPECT_EQ(m->payload[1], next[m->src]++);
   }
   for (int r = 1; r < kRanks; ++r) EXPECT_EQ(shutdowns[r], 1);
-  auto none = channels[0]->recvFromAny(workersOf(kRanks));
+  auto none = channels[0]->receive(workersOf(kRanks));
   EXPECT_TRUE(absl::IsFailedPrecondition(none.status())) << none.status();
   for (auto& t : threads) t.join();
 }
@@ -127,21 +132,24 @@ TEST(Channel, OversizeAnnouncementIsRefusedAndReceiverGoesOn) {
   std::thread bad([&] {
     std::vector<uint8_t> payload(4096, 1);
     // Blocks until rank 0 closes: its payload is never taken.
-    absl::Status s = channels[1]->send(0, testHeader(payload.size()), payload);
+    absl::Status s = channels[1]->send(0, testMessage(payload.size(), payload));
     EXPECT_FALSE(s.ok());
     bad_sender_done = true;
   });
   std::thread good([&] {
     std::vector<uint8_t> payload(100, 2);
-    EXPECT_TRUE(channels[2]->send(0, testHeader(payload.size()), payload).ok());
+    EXPECT_TRUE(channels[2]->send(0, testMessage(payload.size(), payload)).ok());
   });
-  auto refused = channels[0]->recvFromAny(std::vector<int>{1});
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().message(),
+  // Reported as rank 1's departure, not as a failure of the receiving channel.
+  auto refused = channels[0]->receive(std::vector<int>{1});
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_EQ(refused->src, 1);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused->peer_status));
+  EXPECT_EQ(refused->peer_status.message(),
             "channel: rank 1 announced a payload of 4096 bytes, more than the limit of 1024; "
             "rank 1 is dropped");
   EXPECT_FALSE(channels[0]->isLive(1));
-  auto m = channels[0]->recvFromAny(std::vector<int>{1, 2});
+  auto m = channels[0]->receive(std::vector<int>{1, 2});
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->src, 2);
   EXPECT_EQ(m->payload, std::vector<uint8_t>(100, 2));
@@ -159,14 +167,14 @@ TEST(Channel, InterruptWakesABlockedReceiveWhichCanBeRetried) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     channels[0]->interrupt();
   });
-  auto woken = channels[0]->recvFromAny(std::vector<int>{1});
+  auto woken = channels[0]->receive(std::vector<int>{1});
   EXPECT_TRUE(absl::IsCancelled(woken.status())) << woken.status();
   interrupter.join();
   std::thread sender([&] {
     std::vector<uint8_t> payload = {7, 8, 9};
-    EXPECT_TRUE(channels[1]->send(0, testHeader(3), payload).ok());
+    EXPECT_TRUE(channels[1]->send(0, testMessage(3, payload)).ok());
   });
-  auto m = channels[0]->recvFromAny(std::vector<int>{1});
+  auto m = channels[0]->receive(std::vector<int>{1});
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->payload, (std::vector<uint8_t>{7, 8, 9}));
   sender.join();
@@ -176,14 +184,14 @@ TEST(Channel, SendRejectsBadArguments) {
   auto contexts = connectMesh(2);
   auto channels = makeChannels(contexts, sameOptions(2, 64));
   std::vector<uint8_t> payload(10);
-  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(0, testHeader(10), payload)));
-  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(2, testHeader(10), payload)));
-  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(1, testHeader(11), payload)));
+  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(0, testMessage(10, payload))));
+  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(2, testMessage(10, payload))));
+  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(1, testMessage(11, payload))));
   std::vector<uint8_t> big(65);
-  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(1, testHeader(65), big)));
-  std::vector<uint8_t> short_header(3);
-  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(1, short_header, payload)));
-  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->recvFromAny(std::vector<int>{0}).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(1, testMessage(65, big))));
+  std::vector<uint8_t> shorter_than_a_header(3);
+  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->send(1, shorter_than_a_header)));
+  EXPECT_TRUE(absl::IsInvalidArgument(channels[0]->receive(std::vector<int>{0}).status()));
 }
 
 TEST(ChannelOptions, ValidateNamesTheField) {
@@ -224,9 +232,9 @@ TEST(Channel, ShapingDeliversWhenTheLastByteWouldArrive) {
                               testChannelOptions(992).setShaping(sender).setClock(clock)});
   std::thread t([&] {
     std::vector<uint8_t> payload(992);
-    for (int i = 0; i < 3; ++i) EXPECT_TRUE(channels[1]->send(0, testHeader(992), payload).ok());
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(channels[1]->send(0, testMessage(992, payload)).ok());
   });
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(channels[0]->recvFromAny(std::vector<int>{1}).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(channels[0]->receive(std::vector<int>{1}).ok());
   t.join();
   // stamps: now + 8k us + 10 us; down: max(stamp, previous + 80 us); delivery + 40 us.
   const int64_t now = FrozenClock::kNow;
@@ -244,11 +252,12 @@ TEST(Channel, ShapedGoodputIsNearTheConfiguredRate) {
   auto channels = makeChannels(contexts, {options, options});
   std::thread t([&] {
     std::vector<uint8_t> payload(kBytes);
-    for (int i = 0; i < 5; ++i) EXPECT_TRUE(channels[1]->send(0, testHeader(kBytes), payload).ok());
+    for (int i = 0; i < 5; ++i)
+      EXPECT_TRUE(channels[1]->send(0, testMessage(kBytes, payload)).ok());
   });
   std::vector<std::chrono::steady_clock::time_point> delivered;
   for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(channels[0]->recvFromAny(std::vector<int>{1}).ok());
+    ASSERT_TRUE(channels[0]->receive(std::vector<int>{1}).ok());
     delivered.push_back(std::chrono::steady_clock::now());
   }
   t.join();

@@ -46,15 +46,16 @@ TEST(DeadPeer, IsReportedByRankAndTheOthersGoOn) {
   int data = 0, shutdowns = 0, deaths = 0;
   bool killed = false;
   while (data + shutdowns + deaths < 5) {
-    auto m = (*channel)->recvFromAny(std::vector<int>{1, 2});
-    if (!m.ok()) {
-      ASSERT_TRUE(absl::IsUnavailable(m.status())) << m.status();
-      EXPECT_EQ(m.status().message().rfind("channel: rank 1 is dead", 0), 0u) << m.status();
+    auto m = (*channel)->receive(std::vector<int>{1, 2});
+    ASSERT_TRUE(m.ok()) << m.status();  // a peer's end is a Frame, not a channel error
+    if (m->src == 1) {
+      ASSERT_TRUE(absl::IsUnavailable(m->peer_status)) << m->peer_status;
+      EXPECT_EQ(m->peer_status.message().rfind("channel: rank 1 is dead", 0), 0u) << m->peer_status;
       ++deaths;
       continue;
     }
-    if (m->kind == ChannelMessage::Kind::kShutdown) {
-      EXPECT_EQ(m->src, 2);
+    if (!m->peer_status.ok()) {
+      EXPECT_EQ(m->peer_status.message(), "channel: rank 2 closed its connection");
       ++shutdowns;
       if (!killed) {
         hanging.killNow();
@@ -70,7 +71,7 @@ TEST(DeadPeer, IsReportedByRankAndTheOthersGoOn) {
   EXPECT_EQ(shutdowns, 1);
   EXPECT_EQ(deaths, 1);
   EXPECT_FALSE((*channel)->isLive(1));
-  EXPECT_TRUE(absl::IsFailedPrecondition((*channel)->recvFromAny(std::vector<int>{1, 2}).status()));
+  EXPECT_TRUE(absl::IsFailedPrecondition((*channel)->receive(std::vector<int>{1, 2}).status()));
   done = true;
   watchdog.join();
   EXPECT_EQ(sender.wait(std::chrono::seconds(10)), 0);
@@ -88,7 +89,7 @@ TEST(DeadPeer, ASendToADeadPeerFailsNamingIt) {
   hanging.killNow();
   std::vector<uint8_t> payload(10);
   // The send blocks until rank 1's death is seen on its connection.
-  absl::Status s = (*channel)->send(1, testing::testHeader(10), payload);
+  absl::Status s = (*channel)->send(1, testing::testMessage(10, payload));
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("rank 1"), absl::string_view::npos) << s;
 }

@@ -1,9 +1,9 @@
 #pragma once
 // A tiny stand-in for core's wire header in transport tests: 8 bytes, the payload size.
 
-#include <array>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -13,10 +13,13 @@ namespace sparseps::testing {
 
 inline constexpr size_t kTestHeaderBytes = 8;
 
-inline std::array<uint8_t, kTestHeaderBytes> testHeader(uint64_t payload_bytes) {
-  std::array<uint8_t, kTestHeaderBytes> h;
-  std::memcpy(h.data(), &payload_bytes, sizeof(payload_bytes));
-  return h;
+// A message as Channel::send takes it: a header announcing `announced` payload bytes (a
+// test may announce what the payload does not hold), then the payload.
+inline std::vector<uint8_t> testMessage(uint64_t announced, absl::Span<const uint8_t> payload) {
+  std::vector<uint8_t> m(kTestHeaderBytes + payload.size());
+  std::memcpy(m.data(), &announced, sizeof(announced));
+  if (!payload.empty()) std::memcpy(m.data() + kTestHeaderBytes, payload.data(), payload.size());
+  return m;
 }
 
 inline absl::StatusOr<size_t> testPayloadSize(absl::Span<const uint8_t> header) {

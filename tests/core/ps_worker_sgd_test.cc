@@ -1,6 +1,7 @@
-// The drop-in optimizer against torch::optim::SGD: with asgd, one worker and one server,
-// every step through the parameter server must move the module exactly as SGD would.
-#include "core/torch/ps_optimizer.h"
+// PsWorker as a LibTorch optimizer against torch::optim::SGD: with asgd, one worker and
+// one server, every step through the parameter server must move the module exactly as SGD
+// would.
+#include "core/torch/ps_rank.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -20,7 +21,7 @@ torch::nn::Sequential makeNet() {
                                torch::nn::ReLU(), torch::nn::Linear(8, 3));
 }
 
-TEST(PsOptimizerTest, AsgdWithOneWorkerMatchesTorchSgd) {
+TEST(PsWorkerSgdTest, AsgdWithOneWorkerMatchesTorchSgd) {
   constexpr double kLr = 0.05, kWd = 1e-3;
   constexpr int kSteps = 8;
   torch::manual_seed(11);
@@ -58,16 +59,17 @@ TEST(PsOptimizerTest, AsgdWithOneWorkerMatchesTorchSgd) {
   auto endpoint = hub.endpoint(1);
   auto client = makeWorkerClient(*endpoint, job, methods, specs, flat->buffers().size());
   ASSERT_TRUE(client.ok()) << client.status();
-  PsOptimizer optimizer(*flat, **client);
-  optimizer.start();
+  auto worker = PsWorker::start(*flat, std::move(*client));
+  ASSERT_TRUE(worker.ok()) << worker.status();
   for (int s = 0; s < kSteps; ++s) {
-    optimizer.zero_grad();
+    (*worker)->zeroGrad();
     torch::cross_entropy_loss(net->forward(inputs[s]), targets[s]).backward();
-    optimizer.step();
-    EXPECT_GT(optimizer.lastStep().bytes_up, 0u);
+    ASSERT_TRUE((*worker)->step().ok());
+    EXPECT_GT((*worker)->lastStep().bytes_up, 0u);
   }
-  ASSERT_TRUE(optimizer.syncBuffers().ok());
-  ASSERT_TRUE(optimizer.finish().ok());
+  ASSERT_TRUE((*worker)->syncBuffers().ok());
+  ASSERT_TRUE((*worker)->leave().ok());
+  EXPECT_FALSE((*worker)->step().ok());  // it has left the job
   server.join();
 
   auto expected = reference->parameters();

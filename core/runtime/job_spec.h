@@ -1,0 +1,38 @@
+#pragma once
+// JobSpec: one parameter-server job as every rank sees it: which ranks serve and which
+// train, the method and its options, the server's consistency mode and schedule, the
+// wire encoding and the checkpoints. The server loop and the worker client read their
+// facts from it (core/runtime/job.h starts both).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/runtime/server_core.h"
+#include "core/wire/wire.h"
+#include "optim/method_options.h"
+
+namespace sparseps {
+
+struct JobSpec {
+  int num_servers = 1;
+  int num_workers = 1;
+  std::string method = "dgs";
+  MethodOptions method_options;  // lr0 and num_workers are set from the job, and the seed
+                                 // becomes seed + rank in resolveJob
+  ServerCoreOptions server;      // mode, staleness, schedule, pushes per epoch, log
+  EncodeOptions encode;
+  std::string checkpoint_path;    // empty: none; shard s writes <path>.shard<s>
+  uint64_t checkpoint_every = 0;  // in server versions; 0: only at the end
+  bool resume = false;
+
+  int worldSize() const { return num_servers + num_workers; }
+  bool isServer(int rank) const { return rank < num_servers; }
+  std::vector<int> serverRanks() const;
+  std::vector<int> workerRanks() const;
+  std::string checkpointPathOf(int shard) const;
+  absl::Status validate() const;
+};
+
+}  // namespace sparseps
