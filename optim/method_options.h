@@ -8,11 +8,17 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "optim/option_names.h"
 
 namespace sparseps {
 
 enum class Downlink { kDense, kSparse };          // dense W, or the dual-way sparse reply
 enum class Selection { kExact, kSampled };        // exact top-k, or DGC's sampled threshold
+
+inline constexpr NameTable<Downlink, 2> kDownlinkNames{
+    {{"dense", Downlink::kDense}, {"sparse", Downlink::kSparse}}};
+inline constexpr NameTable<Selection, 2> kSelectionNames{
+    {{"exact", Selection::kExact}, {"sampled", Selection::kSampled}}};
 
 // The downlink a method runs with unless told otherwise: the sparse reply for gradient
 // dropping and DGC (as their papers' parameter servers do), the dense model for the rest

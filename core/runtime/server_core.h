@@ -23,10 +23,15 @@
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/lr_schedule.h"
 #include "optim/method.h"
+#include "optim/option_names.h"
 
 namespace sparseps {
 
 enum class ConsistencyMode { kAsync, kSync, kStaleness };
+inline constexpr NameTable<ConsistencyMode, 3> kConsistencyModeNames{
+    {{"async", ConsistencyMode::kAsync},
+     {"sync", ConsistencyMode::kSync},
+     {"staleness", ConsistencyMode::kStaleness}}};
 
 class ServerCore;
 

@@ -25,24 +25,16 @@ absl::StatusOr<JobSpec> RankOptions::jobSpec(const MethodRegistry& methods) cons
   job.method_options.setSeed(seed);
   if (downlink.empty()) {
     job.method_options.setDownlink(defaultDownlink(method));
-  } else if (downlink == "dense" || downlink == "sparse") {
-    job.method_options.setDownlink(downlink == "sparse" ? Downlink::kSparse : Downlink::kDense);
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("downlink: '", downlink, "'; use 'dense' or 'sparse'"));
+    auto parsed = parseName(kDownlinkNames, "downlink", downlink);
+    if (!parsed.ok()) return parsed.status();
+    job.method_options.setDownlink(*parsed);
   }
   job.server.lr = LrSchedule{lr, milestones, gamma, warmup_epochs};
-  if (mode == "async") {
-    job.server.mode = ConsistencyMode::kAsync;
-  } else if (mode == "sync") {
-    job.server.mode = ConsistencyMode::kSync;
-  } else if (mode == "staleness") {
-    job.server.mode = ConsistencyMode::kStaleness;
-    job.server.staleness = staleness;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("mode: '", mode, "'; use 'async', 'sync' or 'staleness'"));
-  }
+  auto parsed_mode = parseName(kConsistencyModeNames, "mode", mode);
+  if (!parsed_mode.ok()) return parsed_mode.status();
+  job.server.mode = *parsed_mode;
+  job.server.staleness = staleness;
   if (pushes_per_epoch <= 0 && (!milestones.empty() || warmup_epochs > 0)) {
     return absl::InvalidArgumentError(
         "milestones and warmup_epochs count epochs: give epoch_steps too (every worker's "

@@ -19,6 +19,12 @@
 namespace sparseps {
 namespace {
 
+// A spelling the flag's check (CLI::IsMember(namesOf(table))) already let through.
+template <typename E, size_t N>
+E checkedName(const NameTable<E, N>& table, const std::string& name) {
+  return parseName(table, "", name).value();
+}
+
 // CLI11's PositiveNumber and NonNegativeNumber name their upper bound, DBL_MAX, in all of
 // its 309 digits; these state the rule instead.
 CLI::Validator numberAtLeast(double bound, bool inclusive) {
@@ -224,7 +230,7 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "consistency: async (apply and answer each push alone), sync (average a "
                  "round of every worker's push), staleness (async, a worker waits when more "
                  "than --staleness steps ahead of the slowest)")
-      ->check(CLI::IsMember({"async", "sync", "staleness"}))->group(job);
+      ->check(CLI::IsMember(namesOf(kConsistencyModeNames)))->group(job);
   app.add_option("--staleness", c->staleness, "the bound s of --mode=staleness")
       ->check(kNonNegative)->group(job);
 
@@ -276,10 +282,10 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   app.add_option("--downlink", c->downlink,
                  "what the server sends back: dense (the model difference) or sparse "
                  "(top-k of it, dual-way)")
-      ->check(CLI::IsMember({"dense", "sparse"}))->group(opt);
+      ->check(CLI::IsMember(namesOf(kDownlinkNames)))->group(opt);
   app.add_option("--selection", c->selection,
                  "top-k selection: exact, or sampled (DGC's sampled threshold)")
-      ->check(CLI::IsMember({"exact", "sampled"}))->group(opt);
+      ->check(CLI::IsMember(namesOf(kSelectionNames)))->group(opt);
   app.add_flag("--nesterov", c->nesterov, "Nesterov momentum (dgc)")->group(opt);
   app.add_option("--clip-norm", c->clip_norm, "DGC local gradient clipping threshold; 0 = off")
       ->check(kNonNegative)->group(opt);
@@ -440,7 +446,7 @@ void applyPreset(DriverConfig* c, const std::set<std::string>& given) {
   if (unset("--density")) c->density = 0.01;
   if (unset("--server-density")) c->server_density = 0.01;
   if (unset("--downlink")) {
-    c->downlink = defaultDownlink(c->method) == Downlink::kSparse ? "sparse" : "dense";
+    c->downlink = nameOf(kDownlinkNames, defaultDownlink(c->method));
   }
 }
 
@@ -554,17 +560,15 @@ JobSpec makeJobSpec(const DriverConfig& c, double pushes_per_epoch) {
       .setWeightDecay(c.weight_decay)
       .setDensity(c.density)
       .setServerDensity(c.server_density)
-      .setDownlink(c.downlink == "sparse" ? Downlink::kSparse : Downlink::kDense)
-      .setSelection(c.selection == "sampled" ? Selection::kSampled : Selection::kExact)
+      .setDownlink(checkedName(kDownlinkNames, c.downlink))
+      .setSelection(checkedName(kSelectionNames, c.selection))
       .setResyncEvery(c.resync_every)
       .setNesterov(c.nesterov)
       .setClipNorm(c.clip_norm)
       .setWarmup(c.dgc_warmup)
       .setF16(c.f16)
       .setSeed(c.seed);  // resolveJob gives each rank seed + rank
-  job.server.mode = c.mode == "sync"        ? ConsistencyMode::kSync
-                    : c.mode == "staleness" ? ConsistencyMode::kStaleness
-                                            : ConsistencyMode::kAsync;
+  job.server.mode = checkedName(kConsistencyModeNames, c.mode);
   job.server.staleness = c.staleness;
   job.server.lr = LrSchedule{c.lr, c.milestones, c.lr_gamma, c.warmup_epochs};
   job.server.pushes_per_epoch = pushes_per_epoch;

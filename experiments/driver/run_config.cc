@@ -12,9 +12,10 @@ absl::Status writeRunConfig(const DriverConfig& config, const MethodRegistry& me
   nlohmann::json resolved = config.toJson();
   auto method = methods.find(config.method);
   if (!method.ok()) return method.status();
-  const bool sparse_downlink = (*method)->downlink(job.method_options) == Downlink::kSparse;
+  const Downlink downlink = (*method)->downlink(job.method_options);
+  const bool sparse_downlink = downlink == Downlink::kSparse;
   resolved["downlink_flag"] = config.downlink;
-  resolved["downlink"] = sparse_downlink ? "sparse" : "dense";
+  resolved["downlink"] = nameOf(kDownlinkNames, downlink);
   if (!sparse_downlink) resolved.erase("server_density");
   if (config.method == "dgc" && config.dgc_warmup) {
     std::vector<double> schedule;

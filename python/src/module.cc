@@ -26,12 +26,11 @@ void bindRankOptions(py::module_& m) {
       .def_readwrite("server_density", &MethodOptions::server_density)
       .def_property(
           "selection",
-          [](const MethodOptions& o) { return o.selection == Selection::kSampled ? "sampled" : "exact"; },
+          [](const MethodOptions& o) { return nameOf(kSelectionNames, o.selection); },
           [](MethodOptions& o, const std::string& v) {
-            if (v != "exact" && v != "sampled") {
-              throw py::value_error("selection: '" + v + "'; use 'exact' or 'sampled'");
-            }
-            o.selection = v == "sampled" ? Selection::kSampled : Selection::kExact;
+            auto parsed = parseName(kSelectionNames, "selection", v);
+            if (!parsed.ok()) throw py::value_error(std::string(parsed.status().message()));
+            o.selection = *parsed;
           })
       .def_readwrite("resync_every", &MethodOptions::resync_every)
       .def_readwrite("nesterov", &MethodOptions::nesterov)

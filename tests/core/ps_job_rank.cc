@@ -112,7 +112,12 @@ int run(int argc, char** argv) {
   job.method = method;
   job.method_options.setDensity(density).setServerDensity(density).setWeightDecay(0);
   job.server.lr = LrSchedule{lr, {}, 0.1, 0};
-  job.server.mode = mode == "sync" ? ConsistencyMode::kSync : ConsistencyMode::kAsync;
+  auto parsed_mode = parseName(kConsistencyModeNames, "--mode", mode);
+  if (!parsed_mode.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(parsed_mode.status().message()).c_str());
+    return 2;
+  }
+  job.server.mode = *parsed_mode;
   job.server.pushes_per_epoch = 1e9;
   job.server.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   job.encode.force(Encoding::kIndexValueF32);  // exact byte predictions in the test

@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace sparseps {
 namespace {
@@ -101,6 +102,14 @@ TEST_F(PsRankTest, RolesAndOptionsAreCheckedBeforeAnythingConnects) {
   schedule.milestones = {2};  // epochs, with no epoch length to count them
   EXPECT_EQ(PsWorker::connect(schedule, net.ptr()).status().code(),
             absl::StatusCode::kInvalidArgument);
+  for (const auto& [field, value] : {std::pair<std::string, std::string>{"mode", "eventual"},
+                                     {"downlink", "both"}}) {
+    RankOptions spelled = options(1);
+    (field == "mode" ? spelled.mode : spelled.downlink) = value;
+    const absl::Status status = PsWorker::connect(spelled, net.ptr()).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(status.message().find(field + ": '" + value + "'"), std::string::npos) << status;
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "optim/method_options.h"
@@ -23,6 +24,22 @@ TEST(MethodOptionsTest, DefaultsAreValidAndFollowMethodsMd) {
   EXPECT_DOUBLE_EQ(o.momentum, 0.9);
   EXPECT_DOUBLE_EQ(o.weight_decay, 5e-4);
   EXPECT_EQ(o.resync_every, 150);
+}
+
+TEST(OptionNamesTest, EachSpellingParsesToItsValueAndBack) {
+  EXPECT_EQ(parseName(kDownlinkNames, "downlink", "sparse").value(), Downlink::kSparse);
+  EXPECT_EQ(parseName(kDownlinkNames, "downlink", "dense").value(), Downlink::kDense);
+  EXPECT_EQ(parseName(kSelectionNames, "selection", "sampled").value(), Selection::kSampled);
+  EXPECT_EQ(parseName(kSelectionNames, "selection", "exact").value(), Selection::kExact);
+  EXPECT_EQ(nameOf(kDownlinkNames, Downlink::kSparse), "sparse");
+  EXPECT_EQ(nameOf(kSelectionNames, Selection::kExact), "exact");
+  EXPECT_EQ(namesOf(kSelectionNames), (std::vector<std::string>{"exact", "sampled"}));
+}
+
+TEST(OptionNamesTest, AnUnknownSpellingNamesTheOptionAndTheKnownOnes) {
+  const absl::Status s = parseName(kDownlinkNames, "downlink", "Sparse").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "downlink: 'Sparse'; use dense, sparse");
 }
 
 TEST(MethodOptionsTest, EachBadFieldIsNamed) {
