@@ -10,6 +10,7 @@
 #include "experiments/driver/driver_config.h"
 #include "experiments/driver/dry_run.h"
 #include "experiments/driver/rank_setup.h"
+#include "experiments/driver/run_dir.h"
 #include "experiments/driver/server_role.h"
 #include "experiments/driver/virtual_role.h"
 #include "experiments/driver/worker_role.h"
@@ -35,6 +36,11 @@ int run(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (auto s = resolveDriverConfig(&config, givenFlags(app)); !s.ok()) {
     return fail(config.rank, std::string(s.message()));
+  }
+  if (!config.resume && !config.dry_run && !config.out.empty()) {
+    if (auto s = checkNewRunDir(config.out); !s.ok()) {
+      return fail(config.rank, std::string(s.message()));
+    }
   }
   setTorchThreads(config);
   try {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 
 namespace sparseps {
@@ -27,6 +29,29 @@ absl::Status makeDirs(const std::string& dir) {
   std::filesystem::create_directories(dir, error);
   if (error) return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", error.message()));
   return absl::OkStatus();
+}
+
+absl::Status checkNewRunDir(const std::string& dir) {
+  std::error_code error;
+  std::vector<std::string> records;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (std::find(kRunScaffolding.begin(), kRunScaffolding.end(), name) == kRunScaffolding.end()) {
+      records.push_back(name);
+    }
+  }
+  if (error && error != std::errc::no_such_file_or_directory) {
+    return absl::InternalError(absl::StrCat("cannot list ", dir, ": ", error.message()));
+  }
+  if (records.empty()) return absl::OkStatus();
+  std::sort(records.begin(), records.end());
+  const size_t shown = std::min<size_t>(records.size(), 5);
+  return absl::FailedPreconditionError(absl::StrCat(
+      "run directory ", dir, " already holds a run (",
+      absl::StrJoin(records.begin(), records.begin() + shown, ", "),
+      records.size() > shown ? ", ..." : "",
+      "); continue that run with --resume, or give a new --out (without --out, "
+      "experiments/run names a new directory)"));
 }
 
 absl::Status writeJsonFile(const std::string& path, const nlohmann::json& value) {

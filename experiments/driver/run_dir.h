@@ -19,6 +19,16 @@ namespace sparseps {
 // Creates dir (and its parents) if missing.
 absl::Status makeDirs(const std::string& dir);
 
+// The entries a job makes in its run directory before its ranks have met: the launcher's
+// logs, the rendezvous store, the compute slots. Nothing else is written until then.
+inline const std::vector<std::string> kRunScaffolding = {"logs", "store", "slots"};
+
+// A new run (no --resume) must not write into a directory that holds another run's records
+// (config.json, metrics, evaluations, checkpoints, summary): the two would mix. OK when dir
+// is missing or holds only kRunScaffolding; FailedPrecondition naming what it holds and
+// what to do otherwise.
+absl::Status checkNewRunDir(const std::string& dir);
+
 absl::Status writeJsonFile(const std::string& path, const nlohmann::json& value);
 absl::StatusOr<nlohmann::json> readJsonFile(const std::string& path);
 

@@ -35,16 +35,7 @@ absl::Status runServerRole(const DriverConfig& config) {
   JobSpec job = makeJobSpec(config, static_cast<double>(pushes_per_epoch));
   job.server.log = [rank](const std::string& line) { logLine(rank, line); };
 
-  // Shard 0 coordinates the run's records: config.json, the evaluations, the summary.
-  std::unique_ptr<Evaluator> evaluator;
-  if (rank == 0) {
-    if (auto s = writeRunConfig(config, methods, job, *model, **dataset, pushes_per_epoch); !s.ok()) {
-      return s;
-    }
-    auto created = Evaluator::create(config, **dataset, job.server.log);
-    if (!created.ok()) return created.status();
-    evaluator = std::move(*created);
-  }
+  std::unique_ptr<Evaluator> evaluator;  // shard 0's, made once every rank has met
   uint64_t snapshots = 0;
   job.server.snapshot_every = config.eval_every;
   job.server.on_snapshot = [&](const ServerCore& core) {
@@ -75,6 +66,17 @@ absl::Status runServerRole(const DriverConfig& config) {
 
   auto connected = connectDriverRank(config, *model);
   if (!connected.ok()) return connected.status();
+  // Shard 0 coordinates the run's records: config.json, the evaluations, the summary. It
+  // writes none before every rank has met, so each rank's checkNewRunDir sees none of them.
+  if (rank == 0) {
+    if (auto s = writeRunConfig(config, methods, job, *model, **dataset, pushes_per_epoch);
+        !s.ok()) {
+      return s;
+    }
+    auto created = Evaluator::create(config, **dataset, job.server.log);
+    if (!created.ok()) return created.status();
+    evaluator = std::move(*created);
+  }
   const auto train_start = RunClock::now();
   auto stats = runServerShard(*connected->channel, job, methods, model->specs, model->flat.params(),
                               model->flat.buffers(), model->flat.fingerprint());

@@ -190,7 +190,24 @@ TEST_F(DriverTest, ResumeRestoresEachWorkersMomentumAndResiduals) {
     EXPECT_THAT(workerLog(rank), HasSubstr("after epoch 1, at server push 64, but the servers "
                                            "resume at push 74: momentum and residuals start "
                                            "from zero"));
+    // Each attempt has a log of its own; the earlier ones are kept beside it.
+    EXPECT_THAT(workerLog(rank), ::testing::Not(HasSubstr("restored this worker's momentum")));
+    const std::string earlier = "rank" + std::to_string(rank);
+    EXPECT_THAT(readFile(out / "logs" / (earlier + ".2.log")),
+                HasSubstr("restored this worker's momentum and residuals after epoch 1"));
+    EXPECT_THAT(readFile(out / "logs" / (earlier + ".1.log")), HasSubstr("epoch 1:"));
   }
+
+  // A damaged server checkpoint: the workers fail first (their server closed on them), and
+  // the console still shows the server's own error, the cause.
+  const std::string server_bytes = readFile(out / "checkpoint.shard0");
+  std::string damaged = server_bytes;
+  damaged[damaged.size() / 2] ^= 0x5a;
+  std::ofstream(out / "checkpoint.shard0", std::ios::binary | std::ios::trunc) << damaged;
+  r = runLauncher(flags + " --epochs=3 --resume", dir_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("checkpoint.shard0 is corrupt"));
+  std::ofstream(out / "checkpoint.shard0", std::ios::binary | std::ios::trunc) << server_bytes;
 
   // A damaged worker checkpoint stops the resume with what to do about it.
   std::string bytes = readFile(out / "checkpoint.worker1");
@@ -200,6 +217,38 @@ TEST_F(DriverTest, ResumeRestoresEachWorkersMomentumAndResiduals) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.output, HasSubstr("checkpoint.worker1 is corrupt"));
   EXPECT_THAT(r.output, HasSubstr("delete it"));
+}
+
+TEST_F(DriverTest, AnotherRunsDirectoryIsRefusedWithoutResumeAndLeftAsItWas) {
+  const fs::path out = dir_ / "run";
+  fs::create_directories(out);
+  std::ofstream(out / "summary.json") << "{\"best_accuracy\": 0.5}\n";
+  std::ofstream(out / "metrics.jsonl") << "{\"step\": 1}\n";
+  const std::string flags =
+      "--method=msgd --dataset=synthetic --model=small_resnet --world-size=3 --epochs=1 "
+      "--batch-size=128 --bandwidth=none --threads=1 --progress=none --out=" + out.string();
+  const Result r = runLauncher(flags, dir_);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("already holds a run (metrics.jsonl, summary.json)"));
+  EXPECT_THAT(r.output, HasSubstr("--resume"));
+  EXPECT_FALSE(fs::exists(out / "logs")) << "refused after a rank started";
+  EXPECT_EQ(readFile(out / "summary.json"), "{\"best_accuracy\": 0.5}\n");
+  EXPECT_EQ(readFile(out / "metrics.jsonl"), "{\"step\": 1}\n");
+
+  // A rank started by hand refuses it too, before it meets anyone (no hang here).
+  const std::string rank = std::string(SPARSEPS_DRIVER_BINARY) + " " + flags +
+                           " --rank=1 --store-dir=" + (out / "store").string() + " > " +
+                           (dir_ / "rank.out").string() + " 2>&1";
+  EXPECT_NE(std::system(("timeout 60 " + rank).c_str()), 0);
+  EXPECT_THAT(readFile(dir_ / "rank.out"), HasSubstr("already holds a run"));
+
+  // What the job itself makes before its ranks meet is no run: logs, store, slots.
+  const fs::path fresh = dir_ / "fresh";
+  for (const char* made : {"logs", "store", "slots"}) fs::create_directories(fresh / made);
+  const std::string check = std::string(SPARSEPS_DRIVER_BINARY) +
+                            " --dataset=synthetic --model=small_resnet --world-size=3 "
+                            "--preflight --out=" + fresh.string() + " > /dev/null 2>&1";
+  EXPECT_EQ(std::system(("timeout 60 " + check).c_str()), 0);
 }
 
 TEST_F(DriverTest, UnknownFlagFailsWithItsName) {
