@@ -172,6 +172,9 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
                                {"compute_s", compute_s},
                                {"compress_s", stats.compress_seconds},
                                {"comm_s", stats.communicate_seconds}});
+    // On disk at once (one write of one line per step): a rank stopped by a signal, as the
+    // launcher stops the others when one fails, loses no finished step's line.
+    if (s.ok()) s = metrics_->flush();
     if (!s.ok()) return s;
     ++state_.step;
     state_.loss = loss_sum / static_cast<double>(seen);
@@ -195,7 +198,7 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
   if (state_.step == state_.steps_in_epoch) {  // not an epoch cut short by --max-steps
     if (auto s = saveWorkerState(epoch + 1); !s.ok()) return s;
   }
-  return metrics_->flush();
+  return absl::OkStatus();
 }
 
 absl::Status WorkerRun::saveWorkerState(int epochs_done) {
@@ -264,7 +267,6 @@ void WorkerRun::showEvaluations() {
 
 absl::Status WorkerRun::finishRun() {
   // The report first: once this worker says goodbye, server shard 0 may write the summary.
-  if (auto s = metrics_->flush(); !s.ok()) return s;
   totals_.peak_rss_mb = peakRssMb();
   if (auto s = writeJsonFile(workerReportPath(config_.out, config_.workerIndex()), totals_.toJson());
       !s.ok()) {

@@ -4,6 +4,10 @@ sparseps_test(driver_test SOURCES driver_test.cc DEPS nlohmann_json::nlohmann_js
 add_dependencies(driver_test sparseps_driver)
 target_compile_definitions(driver_test PRIVATE
   SPARSEPS_DRIVER_BINARY="$<TARGET_FILE:sparseps_driver>")
+sparseps_test(driver_stop_test SOURCES driver_stop_test.cc DEPS nlohmann_json::nlohmann_json absl::strings)
+add_dependencies(driver_stop_test sparseps_driver)
+target_compile_definitions(driver_stop_test PRIVATE
+  SPARSEPS_DRIVER_BINARY="$<TARGET_FILE:sparseps_driver>")
 sparseps_test(batch_norm_stats_test SOURCES batch_norm_stats_test.cc DEPS sparseps_driver_lib)
 sparseps_test(virtual_test SOURCES virtual_test.cc DEPS nlohmann_json::nlohmann_json absl::strings)
 add_dependencies(virtual_test sparseps_driver)

@@ -1,0 +1,136 @@
+// A job stopped from outside, through experiments/run: Ctrl-C (the launcher stops every
+// rank with a signal) keeps every finished step's metrics line, and a server killed
+// mid-run leaves a checkpoint and the --resume command that continues from it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/experiments/launcher.h"
+#include "tests/temp_dir.h"
+
+namespace sparseps {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string readText(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// Polls until `done` or `seconds` pass; the result of the last poll.
+template <typename Done>
+bool waitFor(Done done, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+// experiments/run in the background; its output goes to <dir>/launcher.out and its exit
+// code to <dir>/launcher.rc when it ends.
+class BackgroundJob {
+ public:
+  BackgroundJob(const std::string& args, const fs::path& dir) : dir_(dir) {
+    const std::string command = "cd " + dir.string() + " && (SPARSEPS_DRIVER=" +
+                                SPARSEPS_DRIVER_BINARY + " timeout -k 5 120 " +
+                                SPARSEPS_SOURCE_DIR + "/experiments/run " + args + " > " +
+                                output().string() + " 2>&1; echo $? > " + rc().string() +
+                                ") > /dev/null 2>&1 & echo $! > " + (dir / "job.pid").string();
+    EXPECT_EQ(std::system(command.c_str()), 0);
+  }
+  // The exit code once it ended, or -1 after `seconds`.
+  int wait(double seconds) {
+    if (!waitFor([&] { return fs::exists(rc()) && fs::file_size(rc()) > 0; }, seconds)) return -1;
+    return std::stoi(readText(rc()));
+  }
+  std::string text() const { return readText(output()); }
+  fs::path output() const { return dir_ / "launcher.out"; }
+
+ private:
+  fs::path rc() const { return dir_ / "launcher.rc"; }
+  fs::path dir_;
+};
+
+// 2 workers of asgd over 20 Mbit/s links: a dense push and reply of small_resnet take about
+// 0.25 s, so an epoch (32 steps a worker) lasts seconds, and a server checkpoint every 4
+// versions is on disk long before the job ends.
+std::string slowJob(const fs::path& out) {
+  return "--method=asgd --dataset=synthetic --model=small_resnet --world-size=3 "
+         "--batch-size=64 --bandwidth=20mbit --threads=1 --eval-bn-batches=0 "
+         "--checkpoint-every=4 --progress=none --out=" +
+         out.string();
+}
+
+TEST(DriverStopTest, CtrlCKeepsEveryFinishedStepsMetricsLine) {
+  testing::TempDir dir("sparseps_driver_stop_");
+  const fs::path out = dir.path() / "run";
+  BackgroundJob job(slowJob(out) + " --epochs=1", dir.path());
+  ASSERT_TRUE(waitFor([&] { return fs::exists(out / "checkpoint.shard0"); }, 60)) << job.text();
+  // The launcher's Ctrl-C path: every rank stopped by a signal, inside the first epoch.
+  // The launcher itself (python3 runs it), not the shell or timeout around it.
+  const std::string launcher = "python3 [^ ]*experiments/run .*--out=" + out.string() + " ";
+  ASSERT_EQ(std::system(("pkill -INT -f -- '" + launcher + "'").c_str()), 0);
+  EXPECT_EQ(job.wait(60), 128 + 2) << job.text();
+  EXPECT_FALSE(fs::exists(out / "summary.json")) << "the job was to be stopped mid-run";
+
+  // At least version 4 was checkpointed: both workers had finished steps, and each
+  // worker's lines are its steps 1, 2, ... with none missing.
+  std::map<int, int> last_step;
+  std::ifstream metrics(out / "metrics.jsonl");
+  std::string line;
+  while (std::getline(metrics, line)) {
+    const nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(row.is_discarded()) << "a torn line: " << line;
+    const int worker = row["worker"].get<int>();
+    EXPECT_EQ(row["step"].get<int>(), last_step[worker] + 1) << "worker " << worker;
+    last_step[worker] = row["step"].get<int>();
+  }
+  EXPECT_EQ(last_step.size(), 2u) << "every worker's finished steps are on disk";
+}
+
+TEST(DriverStopTest, AKilledServerLeavesTheResumeCommandAndItContinuesTheRun) {
+  testing::TempDir dir("sparseps_driver_stop_");
+  const fs::path out = dir.path() / "run";
+  BackgroundJob job(slowJob(out) + " --epochs=1 --max-steps=16", dir.path());
+  ASSERT_TRUE(waitFor([&] { return fs::exists(out / "checkpoint.shard0"); }, 60)) << job.text();
+  // "[-]" matches the driver's "--rank=0" but not the text of this pkill's own shell.
+  const std::string server = "[-]-rank=0 --store-dir=" + out.string() + "/store";
+  ASSERT_EQ(std::system(("pkill -KILL -f -- '" + server + "'").c_str()), 0);
+  EXPECT_EQ(job.wait(60), 1) << job.text();
+  const std::string text = job.text();
+  EXPECT_THAT(text, HasSubstr("rank 0 failed (signal 9)"));
+  const std::string intro = "continue the run with:\n  ";
+  const size_t at = text.find(intro);
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string command = text.substr(at + intro.size(), text.find('\n', at + intro.size()) -
+                                                                 (at + intro.size()));
+  EXPECT_THAT(command, HasSubstr("--out=" + out.string() + " --resume"));
+
+  // The printed command, as a user would paste it in the repository, continues the run.
+  const std::string again = "cd " + std::string(SPARSEPS_SOURCE_DIR) + " && SPARSEPS_DRIVER=" +
+                            SPARSEPS_DRIVER_BINARY + " timeout -k 5 120 " + command + " > " +
+                            (dir.path() / "resumed.out").string() + " 2>&1";
+  EXPECT_EQ(std::system(again.c_str()), 0) << readText(dir.path() / "resumed.out");
+  EXPECT_THAT(readText(out / "logs" / "rank1.log"), ::testing::ContainsRegex(
+                                                        "from server version [1-9][0-9]*,"));
+  EXPECT_TRUE(fs::exists(out / "summary.json"));
+}
+
+}  // namespace
+}  // namespace sparseps
