@@ -1,6 +1,8 @@
 #pragma once
 // The conversation between a worker and a server shard, on top of core/wire/wire.h:
-//   server -> worker  kModel               the dense model (and BN buffers) at start
+//   server -> worker  kModel               the dense model (and BN buffers) at start; its
+//                                           worker_step is the receiving worker's pushes the
+//                                           server has applied (non-zero on a resume)
 //   worker -> server  kPush                 the method's push; answered by one kReply
 //   worker -> server  kModel|kFlagBuffers   the worker's BN running statistics (dense)
 //   worker -> server  kModel|kFlagPull      asks for the dense model, answered by kModel

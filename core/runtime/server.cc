@@ -46,7 +46,7 @@ absl::Status Server::sendModel(int worker) {
   MessageHeader header;
   header.kind = MessageKind::kModel;
   header.model_version = core_.version();
-  header.worker_step = core_.pushes();
+  header.worker_step = core_.workerSteps(worker);  // where this worker resumes in its data
   header.learning_rate = core_.lr();
   return sendTo(worker, header, segments);
 }

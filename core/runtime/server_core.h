@@ -75,6 +75,8 @@ class ServerCore {
   std::vector<float> averagedBuffers() const;
   uint64_t version() const { return version_; }
   uint64_t pushes() const { return pushes_; }
+  // Pushes applied from one worker, so far (restored from a checkpoint on a resume).
+  uint64_t workerSteps(int worker) const { return steps_[static_cast<size_t>(worker)]; }
   float lr() const;
   double epoch() const { return pushes_ / options_.pushes_per_epoch; }
   bool finished() const;   // every worker is done or lost

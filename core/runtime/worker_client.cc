@@ -105,7 +105,9 @@ absl::StatusOr<ServerProgress> WorkerClient::receiveModel(absl::Span<float> w,
 }
 
 absl::StatusOr<ServerProgress> WorkerClient::start(absl::Span<float> w, absl::Span<float> buffers) {
-  return receiveModel(w, buffers);
+  auto progress = receiveModel(w, buffers);
+  if (progress.ok()) step_ = progress->worker_steps;
+  return progress;
 }
 
 absl::Status WorkerClient::step(absl::Span<const float> grad, absl::Span<float> w, int epoch,

@@ -33,7 +33,9 @@ struct StepStats {
 // Where the servers' training stands, as a model message from them says.
 struct ServerProgress {
   uint64_t version = 0;
-  uint64_t pushes = 0;  // pushes applied by the server so far (fixes the epoch on resume)
+  // This worker's pushes the servers have applied: 0 in a new job; on a resume, where the
+  // worker stands in its data (its epoch and the batch within it).
+  uint64_t worker_steps = 0;
   float lr = 0;
 };
 
@@ -44,7 +46,8 @@ class WorkerClient {
   WorkerClient(Endpoint& endpoint, const JobSpec& job, ShardPlan plan, SegmentSpecs specs,
                std::unique_ptr<WorkerRule> rule, size_t num_buffers);
 
-  // Receives the initial model into w (and the BN buffers into buffers).
+  // Receives the initial model into w (and the BN buffers into buffers); the step count
+  // continues from the servers' (ServerProgress::worker_steps).
   absl::StatusOr<ServerProgress> start(absl::Span<float> w, absl::Span<float> buffers);
   absl::Status step(absl::Span<const float> grad, absl::Span<float> w, int epoch,
                     StepStats* stats);

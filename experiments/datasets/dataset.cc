@@ -35,6 +35,12 @@ absl::StatusOr<bool> BatchIterator::next(Batch* batch) {
   return true;
 }
 
+void BatchIterator::skip(int64_t batches) {
+  const int64_t n = std::min(std::max<int64_t>(batches, 0), numBatches() - batch_number_);
+  position_ = std::min(position_ + n * batch_size_, numExamples());
+  batch_number_ += n;
+}
+
 BatchIterator Dataset::trainBatches(int shard, int num_shards, int epoch, int64_t batch_size,
                                     bool drop_last) const {
   std::vector<int64_t> order = epochOrder(size(Split::kTrain), shard, num_shards, seed_, epoch);

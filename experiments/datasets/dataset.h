@@ -39,6 +39,9 @@ class BatchIterator {
   // pass. The last batch is smaller unless drop_last. An error means data could not be read
   // (Imagenette decodes lazily).
   absl::StatusOr<bool> next(Batch* batch);
+  // Passes over the next `batches` batches without reading them: the batches after are
+  // those next() would give after as many calls (a resumed worker's place in its epoch).
+  void skip(int64_t batches);
 
   int64_t numBatches() const;
   int64_t numExamples() const { return static_cast<int64_t>(order_.size()); }

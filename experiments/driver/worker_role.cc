@@ -34,7 +34,7 @@ class WorkerRun {
   absl::Status setUp();
   absl::Status trainEpoch(int epoch);
   absl::Status saveWorkerState(int epochs_done);
-  absl::Status restoreWorkerState(uint64_t server_pushes);
+  absl::Status restoreWorkerState(uint64_t steps_done);
   // The first worker's console: evaluations the servers appended to eval.jsonl.
   void showEvaluations();
   absl::Status finishRun();
@@ -55,7 +55,9 @@ class WorkerRun {
   std::optional<JsonLinesFollower> evals_;
   std::optional<ProgressPrinter> progress_;
   int64_t pushes_per_epoch_ = 0;
+  int64_t own_batches_ = 0;  // this worker's batches (steps) in one epoch
   int start_epoch_ = 0;
+  int64_t start_batch_ = 0;  // batches of start_epoch_ done before a resume
   double epochs_done_ = 0;  // fractional when --max-steps ends an epoch early
   WorkerTotals totals_;
   ProgressState state_;
@@ -70,6 +72,9 @@ absl::Status WorkerRun::setUp() {
   if (!model.ok()) return model.status();
   model_.emplace(std::move(*model));
   pushes_per_epoch_ = pushesPerEpoch(config_, *dataset_);
+  own_batches_ =
+      dataset_->trainBatches(config_.workerIndex(), config_.numWorkers(), 0, config_.batch_size)
+          .numBatches();
   if (const int slots = computeSlotsFor(config_); slots > 0) {
     auto opened = ComputeSlots::open(config_.out + "/slots", slots);
     if (!opened.ok()) return opened.status();
@@ -88,17 +93,21 @@ absl::Status WorkerRun::setUp() {
   if (!worker.ok()) return worker.status();
   worker_ = std::move(*worker);
   const ServerProgress& started = worker_->initial();
-  if (config_.resume) {
-    start_epoch_ = static_cast<int>(static_cast<double>(started.pushes) /
-                                    static_cast<double>(pushes_per_epoch_));
-    epochs_done_ = start_epoch_;
-    if (auto s = restoreWorkerState(started.pushes); !s.ok()) return s;
+  if (config_.resume && own_batches_ > 0) {
+    // The servers' checkpoint says how many of this worker's pushes it holds: the worker
+    // goes on from the batch after them, in the same epoch order, so no batch is trained
+    // twice or left out.
+    const auto steps = static_cast<int64_t>(started.worker_steps);
+    start_epoch_ = static_cast<int>(steps / own_batches_);
+    start_batch_ = steps % own_batches_;
+    epochs_done_ = static_cast<double>(steps) / static_cast<double>(own_batches_);
+    if (auto s = restoreWorkerState(started.worker_steps); !s.ok()) return s;
   }
   logLine(config_.rank, absl::StrCat("worker ", config_.workerIndex(), ": ",
                                      dataset_->description(), "; model ", config_.model, " (",
                                      model_->flat.params().size(), " parameters) from server "
                                      "version ", started.version, ", starting at epoch ",
-                                     start_epoch_));
+                                     start_epoch_, " batch ", start_batch_));
 
   auto metrics = JsonLinesWriter::open(config_.out + "/metrics.jsonl");
   if (!metrics.ok()) return metrics.status();
@@ -124,6 +133,10 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
   state_.epoch = epoch;
   state_.step = 0;
   state_.steps_in_epoch = batches.numBatches();
+  if (epoch == start_epoch_ && start_batch_ > 0) {
+    batches.skip(start_batch_);
+    state_.step = start_batch_;
+  }
   progress_->startEpoch(epoch);
   const auto epoch_start = RunClock::now();
   double loss_sum = 0;
@@ -210,12 +223,11 @@ absl::Status WorkerRun::saveWorkerState(int epochs_done) {
   return saveWorkerCheckpoint(config_.workerCheckpointPath(), checkpoint);
 }
 
-// The servers resume at start_epoch_; this worker's momentum and residuals resume with
-// them only when the servers' checkpoint lies exactly at that epoch's start, where the
-// state was saved (a finished run, extended). From a checkpoint inside an epoch, the
-// restored residuals would push again what was sent after they were saved, so they start
-// from zero instead; the log says which.
-absl::Status WorkerRun::restoreWorkerState(uint64_t server_pushes) {
+// This worker's momentum and residuals resume with the servers only when the servers'
+// checkpoint holds exactly the steps after which they were saved (the end of an epoch: a
+// finished run, extended). From a checkpoint with more or fewer of its steps, the restored
+// residuals would not match the model, so they start from zero instead; the log says which.
+absl::Status WorkerRun::restoreWorkerState(uint64_t steps_done) {
   const std::string path = config_.workerCheckpointPath();
   auto saved = loadWorkerCheckpoint(path);
   if (absl::IsNotFound(saved.status())) {
@@ -238,12 +250,12 @@ absl::Status WorkerRun::restoreWorkerState(uint64_t server_pushes) {
         absl::Hex(saved->layout_fingerprint), ", this model ",
         absl::Hex(model_->flat.fingerprint()), ")", zero_advice));
   }
-  const uint64_t saved_at = saved->epochs_done * static_cast<uint64_t>(pushes_per_epoch_);
-  if (server_pushes != saved_at) {
+  const uint64_t saved_at = saved->epochs_done * static_cast<uint64_t>(own_batches_);
+  if (steps_done != saved_at) {
     logLine(config_.rank,
             absl::StrCat("worker checkpoint ", path, " holds the state after epoch ",
-                         saved->epochs_done, ", at server push ", saved_at,
-                         ", but the servers resume at push ", server_pushes,
+                         saved->epochs_done, ", this worker's step ", saved_at,
+                         ", but the servers resume after its step ", steps_done,
                          ": momentum and residuals start from zero"));
     return absl::OkStatus();
   }

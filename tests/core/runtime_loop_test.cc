@@ -87,6 +87,8 @@ struct JobResult {
   std::vector<std::vector<int>> started;           // per shard: workers announced to the rule
   std::vector<float> pulled;                      // worker 0's final pull
   std::vector<float> pulled_buffers;
+  std::vector<uint64_t> resumed_at;   // per worker: ServerProgress::worker_steps at start
+  std::vector<uint64_t> final_steps;  // per worker: WorkerClient::steps() at the end
   std::string log;
 };
 
@@ -139,6 +141,8 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
   result.worker_status.resize(cfg.workers);
   result.server_models.resize(cfg.shards);
   result.started.resize(cfg.shards);
+  result.resumed_at.resize(cfg.workers);
+  result.final_steps.resize(cfg.workers);
   std::mutex log_mu;
   auto log = [&](const std::string& line) {
     std::lock_guard<std::mutex> lock(log_mu);
@@ -192,6 +196,7 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
         result.worker_status[w] = started.status();
         return;
       }
+      result.resumed_at[w] = started->worker_steps;
       for (int step = 0; step < cfg.steps; ++step) {
         if (w == cfg.kill_worker && step == cfg.kill_after) {
           hub.kill(worker_ranks[w]);
@@ -213,6 +218,7 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
         }
       }
       ++finished_steps;
+      result.final_steps[w] = client.steps();
       std::vector<float> bn = {float(w), 2.0f * float(w)};
       result.worker_status[w] = client.sendBuffers(bn);
       if (w == 0) {
@@ -384,6 +390,20 @@ TEST(RuntimeLoopTest, ResumeContinuesFromTheLastCheckpoint) {
   for (size_t i = 0; i < p.numel; ++i) EXPECT_NEAR(r2.server_models[0][i], expected[i], 1e-6);
   // The restored rule hears that the worker starts over from the model sent to it.
   EXPECT_EQ(r2.started[0], std::vector<int>{0});
+  // The worker hears how many of its pushes the checkpoint holds and counts on from there.
+  EXPECT_EQ(r2.resumed_at[0], 25u);
+  EXPECT_EQ(r2.final_steps[0], 26u);
+
+  // Each worker hears its own count (two workers that had pushed 7 and 11 times).
+  ServerCheckpoint two = *saved;
+  two.worker_steps = {7, 11};
+  JobConfig third = second;
+  third.workers = 2;
+  third.resume = &two;
+  auto r3 = runJob(p, third);
+  expectAllOk(r3);
+  EXPECT_EQ(r3.resumed_at, (std::vector<uint64_t>{7, 11}));
+  EXPECT_EQ(r3.final_steps, (std::vector<uint64_t>{8, 12}));
   std::filesystem::remove(path + ".shard0");
 }
 

@@ -268,6 +268,33 @@ TEST(DenseDatasetTest, TrainShardsAreDisjointAndCover) {
   EXPECT_EQ(dropping.numBatches(), 2);  // shard 0 has 25 examples
 }
 
+// A resumed worker skips the batches it had trained on; the rest, augmentation included,
+// are those an uninterrupted epoch gives.
+TEST(DenseDatasetTest, SkippedBatchesLeaveTheRestOfTheEpochAsItWas) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 rng(seed);
+  DenseDataset ds("t", randomSplits(53, 4, 1, 12, 12, rng), DenseAugment::kPadCropFlip, seed,
+                  true);
+  std::vector<at::Tensor> whole;
+  BatchIterator all = ds.trainBatches(1, 2, /*epoch=*/2, /*batch_size=*/5, false);
+  Batch b;
+  while (*all.next(&b)) whole.push_back(b.images);
+  ASSERT_EQ(whole.size(), 6u);  // half of 53 examples: five batches of 5 and a short one
+  for (int64_t skipped : {0, 1, 4, 5, 6, 9}) {
+    SCOPED_TRACE(absl::StrCat("skipped ", skipped));
+    BatchIterator rest = ds.trainBatches(1, 2, 2, 5, false);
+    rest.skip(skipped);
+    size_t i = static_cast<size_t>(std::min<int64_t>(skipped, 6));
+    while (*rest.next(&b)) {
+      ASSERT_LT(i, whole.size());
+      EXPECT_TRUE(at::equal(b.images, whole[i])) << "batch " << i;
+      ++i;
+    }
+    EXPECT_EQ(i, whole.size());
+  }
+}
+
 // Writes an Imagenette-style tree: 3 classes, `per_class` train and 2 val JPEGs each, sizes
 // varying, one grayscale JPEG per split.
 void writeImagenette(const fs::path& root, int per_class) {

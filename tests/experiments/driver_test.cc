@@ -187,9 +187,11 @@ TEST_F(DriverTest, ResumeRestoresEachWorkersMomentumAndResiduals) {
   r = runLauncher(flags + " --epochs=2 --max-steps=5 --resume", dir_);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (int rank : {1, 2}) {
-    EXPECT_THAT(workerLog(rank), HasSubstr("after epoch 1, at server push 64, but the servers "
-                                           "resume at push 74: momentum and residuals start "
-                                           "from zero"));
+    EXPECT_THAT(workerLog(rank), HasSubstr("after epoch 1, this worker's step 32, but the "
+                                           "servers resume after its step 37: momentum and "
+                                           "residuals start from zero"));
+    // It goes on from its sixth batch of epoch 2 (index 1), not from the epoch's start.
+    EXPECT_THAT(workerLog(rank), HasSubstr("starting at epoch 1 batch 5"));
     // Each attempt has a log of its own; the earlier ones are kept beside it.
     EXPECT_THAT(workerLog(rank), ::testing::Not(HasSubstr("restored this worker's momentum")));
     const std::string earlier = "rank" + std::to_string(rank);
