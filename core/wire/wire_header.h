@@ -34,7 +34,9 @@ const char* messageKindName(MessageKind kind);
 
 inline constexpr uint32_t kWireMagic = 0x53505053u;  // "SPPS" read as a little-endian u32
 // 2: the payload checksum became XXH3 (it was zlib's crc32).
-inline constexpr uint16_t kWireVersion = 2;
+// 3: a server's model message carries the receiving worker's own push count in worker_step
+//    (it was the server's total), where a resumed worker goes on in its data.
+inline constexpr uint16_t kWireVersion = 3;
 inline constexpr size_t kHeaderBytes = 56;
 // Bytes of one segment's own header in the payload: tag u8, id u32, numel u32, nonzeros u32.
 inline constexpr size_t kSegmentHeaderBytes = 13;

@@ -82,8 +82,8 @@ TEST(WireErrors, WrongMagic) {
 
 TEST(WireErrors, UnknownVersion) {
   std::vector<uint8_t> m = encode(Encoding::kIndexValueF32);
-  m[4] = 1;  // the version whose checksum was crc32: refused, not misread
-  expectError(m, limits(), "unknown protocol version 1");
+  m[4] = 2;  // the version whose model message meant the server's push count: refused
+  expectError(m, limits(), "unknown protocol version 2");
   EXPECT_FALSE(payloadBytesFromHeader(m).ok());
 }
 

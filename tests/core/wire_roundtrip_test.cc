@@ -186,7 +186,7 @@ TEST(WireHeader, IsLittleEndianAtDocumentedOffsets) {
   h.worker_step = 0x0102030405060708ull;
   const std::array<uint8_t, kHeaderBytes> b = encodeHeader(h);
   EXPECT_EQ(std::string(b.begin(), b.begin() + 4), "SPPS");
-  EXPECT_EQ(b[4], 2);  // kWireVersion
+  EXPECT_EQ(b[4], 3);  // kWireVersion
   EXPECT_EQ(b[6], 3);
   EXPECT_EQ(b[16], 0x08);
   EXPECT_EQ(b[23], 0x01);
