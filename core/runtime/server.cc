@@ -62,7 +62,8 @@ void Server::drop(int worker, const std::string& why, std::vector<Reply>* replie
   const int rank = worker_ranks_[worker];
   if (!stopListening(rank)) return;
   job_.server.log(absl::StrCat("server: dropping worker ", worker, " (rank ", rank, "): ", why));
-  ++stats_.dropped_workers;
+  const std::chrono::duration<double> since = std::chrono::steady_clock::now() - started_;
+  stats_.dropped.push_back(DroppedWorker{worker, rank, since.count(), why});
   core_.onWorkerLost(worker, replies);
   // Tell the worker: other shards may still count it live, and it would wait for this
   // shard's reply forever. It stops; its departure ends it on the others. A dead worker
@@ -136,6 +137,7 @@ absl::Status Server::maybeCheckpoint(bool final) {
 }
 
 absl::Status Server::run() {
+  started_ = std::chrono::steady_clock::now();
   std::vector<Reply> replies;
   for (size_t w = 0; w < worker_ranks_.size(); ++w) {
     if (auto s = sendModel(static_cast<int>(w)); !s.ok()) {

@@ -6,6 +6,7 @@
 // the others go on. The job says who the workers are, how replies are encoded, where the
 // log goes and the checkpoints (every checkpoint_every versions and when the loop ends).
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -19,12 +20,21 @@
 
 namespace sparseps {
 
+// A worker the shard stopped serving before it finished: it died, closed, or sent a
+// message the shard refused.
+struct DroppedWorker {
+  int worker = -1;
+  int rank = -1;
+  double seconds = 0;  // since the shard's loop started
+  std::string reason;
+};
+
 struct ServerStats {
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   uint64_t messages_in = 0;
   uint64_t messages_out = 0;
-  uint64_t dropped_workers = 0;
+  std::vector<DroppedWorker> dropped;  // in the order they were dropped
 };
 
 class Server {
@@ -58,6 +68,7 @@ class Server {
   DecodeLimits limits_;
   std::vector<int> live_ranks_;
   uint64_t last_checkpoint_version_ = 0;
+  std::chrono::steady_clock::time_point started_;  // when run() began
   ServerStats stats_;
   // Reused across messages: the frame received, its decoded segments, the bytes sent.
   Frame frame_;

@@ -19,9 +19,15 @@
 namespace sparseps {
 namespace {
 
-int fail(int rank, const std::string& what) {
+// Exit codes: 1 a failure, 3 a worker's failure before it trained (a bad checkpoint, no
+// connection): experiments/run lets the others go on after a worker's failure in training,
+// not after one that says the job itself cannot run as asked.
+constexpr int kFailed = 1;
+constexpr int kWorkerFailedBeforeTraining = 3;
+
+int fail(int rank, const std::string& what, int code = kFailed) {
   std::fprintf(stderr, "sparseps_driver rank %d: error: %s\n", rank, what.c_str());
-  return 1;
+  return code;
 }
 
 int run(int argc, char** argv) {
@@ -56,10 +62,15 @@ int run(int argc, char** argv) {
       std::printf("%s\n%s\n", config.toJson().dump(2).c_str(), (*dataset)->description().c_str());
       return 0;
     }
+    bool trained = true;
     const absl::Status status = config.virtualClock() ? runVirtualRole(config)
-                                : config.isServer()   ? runServerRole(config)
-                                                      : runWorkerRole(config, process_start);
-    if (!status.ok()) return fail(config.rank, std::string(status.message()));
+                                : config.isServer()
+                                    ? runServerRole(config)
+                                    : runWorkerRole(config, process_start, &trained);
+    if (!status.ok()) {
+      return fail(config.rank, std::string(status.message()),
+                  trained ? kFailed : kWorkerFailedBeforeTraining);
+    }
   } catch (const std::exception& e) {  // LibTorch errors (c10::Error) and the like
     return fail(config.rank, e.what());
   }

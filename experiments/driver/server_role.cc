@@ -84,13 +84,20 @@ absl::Status runServerRole(const DriverConfig& config) {
   connected->channel->shutdown();
   if (!stats.ok()) return stats.status();
 
+  nlohmann::json dropped = nlohmann::json::array();
+  for (const DroppedWorker& d : stats->dropped) {
+    dropped.push_back({{"worker", d.worker},
+                       {"rank", d.rank},
+                       {"seconds", d.seconds},
+                       {"reason", d.reason}});
+  }
   const nlohmann::json report = {
       {"shard", rank},
       {"bytes_in", stats->bytes_in},
       {"bytes_out", stats->bytes_out},
       {"messages_in", stats->messages_in},
       {"messages_out", stats->messages_out},
-      {"dropped_workers", stats->dropped_workers},
+      {"dropped_workers", dropped},
       {"train_seconds", train_seconds},
       {"wall_seconds", secondsSince(start)},
       {"peak_rss_mb", peakRssMb()},
@@ -104,7 +111,9 @@ absl::Status runServerRole(const DriverConfig& config) {
   absl::StatusOr<EvalRow> final_eval = evaluator->finish();
   if (!final_eval.ok()) logLine(rank, std::string(final_eval.status().message()));
   // Each worker writes its report before it says goodbye; across machines they stay there.
-  const auto reports = collectWorkerReports(config.out, 0, config.numWorkers(),
+  std::vector<int> dropped_indices;
+  for (const DroppedWorker& d : stats->dropped) dropped_indices.push_back(d.worker);
+  const auto reports = collectWorkerReports(config.out, config.numWorkers(), dropped_indices,
                                             std::chrono::seconds(config.multiMachine() ? 0 : 10));
   if (static_cast<int>(reports.size()) < config.numWorkers()) {
     logLine(rank, absl::StrCat("summary: ", reports.size(), " of ", config.numWorkers(),
@@ -112,7 +121,7 @@ absl::Status runServerRole(const DriverConfig& config) {
   }
   return writeSummary(config, reports, final_eval.ok() ? *final_eval : EvalRow{}, train_seconds,
                       secondsSince(start), (*dataset)->size(Split::kTrain),
-                      {{"server_peak_rss_mb", peakRssMb()}});
+                      {{"server_peak_rss_mb", peakRssMb()}, {"dropped_workers", dropped}});
 }
 
 }  // namespace sparseps

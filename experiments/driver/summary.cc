@@ -37,14 +37,18 @@ std::string workerReportPath(const std::string& out, int worker) {
   return absl::StrCat(out, "/worker", worker, ".json");
 }
 
-std::vector<nlohmann::json> collectWorkerReports(const std::string& out, int first, int end,
+std::vector<nlohmann::json> collectWorkerReports(const std::string& out, int workers,
+                                                 const std::vector<int>& dropped,
                                                  std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::vector<nlohmann::json> reports(end);
-  std::vector<bool> found(end, false);
-  std::fill(found.begin(), found.begin() + first, true);
+  std::vector<nlohmann::json> reports(workers);
+  std::vector<bool> found(workers, false);
+  std::vector<bool> awaited(workers, true);
+  for (int w : dropped) {
+    if (w >= 0 && w < workers) awaited[w] = false;
+  }
   while (true) {
-    for (int w = first; w < end; ++w) {
+    for (int w = 0; w < workers; ++w) {
       if (found[w]) continue;
       auto report = readJsonFile(workerReportPath(out, w));
       if (report.ok()) {
@@ -52,14 +56,13 @@ std::vector<nlohmann::json> collectWorkerReports(const std::string& out, int fir
         found[w] = true;
       }
     }
-    if (std::all_of(found.begin(), found.end(), [](bool f) { return f; }) ||
-        std::chrono::steady_clock::now() >= deadline) {
-      break;
-    }
+    bool all = true;
+    for (int w = 0; w < workers; ++w) all = all && (found[w] || !awaited[w]);
+    if (all || std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   std::vector<nlohmann::json> present;
-  for (int w = first; w < end; ++w) {
+  for (int w = 0; w < workers; ++w) {
     if (found[w]) present.push_back(std::move(reports[w]));
   }
   return present;

@@ -41,9 +41,11 @@ std::string workerReportPath(const std::string& out, int worker);
 // This process's peak resident memory so far, in MiB.
 double peakRssMb();
 
-// The reports of workers [first, end) found in `out` within `timeout` (fewer when some
-// never came: a worker on another machine writes into its own run directory).
-std::vector<nlohmann::json> collectWorkerReports(const std::string& out, int first, int end,
+// The reports of workers 0..workers-1 found in `out`, waiting up to `timeout` for those not
+// dropped (fewer when some never came: a worker on another machine writes into its own
+// run directory); a dropped worker's report is taken only if it is there already.
+std::vector<nlohmann::json> collectWorkerReports(const std::string& out, int workers,
+                                                 const std::vector<int>& dropped,
                                                  std::chrono::seconds timeout);
 
 // summary.json from the config, the worker reports, the final evaluation, eval.jsonl (for

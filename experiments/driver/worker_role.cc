@@ -28,7 +28,7 @@ class WorkerRun {
   WorkerRun(const DriverConfig& config, RunClock::time_point process_start)
       : config_(config), process_start_(process_start) {}
 
-  absl::Status run();
+  absl::Status run(bool* trained);
 
  private:
   absl::Status setUp();
@@ -294,8 +294,9 @@ absl::Status WorkerRun::finishRun() {
   return absl::OkStatus();
 }
 
-absl::Status WorkerRun::run() {
+absl::Status WorkerRun::run(bool* trained) {
   if (auto s = setUp(); !s.ok()) return s;
+  *trained = true;
   for (int epoch = start_epoch_; epoch < config_.epochs && stepsLeft(); ++epoch) {
     if (auto s = trainEpoch(epoch); !s.ok()) return s;
   }
@@ -304,9 +305,10 @@ absl::Status WorkerRun::run() {
 
 }  // namespace
 
-absl::Status runWorkerRole(const DriverConfig& config,
-                           RunClock::time_point process_start) {
-  return WorkerRun(config, process_start).run();
+absl::Status runWorkerRole(const DriverConfig& config, RunClock::time_point process_start,
+                           bool* trained) {
+  *trained = false;
+  return WorkerRun(config, process_start).run(trained);
 }
 
 }  // namespace sparseps

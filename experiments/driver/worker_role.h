@@ -13,7 +13,9 @@
 
 namespace sparseps {
 
+// *trained says whether the worker got as far as training (it met the servers, loaded the
+// model and its checkpoint): a failure before that is the job's, not this worker's alone.
 absl::Status runWorkerRole(const DriverConfig& config,
-                           std::chrono::steady_clock::time_point process_start);
+                           std::chrono::steady_clock::time_point process_start, bool* trained);
 
 }  // namespace sparseps

@@ -34,7 +34,7 @@ py::dict serve(RankOptions options, const FlatModel::NamedTensors& params,
   out["bytes_out"] = served.bytes_out;
   out["messages_in"] = served.messages_in;
   out["messages_out"] = served.messages_out;
-  out["dropped_workers"] = served.dropped_workers;
+  out["dropped_workers"] = served.dropped.size();
   return out;
 }
 

@@ -148,7 +148,7 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "server: %s\n", std::string(stats.status().message()).c_str());
       return 4;
     }
-    result << "dropped=" << stats->dropped_workers << "\n";
+    result << "dropped=" << stats->dropped.size() << "\n";
     (*channel)->shutdown();
     return 0;
   }

@@ -71,11 +71,20 @@ class BackgroundJob {
 // 2 workers of asgd over 20 Mbit/s links: a dense push and reply of small_resnet take about
 // 0.25 s, so an epoch (32 steps a worker) lasts seconds, and a server checkpoint every 4
 // versions is on disk long before the job ends.
-std::string slowJob(const fs::path& out) {
-  return "--method=asgd --dataset=synthetic --model=small_resnet --world-size=3 "
-         "--batch-size=64 --bandwidth=20mbit --threads=1 --eval-bn-batches=0 "
+std::string slowJob(const fs::path& out, int world_size = 3) {
+  return "--method=asgd --dataset=synthetic --model=small_resnet --world-size=" +
+         std::to_string(world_size) +
+         " --batch-size=64 --bandwidth=20mbit --threads=1 --eval-bn-batches=0 "
          "--checkpoint-every=4 --progress=none --out=" +
          out.string();
+}
+
+// Kills rank `rank` of the job in `out` with SIGKILL. "[-]" matches the driver's "--rank"
+// but not the text of this pkill's own shell.
+void killRank(int rank, const fs::path& out) {
+  const std::string pattern =
+      "[-]-rank=" + std::to_string(rank) + " --store-dir=" + out.string() + "/store";
+  ASSERT_EQ(std::system(("pkill -KILL -f -- '" + pattern + "'").c_str()), 0);
 }
 
 TEST(DriverStopTest, CtrlCKeepsEveryFinishedStepsMetricsLine) {
@@ -110,9 +119,7 @@ TEST(DriverStopTest, AKilledServerLeavesTheResumeCommandAndItContinuesTheRun) {
   const fs::path out = dir.path() / "run";
   BackgroundJob job(slowJob(out) + " --epochs=1 --max-steps=16", dir.path());
   ASSERT_TRUE(waitFor([&] { return fs::exists(out / "checkpoint.shard0"); }, 60)) << job.text();
-  // "[-]" matches the driver's "--rank=0" but not the text of this pkill's own shell.
-  const std::string server = "[-]-rank=0 --store-dir=" + out.string() + "/store";
-  ASSERT_EQ(std::system(("pkill -KILL -f -- '" + server + "'").c_str()), 0);
+  killRank(0, out);
   EXPECT_EQ(job.wait(60), 1) << job.text();
   const std::string text = job.text();
   EXPECT_THAT(text, HasSubstr("rank 0 failed (signal 9)"));
@@ -144,6 +151,45 @@ TEST(DriverStopTest, AKilledServerLeavesTheResumeCommandAndItContinuesTheRun) {
   }
   EXPECT_GE(version, 4u);
   EXPECT_EQ(batches, version);
+}
+
+TEST(DriverStopTest, AKilledWorkerLeavesTheOthersToFinishAndTheSummaryNamesIt) {
+  testing::TempDir dir("sparseps_driver_stop_");
+  const fs::path out = dir.path() / "run";
+  BackgroundJob job(slowJob(out, 4) + " --epochs=1 --max-steps=12", dir.path());
+  ASSERT_TRUE(waitFor([&] { return fs::exists(out / "checkpoint.shard0"); }, 60)) << job.text();
+  killRank(2, out);  // the second of three workers
+  EXPECT_EQ(job.wait(90), 0) << job.text();
+  const std::string text = job.text();
+  EXPECT_THAT(text, HasSubstr("worker rank 2 failed (signal 9); the job goes on without it"));
+  EXPECT_THAT(text, HasSubstr("the job finished without worker rank(s) [2]"));
+  const nlohmann::json summary = readJson(out / "summary.json");
+  ASSERT_EQ(summary["dropped_workers"].size(), 1u) << summary.dump();
+  EXPECT_EQ(summary["dropped_workers"][0]["worker"], 1);
+  EXPECT_EQ(summary["dropped_workers"][0]["rank"], 2);
+  EXPECT_GT(summary["dropped_workers"][0]["seconds"].get<double>(), 0.0);
+  EXPECT_THAT(text, HasSubstr("dropped        worker 1 (rank 2) after"));
+  // The survivors ran their course: 12 steps each.
+  std::map<int, int> steps;
+  std::ifstream metrics(out / "metrics.jsonl");
+  std::string line;
+  while (std::getline(metrics, line)) ++steps[nlohmann::json::parse(line)["worker"].get<int>()];
+  EXPECT_EQ(steps[0], 12);
+  EXPECT_EQ(steps[2], 12);
+  EXPECT_LT(steps[1], 12);
+}
+
+TEST(DriverStopTest, StopOnFailureStopsEveryRankWhenAWorkerFails) {
+  testing::TempDir dir("sparseps_driver_stop_");
+  const fs::path out = dir.path() / "run";
+  BackgroundJob job(slowJob(out, 4) + " --epochs=1 --max-steps=12 --stop-on-failure",
+                    dir.path());
+  ASSERT_TRUE(waitFor([&] { return fs::exists(out / "checkpoint.shard0"); }, 60)) << job.text();
+  killRank(2, out);
+  EXPECT_EQ(job.wait(60), 1) << job.text();
+  EXPECT_THAT(job.text(), HasSubstr("rank 2 failed (signal 9)"));
+  EXPECT_THAT(job.text(), HasSubstr("stopped the other ranks"));
+  EXPECT_FALSE(fs::exists(out / "summary.json"));
 }
 
 }  // namespace
