@@ -43,12 +43,12 @@ struct EncodeOptions {
 struct DecodeLimits {
   static constexpr uint32_t kNoSegment = UINT32_MAX;  // this id is not accepted here
   std::vector<uint32_t> numel_by_id;  // index = segment id
-  NonFinitePolicy non_finite = NonFinitePolicy::kReject;
+  ValueCheck value_check = ValueCheck::kBounded;
 
   // Accepts segment id with numel elements.
   DecodeLimits& allow(uint32_t id, uint32_t numel);
-  DecodeLimits& nonFinite(NonFinitePolicy policy) {
-    non_finite = policy;
+  DecodeLimits& values(ValueCheck check) {
+    value_check = check;
     return *this;
   }
   // Every spec of the layout; fails if a segment is too large for the wire's u32 numel.

@@ -74,7 +74,7 @@ bool allFitHalf(const std::vector<float>& values) {
 }
 
 // Dense bodies are copied and hashed in chunks of this many floats: each chunk of the
-// source is hashed (and, on decode, checked for finite values) while it is still in cache.
+// source is hashed (and, on decode, its values checked) while it is still in cache.
 constexpr size_t kChunkFloats = 16384;
 
 // Copies n floats of a dense body from src to dst (bytes as they travel: little-endian)
@@ -90,33 +90,40 @@ void copyDenseChunk(uint8_t* dst, const uint8_t* src, size_t n, bool streaming,
   checksum->add(src, n * 4);
 }
 
-// The first of n floats at bytes (host order) that is not finite, or n. The scan adds one
-// to the exponent field: only an all-ones exponent (inf, NaN) carries into the sign bit,
-// and plain arithmetic ORed over the block vectorizes; only a hit pays for the search.
-// Bytes, not a float pointer: a received body need not be aligned.
-inline uint32_t nonFiniteBit(const uint8_t* bytes, size_t i) {
+// The first of n floats at bytes (host order) that kBounded refuses, or n. The scan adds
+// 65 to the exponent field: it carries into the sign bit exactly when the biased exponent
+// is 191 or more, i.e. |v| >= 2^64 (191 = 127 + 64), inf and NaN (255) included. Plain
+// arithmetic ORed over the block vectorizes; only a hit pays for the search. Bytes, not a
+// float pointer: a received body need not be aligned.
+inline uint32_t refusedBit(const uint8_t* bytes, size_t i) {
   uint32_t bits;
   std::memcpy(&bits, bytes + 4 * i, sizeof bits);
-  return ((bits & 0x7f800000u) + 0x00800000u) & 0x80000000u;
+  return ((bits & 0x7f800000u) + (65u << 23)) & 0x80000000u;
 }
 
-SPARSEPS_MULTIVERSION uint32_t anyNonFinite(const uint8_t* bytes, size_t n) {
+SPARSEPS_MULTIVERSION uint32_t anyRefused(const uint8_t* bytes, size_t n) {
   uint32_t any = 0;
-  for (size_t i = 0; i < n; ++i) any |= nonFiniteBit(bytes, i);
+  for (size_t i = 0; i < n; ++i) any |= refusedBit(bytes, i);
   return any;
 }
 
-size_t firstNonFinite(const uint8_t* bytes, size_t n) {
-  if (anyNonFinite(bytes, n) == 0) return n;
+size_t firstRefused(const uint8_t* bytes, size_t n) {
+  if (anyRefused(bytes, n) == 0) return n;
   size_t i = 0;
-  while (nonFiniteBit(bytes, i) == 0) ++i;
+  while (refusedBit(bytes, i) == 0) ++i;
   return i;
 }
 
-absl::Status nonFiniteError(const SegmentData& segment, size_t position) {
+absl::Status refusedValueError(const SegmentData& segment, size_t position) {
   const size_t element = segment.dense ? position : segment.indices[position];
-  return absl::InvalidArgumentError(absl::StrCat("non-finite value ", segment.values[position],
-                                                 " at element ", element));
+  const float v = segment.values[position];
+  if (!std::isfinite(v)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("non-finite value ", v, " at element ", element));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "value ", v, " at element ", element,
+      " is beyond the bound 2^64 on any value (a diverged or a hostile sender)"));
 }
 
 absl::Status truncated(const char* what, uint64_t need, uint64_t left) {
@@ -262,7 +269,7 @@ size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
 
 absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t numel,
                              uint32_t nonzeros, const uint8_t** in, const uint8_t* end,
-                             NonFinitePolicy non_finite, SegmentData* out,
+                             ValueCheck check, SegmentData* out,
                              PayloadChecksum* checksum) {
   const uint8_t* p = *in;
   // Sizes in u64 so that no product of peer-sent counts can wrap, even with a 32-bit size_t.
@@ -295,11 +302,11 @@ absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t nu
         checksum->add(p, n * 4);
         loadArrayLe(p, values + i, n);
       }
-      if (non_finite == NonFinitePolicy::kReject) {
+      if (check == ValueCheck::kBounded) {
         // Checked on the bytes as received (in cache), not on the streamed-out copy.
-        const size_t bad = firstNonFinite(
+        const size_t bad = firstRefused(
             wire::kHostLittleEndian ? p : reinterpret_cast<const uint8_t*>(values + i), n);
-        if (bad != n) return nonFiniteError(segment, i + bad);
+        if (bad != n) return refusedValueError(segment, i + bad);
       }
       p += n * 4;
     }
@@ -408,10 +415,10 @@ absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t nu
       return absl::InvalidArgumentError(
           absl::StrCat("unknown encoding tag ", static_cast<int>(encoding)));
   }
-  if (non_finite == NonFinitePolicy::kReject) {
-    const size_t bad = firstNonFinite(reinterpret_cast<const uint8_t*>(segment.values.data()),
+  if (check == ValueCheck::kBounded) {
+    const size_t bad = firstRefused(reinterpret_cast<const uint8_t*>(segment.values.data()),
                                       segment.values.size());
-    if (bad != segment.values.size()) return nonFiniteError(segment, bad);
+    if (bad != segment.values.size()) return refusedValueError(segment, bad);
   }
   checksum->add(*in, static_cast<size_t>(p - *in));
   *in = p;

@@ -38,8 +38,13 @@ inline constexpr Encoding kAllEncodings[] = {Encoding::kDenseF32, Encoding::kInd
 
 const char* encodingName(Encoding encoding);
 
-// What decoding does with an infinite or NaN value.
-enum class NonFinitePolicy { kReject, kAllow };
+// The values a decoder accepts. kBounded: finite, and of magnitude below kValueBound. No
+// gradient, update, model or BN value of a training run comes near 2^64, so a larger one
+// comes from a diverged or a hostile sender; refusing it at decode names that sender
+// before anything is applied, and an update under the bound cannot carry a model under it
+// past a float's range. kAny: every bit pattern (tests, tools).
+enum class ValueCheck { kBounded, kAny };
+inline constexpr float kValueBound = 18446744073709551616.0f;  // 2^64
 
 // The most bytes any encoding can take for a segment of numel elements: index/value
 // pairs with every element set (per element, dense takes 4 B, bitmap at most 4.125 B,
@@ -79,7 +84,7 @@ size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
 // anything; adds the body's bytes to checksum and advances *in on success.
 absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t numel,
                              uint32_t nonzeros, const uint8_t** in, const uint8_t* end,
-                             NonFinitePolicy non_finite, SegmentData* out,
+                             ValueCheck check, SegmentData* out,
                              PayloadChecksum* checksum);
 
 }  // namespace wire

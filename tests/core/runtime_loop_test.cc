@@ -3,6 +3,7 @@
 // runtime's behaviour is tested apart from the methods of optim/.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -100,6 +101,7 @@ struct JobConfig {
   int kill_worker = -1;       // this worker index dies after `kill_after` steps
   int kill_after = 5;
   int garbage_worker = -1;    // this worker sends a malformed message at step 3
+  int poisoning_worker = -1;  // this worker's gradient is 3e38 everywhere from step 3
   int corrupting_worker = -1;  // from step 3 this worker's pushes to the last shard arrive damaged
   std::string checkpoint_path;
   const ServerCheckpoint* resume = nullptr;
@@ -152,7 +154,7 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
   // Worker 0 pulls the final model only once every surviving worker has pushed its last
   // step, so the pull sees the finished server model.
   const int survivors = cfg.workers - (cfg.kill_worker >= 0) - (cfg.garbage_worker >= 0) -
-                        (cfg.corrupting_worker >= 0);
+                        (cfg.corrupting_worker >= 0) - (cfg.poisoning_worker >= 0);
   std::atomic<int> finished_steps{0};
   JobSpec job;  // the facts the server loop and the worker client read
   job.num_servers = cfg.shards;
@@ -209,6 +211,7 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
         }
         if (corrupting && step == 3) corrupting->armed = true;
         for (size_t i = 0; i < p.numel; ++i) grad[i] = model[i] - p.target[i];
+        if (w == cfg.poisoning_worker && step >= 3) std::fill(grad.begin(), grad.end(), 3e38f);
         StepStats stats;
         auto status = client.step(grad, absl::MakeSpan(model), 0, &stats);
         if (!status.ok()) {
@@ -342,6 +345,22 @@ TEST(RuntimeLoopTest, AMalformedMessageDropsOnlyItsSender) {
   expectAllOk(r, 2);
   EXPECT_NE(r.log.find("dropping worker 2 (rank 3): bad message"), std::string::npos) << r.log;
   EXPECT_LT(distance(gather(p, r, 1), p.target), 1e-2);
+}
+
+// A finite push no training makes (3e38 times the rate): refused before it is applied, its
+// sender named and dropped; the model stays finite and the others converge.
+TEST(RuntimeLoopTest, APoisoningPushIsRefusedAndItsSenderDropped) {
+  Problem p;
+  JobConfig cfg;
+  cfg.poisoning_worker = 1;
+  auto r = runJob(p, cfg);
+  expectAllOk(r, 1);
+  EXPECT_FALSE(r.worker_status[1].ok());
+  EXPECT_NE(r.log.find("dropping worker 1 (rank 2): bad message"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("is beyond the bound 2^64"), std::string::npos) << r.log;
+  const std::vector<float> model = gather(p, r, 1);
+  for (float v : model) ASSERT_TRUE(std::isfinite(v));
+  EXPECT_LT(distance(model, p.target), 1e-2);
 }
 
 // A push that only one shard refuses: that shard drops the worker and tells it, so the

@@ -268,6 +268,41 @@ TEST(WireErrors, NonFiniteValues) {
   }
 }
 
+// A finite value no training run makes (the poisoning push was 3e38): refused at
+// decode, on the first element that reaches 2^64, wherever it sits in a dense body's chunks.
+TEST(WireErrors, ValuesBeyondTheBoundAreRefused) {
+  const float bound = 18446744073709551616.0f;  // 2^64
+  const float under = std::nextafter(bound, 0.0f);
+  for (float bad : {3e38f, -3e38f, bound, -bound, 1e30f}) {
+    SegmentData s = sample();
+    s.values[3] = bad;
+    for (Encoding e : {Encoding::kDenseF32, Encoding::kIndexValueF32, Encoding::kDeltaVarintF32,
+                       Encoding::kBitmapF32}) {
+      SCOPED_TRACE(std::string(encodingName(e)) + " " + std::to_string(bad));
+      expectError(encode({s}, e), limits(), "value");
+      expectError(encode({s}, e), limits(), "at element 50 is beyond the bound 2^64");
+    }
+    SegmentData ok = sample();
+    ok.values[3] = bad > 0 ? under : -under;
+    for (Encoding e : {Encoding::kDenseF32, Encoding::kIndexValueF32}) {
+      absl::StatusOr<DecodedMessage> d = decodeMessage(encode({ok}, e), limits());
+      ASSERT_TRUE(d.ok()) << d.status();
+    }
+  }
+  // In a large dense body the offender is found in its chunk, past the first ones.
+  SegmentData big;
+  big.segment_id = 0;
+  big.numel = 100000;
+  big.dense = true;
+  big.values.assign(big.numel, 0.5f);
+  big.values[70001] = 3e38f;
+  absl::StatusOr<std::vector<uint8_t>> m = encodeMessage(MessageHeader{}, {big}, EncodeOptions());
+  ASSERT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<DecodedMessage> d = decodeMessage(*m, DecodeLimits().allow(0, 100000));
+  ASSERT_FALSE(d.ok());
+  EXPECT_THAT(std::string(d.status().message()), HasSubstr("at element 70001 is beyond"));
+}
+
 TEST(WireErrors, VarintOverflow) {
   // One nonzero: its f32 value, then a gap whose fifth byte carries bits past 2^32,
   // then a run of six continuation bytes.
