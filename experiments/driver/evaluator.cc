@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -61,9 +62,33 @@ Evaluator::~Evaluator() {
   if (thread_.joinable()) (void)finish();
 }
 
+std::vector<Snapshot> dropBehind(std::deque<Snapshot>* waiting, size_t max_waiting) {
+  std::vector<Snapshot> dropped;
+  while (waiting->size() > max_waiting) {
+    auto oldest = std::find_if(waiting->begin(), waiting->end(),
+                               [](const Snapshot& s) { return !s.final; });
+    if (oldest == waiting->end()) break;
+    dropped.push_back(std::move(*oldest));
+    waiting->erase(oldest);
+  }
+  return dropped;
+}
+
 void Evaluator::submit(Snapshot snapshot) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (config_.virtualClock()) {
+    // Simulated time does not pass while the job waits here, and every snapshot is scored,
+    // so a virtual run's records stay the same from run to run.
+    cv_.wait(lock, [this] { return queue_.size() < kMaxWaiting; });
+  }
   queue_.push_back(std::move(snapshot));
+  for (Snapshot& s : dropBehind(&queue_, kMaxWaiting)) {
+    log_(absl::StrCat("evaluation after ", s.epoch, " epochs skipped: the evaluator is ",
+                      queue_.size(), " snapshots behind training"));
+    s.params = {};
+    s.buffers = {};
+    skipped_.push_back(std::move(s));
+  }
   cv_.notify_all();
 }
 
@@ -74,6 +99,13 @@ absl::StatusOr<EvalRow> Evaluator::finish() {
     cv_.notify_all();
   }
   if (thread_.joinable()) thread_.join();
+  for (const Snapshot& s : skipped_) {  // the other shards' slices of skipped snapshots
+    for (int shard = 1; shard < plan_.numShards(); ++shard) {
+      std::error_code ignored;
+      std::filesystem::remove(snapshotSlicePath(config_.out, s, shard), ignored);
+    }
+  }
+  skipped_.clear();
   if (!last_) return absl::NotFoundError("no snapshot of the servers' model was evaluated");
   return *last_;
 }
@@ -100,6 +132,7 @@ void Evaluator::run() {
       if (queue_.empty()) return;
       snapshot = std::move(queue_.front());
       queue_.pop_front();
+      cv_.notify_all();  // a virtual job's submit may wait for room
     }
     try {
       if (snapshot.version == last_version_) {  // the model just scored: say it is the last

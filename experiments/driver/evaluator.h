@@ -38,6 +38,12 @@ namespace sparseps {
 // Where shard `shard` writes its slice of snapshot `index` (final: "final").
 std::string snapshotSlicePath(const std::string& out, const Snapshot& snapshot, int shard);
 
+// When evaluation falls behind training (a busy machine leaves the idle-priority thread
+// no time), the snapshots waiting for it are held to max_waiting: the oldest that is not
+// the final one is taken out of the queue and returned, so memory stays bounded and the
+// newest models are the ones scored.
+std::vector<Snapshot> dropBehind(std::deque<Snapshot>* waiting, size_t max_waiting);
+
 struct EvalRow {
   double epoch = 0;
   uint64_t version = 0;
@@ -54,8 +60,11 @@ class Evaluator {
                                                            std::function<void(const std::string&)> log);
   ~Evaluator();
 
-  // Queues a snapshot (any thread); returns at once.
+  // Queues a snapshot (any thread); returns at once. At most kMaxWaiting wait: an older
+  // one beyond that is skipped (dropBehind), with a log line; the final one never is. A
+  // virtual-time job waits for room instead, so it scores every snapshot.
   void submit(Snapshot snapshot);
+  static constexpr size_t kMaxWaiting = 2;
   // Evaluates what is queued, stops the thread and returns the last row written (the
   // final model's), or an error when no evaluation succeeded.
   absl::StatusOr<EvalRow> finish();
@@ -81,6 +90,7 @@ class Evaluator {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Snapshot> queue_;
+  std::vector<Snapshot> skipped_;  // their slice files (several shards) go at finish()
   bool stopping_ = false;
   std::optional<EvalRow> last_;
   std::optional<nlohmann::json> last_row_;  // as written to eval.jsonl

@@ -14,4 +14,5 @@ add_dependencies(virtual_test sparseps_driver)
 target_compile_definitions(virtual_test PRIVATE
   SPARSEPS_DRIVER_BINARY="$<TARGET_FILE:sparseps_driver>")
 sparseps_test(compute_slots_test SOURCES compute_slots_test.cc DEPS sparseps_driver_lib)
+sparseps_test(evaluator_queue_test SOURCES evaluator_queue_test.cc DEPS sparseps_driver_lib)
 sparseps_test(driver_config_test SOURCES driver_config_test.cc DEPS sparseps_driver_lib)
