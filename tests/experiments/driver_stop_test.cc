@@ -25,13 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-std::string readText(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 // Polls until `done` or `seconds` pass; the result of the last poll.
 template <typename Done>
 bool waitFor(Done done, double seconds) {

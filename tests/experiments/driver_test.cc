@@ -153,13 +153,6 @@ TEST_F(DriverTest, SyntheticJobWritesACompleteRunDirectoryAndLearns) {
   EXPECT_TRUE(fs::exists(out / "worker1.json"));
 }
 
-std::string readFile(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 TEST_F(DriverTest, ResumeRestoresEachWorkersMomentumAndResiduals) {
   const fs::path out = dir_ / "run";
   const std::string flags =
@@ -179,7 +172,7 @@ TEST_F(DriverTest, ResumeRestoresEachWorkersMomentumAndResiduals) {
   r = runLauncher(flags + " --epochs=2 --max-steps=5 --resume", dir_);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto workerLog = [&](int rank) {
-    return readFile(out / "logs" / ("rank" + std::to_string(rank) + ".log"));
+    return readText(out / "logs" / ("rank" + std::to_string(rank) + ".log"));
   };
   for (int rank : {1, 2}) {
     EXPECT_THAT(workerLog(rank), HasSubstr("restored this worker's momentum and residuals after epoch 1"));
@@ -195,14 +188,14 @@ TEST_F(DriverTest, ResumeRestoresEachWorkersMomentumAndResiduals) {
     // Each attempt has a log of its own; the earlier ones are kept beside it.
     EXPECT_THAT(workerLog(rank), ::testing::Not(HasSubstr("restored this worker's momentum")));
     const std::string earlier = "rank" + std::to_string(rank);
-    EXPECT_THAT(readFile(out / "logs" / (earlier + ".2.log")),
+    EXPECT_THAT(readText(out / "logs" / (earlier + ".2.log")),
                 HasSubstr("restored this worker's momentum and residuals after epoch 1"));
-    EXPECT_THAT(readFile(out / "logs" / (earlier + ".1.log")), HasSubstr("epoch 1:"));
+    EXPECT_THAT(readText(out / "logs" / (earlier + ".1.log")), HasSubstr("epoch 1:"));
   }
 
   // A damaged server checkpoint: the workers fail first (their server closed on them), and
   // the console still shows the server's own error, the cause.
-  const std::string server_bytes = readFile(out / "checkpoint.shard0");
+  const std::string server_bytes = readText(out / "checkpoint.shard0");
   std::string damaged = server_bytes;
   damaged[damaged.size() / 2] ^= 0x5a;
   std::ofstream(out / "checkpoint.shard0", std::ios::binary | std::ios::trunc) << damaged;
@@ -212,7 +205,7 @@ TEST_F(DriverTest, ResumeRestoresEachWorkersMomentumAndResiduals) {
   std::ofstream(out / "checkpoint.shard0", std::ios::binary | std::ios::trunc) << server_bytes;
 
   // A damaged worker checkpoint stops the resume with what to do about it.
-  std::string bytes = readFile(out / "checkpoint.worker1");
+  std::string bytes = readText(out / "checkpoint.worker1");
   bytes[bytes.size() / 2] ^= 0x5a;
   std::ofstream(out / "checkpoint.worker1", std::ios::binary | std::ios::trunc) << bytes;
   r = runLauncher(flags + " --epochs=3 --resume", dir_);
@@ -234,15 +227,15 @@ TEST_F(DriverTest, AnotherRunsDirectoryIsRefusedWithoutResumeAndLeftAsItWas) {
   EXPECT_THAT(r.output, HasSubstr("already holds a run (metrics.jsonl, summary.json)"));
   EXPECT_THAT(r.output, HasSubstr("--resume"));
   EXPECT_FALSE(fs::exists(out / "logs")) << "refused after a rank started";
-  EXPECT_EQ(readFile(out / "summary.json"), "{\"best_accuracy\": 0.5}\n");
-  EXPECT_EQ(readFile(out / "metrics.jsonl"), "{\"step\": 1}\n");
+  EXPECT_EQ(readText(out / "summary.json"), "{\"best_accuracy\": 0.5}\n");
+  EXPECT_EQ(readText(out / "metrics.jsonl"), "{\"step\": 1}\n");
 
   // A rank started by hand refuses it too, before it meets anyone (no hang here).
   const std::string rank = std::string(SPARSEPS_DRIVER_BINARY) + " " + flags +
                            " --rank=1 --store-dir=" + (out / "store").string() + " > " +
                            (dir_ / "rank.out").string() + " 2>&1";
   EXPECT_NE(std::system(("timeout 60 " + rank).c_str()), 0);
-  EXPECT_THAT(readFile(dir_ / "rank.out"), HasSubstr("already holds a run"));
+  EXPECT_THAT(readText(dir_ / "rank.out"), HasSubstr("already holds a run"));
 
   // What the job itself makes before its ranks meet is no run: logs, store, slots.
   const fs::path fresh = dir_ / "fresh";
@@ -324,7 +317,7 @@ TEST_F(DriverTest, DryRunChecksEverythingAndWritesNothing) {
   }
   const std::string driver = std::string(SPARSEPS_DRIVER_BINARY) + " --dry-run " + flags;
   const std::string command = "cd " + dir_.string() + " && " + driver + " > driver.out 2>&1";
-  EXPECT_EQ(std::system(command.c_str()), 0) << readFile(dir_ / "driver.out");
+  EXPECT_EQ(std::system(command.c_str()), 0) << readText(dir_ / "driver.out");
   std::vector<std::string> left;
   for (const auto& entry : fs::directory_iterator(dir_)) {
     left.push_back(entry.path().filename().string());

@@ -40,6 +40,14 @@ inline Result runLauncher(const std::string& args, const fs::path& dir) {
   return result;
 }
 
+// A file's bytes; empty when it cannot be read.
+inline std::string readText(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
 inline nlohmann::json readJson(const fs::path& path) {
   std::ifstream file(path);
   EXPECT_TRUE(file.good()) << "missing " << path;

@@ -18,13 +18,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string fileText(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 double meanStaleness(const nlohmann::json& summary) { return summary["mean_staleness"].get<double>(); }
 
 TEST(VirtualClock, SameFlagsAndSeedGiveByteIdenticalRecords) {
@@ -42,8 +35,8 @@ TEST(VirtualClock, SameFlagsAndSeedGiveByteIdenticalRecords) {
     const Result r = runLauncher(flags + " --out=" + out.string(), dir.path());
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_THAT(r.output, HasSubstr("simulated"));
-    metrics.push_back(fileText(out / "metrics.jsonl"));
-    evals.push_back(fileText(out / "eval.jsonl"));
+    metrics.push_back(readText(out / "metrics.jsonl"));
+    evals.push_back(readText(out / "eval.jsonl"));
     const nlohmann::json config = readJson(out / "config.json");
     EXPECT_EQ(config["clock"], "virtual");
     EXPECT_DOUBLE_EQ(config["time_model"]["step_seconds"].get<double>(), 0.020);
