@@ -82,12 +82,15 @@ void Evaluator::submit(Snapshot snapshot) {
     cv_.wait(lock, [this] { return queue_.size() < kMaxWaiting; });
   }
   queue_.push_back(std::move(snapshot));
-  for (Snapshot& s : dropBehind(&queue_, kMaxWaiting)) {
+  for (const Snapshot& s : dropBehind(&queue_, kMaxWaiting)) {
     log_(absl::StrCat("evaluation after ", s.epoch, " epochs skipped: the evaluator is ",
                       queue_.size(), " snapshots behind training"));
-    s.params = {};
-    s.buffers = {};
-    skipped_.push_back(std::move(s));
+    if (plan_.numShards() > 1) {  // its slices on disk go at finish(); its model goes now
+      Snapshot names;
+      names.index = s.index;
+      names.final = s.final;
+      skipped_.push_back(names);
+    }
   }
   cv_.notify_all();
 }

@@ -90,7 +90,7 @@ class Evaluator {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Snapshot> queue_;
-  std::vector<Snapshot> skipped_;  // their slice files (several shards) go at finish()
+  std::vector<Snapshot> skipped_;  // index and final only: their slice files go at finish()
   bool stopping_ = false;
   std::optional<EvalRow> last_;
   std::optional<nlohmann::json> last_row_;  // as written to eval.jsonl
