@@ -16,6 +16,7 @@ Server::Server(Endpoint& endpoint, ServerCore& core, const JobSpec& job, Segment
       specs_(std::move(local_specs)),
       layout_fingerprint_(layout_fingerprint),
       worker_ranks_(job.workerRanks()),
+      checkpoint_path_(job.checkpointPathOf(endpoint.rank())),
       live_ranks_(worker_ranks_) {
   for (const auto& spec : specs_) limits_.allow(spec.id, static_cast<uint32_t>(spec.numel));
   if (core_.numBuffers() > 0) {
@@ -127,13 +128,12 @@ absl::Status Server::handle(int worker, std::vector<Reply>* replies) {
 }
 
 absl::Status Server::maybeCheckpoint(bool final) {
-  const std::string path = job_.checkpointPathOf(endpoint_.rank());
-  if (path.empty()) return absl::OkStatus();
+  if (checkpoint_path_.empty()) return absl::OkStatus();
   const bool due = job_.checkpoint_every > 0 &&
                    core_.version() >= last_checkpoint_version_ + job_.checkpoint_every;
   if (!final && !due) return absl::OkStatus();
   last_checkpoint_version_ = core_.version();
-  return saveCheckpoint(path, core_.checkpoint(layout_fingerprint_));
+  return saveCheckpoint(checkpoint_path_, core_.checkpoint(layout_fingerprint_));
 }
 
 absl::Status Server::run() {

@@ -65,6 +65,7 @@ class Server {
   const SegmentSpecs specs_;
   const uint64_t layout_fingerprint_;
   const std::vector<int> worker_ranks_;  // rank of worker i
+  const std::string checkpoint_path_;    // this shard's; empty: none
   DecodeLimits limits_;
   std::vector<int> live_ranks_;
   uint64_t last_checkpoint_version_ = 0;

@@ -82,7 +82,7 @@ struct PsWorker::Connection {
   MethodRegistry methods;
   JobSpec job;
   RankModel model;
-  StoredConnection channel;
+  StoredConnection connected;
 };
 
 PsWorker::PsWorker(FlatModel& model, std::unique_ptr<WorkerClient> client)
@@ -118,8 +118,8 @@ absl::StatusOr<std::unique_ptr<PsWorker>> PsWorker::connect(
       new Connection{std::move(methods), std::move(*job), std::move(*model), {}});
   auto channel = sparseps::connect(options, owned->model);
   if (!channel.ok()) return channel.status();
-  owned->channel = std::move(*channel);
-  auto client = makeWorkerClient(*owned->channel.channel, owned->job, owned->methods,
+  owned->connected = std::move(*channel);
+  auto client = makeWorkerClient(*owned->connected.channel, owned->job, owned->methods,
                                  owned->model.specs, owned->model.flat.buffers().size());
   if (!client.ok()) return client.status();
   auto worker = start(owned->model.flat, std::move(*client));

@@ -85,11 +85,13 @@ absl::Status runServerRole(const DriverConfig& config) {
   if (!stats.ok()) return stats.status();
 
   nlohmann::json dropped = nlohmann::json::array();
+  std::vector<int> dropped_indices;  // their reports are not waited for
   for (const DroppedWorker& d : stats->dropped) {
     dropped.push_back({{"worker", d.worker},
                        {"rank", d.rank},
                        {"seconds", d.seconds},
                        {"reason", d.reason}});
+    dropped_indices.push_back(d.worker);
   }
   const nlohmann::json report = {
       {"shard", rank},
@@ -111,8 +113,6 @@ absl::Status runServerRole(const DriverConfig& config) {
   absl::StatusOr<EvalRow> final_eval = evaluator->finish();
   if (!final_eval.ok()) logLine(rank, std::string(final_eval.status().message()));
   // Each worker writes its report before it says goodbye; across machines they stay there.
-  std::vector<int> dropped_indices;
-  for (const DroppedWorker& d : stats->dropped) dropped_indices.push_back(d.worker);
   const auto reports = collectWorkerReports(config.out, config.numWorkers(), dropped_indices,
                                             std::chrono::seconds(config.multiMachine() ? 0 : 10));
   if (static_cast<int>(reports.size()) < config.numWorkers()) {
