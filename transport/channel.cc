@@ -5,26 +5,22 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "transport/channel_wire.h"
 
 namespace sparseps {
 namespace {
 
-// Gloo slots (tags) of the channel's message kinds.
-constexpr uint64_t kHeaderSlot = 0x53500001;
-constexpr uint64_t kPayloadSlot = 0x53500002;
-constexpr uint64_t kControlSlot = 0x53500003;
-constexpr uint64_t kExchangeSlot = 0x53500004;
-constexpr uint64_t kAckSlot = 0x53500005;
+using namespace channel_wire;  // NOLINT: the slots and control words are this file's vocabulary
 
-// Transport frame before the protocol header: the shaping stamp (CLOCK_MONOTONIC ns when
-// the last byte left the sender's uplink plus its latency; 0 when the sender is unshaped).
-constexpr size_t kFrameBytes = sizeof(int64_t);
-
-// A watcher waits for its peer's bye for the whole job.
+// Gloo's own wait limit, never reached: the channel's deadlines abort a stalled wait first
+// (a Gloo timeout would break every pair of the context).
 constexpr std::chrono::milliseconds kWatchTimeout = std::chrono::hours(24 * 30);
+
 // Byes go to peers that may be gone; a timeout here only breaks a context that is closing.
 constexpr std::chrono::milliseconds kByeTimeout = std::chrono::seconds(10);
 
@@ -37,7 +33,9 @@ std::string rankList(absl::Span<const int> ranks) {
 absl::Status ChannelOptions::validate() const {
   if (header_bytes == 0) return absl::InvalidArgumentError("channel: header_bytes must be > 0");
   if (!payload_size) return absl::InvalidArgumentError("channel: payload_size is not set");
-  if (timeout.count() <= 0) return absl::InvalidArgumentError("channel: timeout must be positive");
+  if (peer_timeout.count() <= 0) {
+    return absl::InvalidArgumentError("channel: peer_timeout must be positive");
+  }
   if (shaping && (shaping->up.bits_per_second < 0 || shaping->down.bits_per_second < 0 ||
                   shaping->up.latency_ns < 0 || shaping->down.latency_ns < 0)) {
     return absl::InvalidArgumentError("channel: shaping bandwidth and latency must be >= 0");
@@ -53,7 +51,9 @@ absl::StatusOr<std::unique_ptr<Channel>> Channel::create(std::shared_ptr<gloo::C
   for (int peer = 0; peer < channel->worldSize(); ++peer) {
     if (peer == channel->rank()) continue;
     channel->peers_[peer].watcher = std::thread(&Channel::watch, channel.get(), peer);
+    channel->peers_[peer].pulser = std::thread(&Channel::pulse, channel.get(), peer);
   }
+  channel->monitor_ = std::thread(&Channel::monitor, channel.get());
   return channel;
 }
 
@@ -69,8 +69,13 @@ Channel::Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options)
     down_.emplace(options_.shaping->down);
   }
   recv_header_ = context_->createUnboundBuffer(recv_frame_.data(), recv_frame_.size());
+  const Time now = std::chrono::steady_clock::now();
   for (int peer = 0; peer < context_->size; ++peer) {
     if (peer == context_->rank) continue;
+    peers_[peer].last_heard = now;
+    peers_[peer].last_active = now;
+    peers_[peer].pulse = context_->createUnboundBuffer(&peers_[peer].pulse_word,
+                                                       sizeof(peers_[peer].pulse_word));
     peers_[peer].control = context_->createUnboundBuffer(&peers_[peer].control_word,
                                                          sizeof(peers_[peer].control_word));
     // Posted before any peer can say bye, so a bye never waits on us.
@@ -81,8 +86,16 @@ Channel::Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options)
 Channel::~Channel() {
   shutdown();
   stopping_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_threads_ = true;
+  }
+  monitor_cv_.notify_all();
+  if (monitor_.joinable()) monitor_.join();
   for (int peer = 0; peer < worldSize(); ++peer) {
     if (peer == rank()) continue;
+    peers_[peer].pulse->abortWaitSend();
+    if (peers_[peer].pulser.joinable()) peers_[peer].pulser.join();
     peers_[peer].control->abortWaitRecv();
     if (peers_[peer].watcher.joinable()) peers_[peer].watcher.join();
   }
@@ -101,24 +114,28 @@ int Channel::worldSize() const { return context_->size; }
 void Channel::watch(int peer) {
   Peer& p = peers_[peer];
   bool said_bye = false;
+  bool post = false;  // the constructor posted the first receive
   for (;;) {
     try {
       // Stays posted after the bye: the peer's closing connection then fails this receive
       // and wakes a bye we may be sending it (Gloo fails no pending send when a
       // connection closes).
-      if (said_bye) p.control->recv(peer, kControlSlot);
-      if (!p.control->waitRecv(nullptr, kWatchTimeout)) return;  // aborted: we are stopping
+      if (post) p.control->recv(peer, kControlSlot);
+      post = true;
+      if (!p.control->waitRecv(nullptr, kWatchTimeout)) return;  // aborted: stopping, dropped
     } catch (const std::exception& e) {
       // The connection closed: a death unless the peer said bye first.
       if (!said_bye && !stopping_) markDead(peer, e.what());
       std::lock_guard<std::mutex> lock(mu_);
       p.gone = true;
-      if (p.bye) p.bye->abortWaitSend();
-      if (p.bye_ack) p.bye_ack->abortWaitRecv();
-      if (payload_src_ == peer) payload_recv_->abortWaitRecv();
+      abortWaitsOn(peer);
       return;
     }
-    if (said_bye) continue;  // a peer says bye once; nothing else comes on this slot
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (notePulse(p, p.control_word)) continue;
+    }
+    if (said_bye) continue;  // a peer says bye once
     said_bye = true;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -139,13 +156,118 @@ void Channel::watch(int peer) {
   }
 }
 
+bool Channel::notePulse(Peer& p, uint64_t word) {
+  const Time now = std::chrono::steady_clock::now();
+  p.last_heard = now;
+  if ((word & kPulseBit) == 0) return false;
+  const uint64_t progress = word & kProgressMask;
+  if ((word & kBusyBit) != 0 || progress != p.progress) p.last_active = now;
+  p.progress = progress;
+  return true;
+}
+
+void Channel::pulse(int peer) {
+  Peer& p = peers_[peer];
+  const auto every = std::max(options_.peer_timeout / 5, std::chrono::milliseconds(1));
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    monitor_cv_.wait_for(lock, every, [&] { return stop_threads_ || p.gone; });
+    if (stop_threads_ || p.gone || p.state == PeerState::kDead) return;
+    p.pulse_word = kPulseBit | (busy_ > 0 ? kBusyBit : 0) | (progress_ & kProgressMask);
+    lock.unlock();
+    try {
+      p.pulse->send(peer, kControlSlot);
+      if (!p.pulse->waitSend(nullptr, kWatchTimeout)) return;  // aborted: stopping, dropped
+    } catch (const std::exception&) {
+      return;  // the connection closed; the watcher reports it
+    }
+    lock.lock();
+  }
+}
+
+void Channel::monitor() {
+  const auto timeout = options_.peer_timeout;
+  const auto every = std::max(timeout / 10, std::chrono::milliseconds(1));
+  auto seconds = [](std::chrono::steady_clock::duration d) {
+    return absl::StrFormat("%.1f s", std::chrono::duration<double>(d).count());
+  };
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_threads_) {
+    monitor_cv_.wait_until(lock, std::min(receive_until_, std::chrono::steady_clock::now() + every));
+    if (stop_threads_) return;
+    const Time now = std::chrono::steady_clock::now();
+    if (now >= receive_until_ && !deadline_passed_) {
+      deadline_passed_ = true;
+      recv_header_->abortWaitRecv();
+    }
+    std::vector<std::pair<int, std::string>> stalled;
+    for (int peer = 0; peer < worldSize(); ++peer) {
+      const Peer& p = peers_[peer];
+      if (peer == rank() || p.gone || p.state == PeerState::kDead ||
+          p.state == PeerState::kClosed) {
+        continue;
+      }
+      if (now - p.last_heard > timeout) {
+        stalled.emplace_back(peer, absl::StrCat("sent no message and no pulse for ",
+                                                seconds(now - p.last_heard),
+                                                " (hung, stopped, or cut off)"));
+      } else if (p.sending[0] != nullptr && now - p.sending_since > timeout &&
+                 now - p.last_active > timeout) {
+        stalled.emplace_back(peer, absl::StrCat("left a message untaken for ",
+                                                seconds(now - p.sending_since),
+                                                " while doing nothing else"));
+      } else if (payload_src_ == peer && now - payload_since_ > timeout) {
+        stalled.emplace_back(peer, absl::StrCat("sent a header and not its payload for ",
+                                                seconds(now - payload_since_)));
+      }
+    }
+    lock.unlock();
+    for (const auto& [peer, why] : stalled) cut(peer, why, /*reported=*/false);
+    lock.lock();
+  }
+}
+
+void Channel::abortWaitsOn(int peer) {
+  Peer& p = peers_[peer];
+  for (auto* buffer : p.sending) {
+    if (buffer != nullptr) buffer->abortWaitSend();
+  }
+  if (p.bye) p.bye->abortWaitSend();
+  if (p.bye_ack) p.bye_ack->abortWaitRecv();
+  if (payload_src_ == peer) payload_recv_->abortWaitRecv();
+  p.pulse->abortWaitSend();
+}
+
+void Channel::drop(int peer, const std::string& why) { cut(peer, why, /*reported=*/true); }
+
+void Channel::cut(int peer, const std::string& why, bool reported) {
+  if (peer < 0 || peer >= worldSize() || peer == rank()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Peer& p = peers_[peer];
+    if (p.gone) return;
+    p.gone = true;
+    if (p.state != PeerState::kDead) {
+      p.state = PeerState::kDead;
+      p.reason = absl::StrCat("is dropped: it ", why);
+    }
+    p.reported = p.reported || reported;
+    abortWaitsOn(peer);
+    p.control->abortWaitRecv();
+  }
+  monitor_cv_.notify_all();  // its pulser stops
+  // No late byte of it lands in our buffers, and it sees us gone.
+  context_->getPair(peer)->close();
+  recv_header_->abortWaitRecv();
+}
+
 void Channel::markDead(int peer, const std::string& reason) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     Peer& p = peers_[peer];
     if (p.state == PeerState::kDead || p.state == PeerState::kClosed) return;
     p.state = PeerState::kDead;
-    p.reason = reason;
+    p.reason = absl::StrCat("is dead: ", reason);
   }
   recv_header_->abortWaitRecv();
 }
@@ -202,7 +324,7 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> message) {
     const Peer& p = peers_[dst];
     if (shut_down_) return absl::FailedPreconditionError("channel: shut down");
     if (p.state == PeerState::kDead) {
-      return absl::UnavailableError(absl::StrCat("channel: rank ", dst, " is dead: ", p.reason));
+      return absl::UnavailableError(absl::StrCat("channel: rank ", dst, " ", p.reason));
     }
     if (p.state != PeerState::kLive) {
       return absl::FailedPreconditionError(absl::StrCat("channel: rank ", dst, " has shut down"));
@@ -213,23 +335,47 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> message) {
   if (up_) stamp = up_->reserve(clock_->nowNanos(), 0, bytes) + up_->spec().latency_ns;
   std::memcpy(send_frame_.data(), &stamp, kFrameBytes);
   std::memcpy(send_frame_.data() + kFrameBytes, header.data(), header.size());
-  try {
-    auto frame = context_->createUnboundBuffer(send_frame_.data(), send_frame_.size());
-    std::unique_ptr<gloo::transport::UnboundBuffer> body;
-    frame->send(dst, kHeaderSlot);
-    if (!payload.empty()) {
-      // Gloo only reads from a send buffer.
-      body = context_->createUnboundBuffer(const_cast<uint8_t*>(payload.data()), payload.size());
-      body->send(dst, kPayloadSlot);
-    }
-    frame->waitSend(nullptr, options_.timeout);
-    if (body) body->waitSend(nullptr, options_.timeout);
-  } catch (const std::exception& e) {
-    markDead(dst, e.what());
-    return absl::UnavailableError(
-        absl::StrCat("channel: send to rank ", dst, " failed: ", e.what()));
+  auto frame = context_->createUnboundBuffer(send_frame_.data(), send_frame_.size());
+  std::unique_ptr<gloo::transport::UnboundBuffer> body;
+  if (!payload.empty()) {
+    // Gloo only reads from a send buffer.
+    body = context_->createUnboundBuffer(const_cast<uint8_t*>(payload.data()), payload.size());
   }
+  {
+    // The monitor aborts these waits if dst stalls; the watcher if it dies.
+    std::lock_guard<std::mutex> lock(mu_);
+    Peer& p = peers_[dst];
+    if (p.gone) return absl::UnavailableError(absl::StrCat("channel: rank ", dst, " is gone"));
+    p.sending[0] = frame.get();
+    p.sending[1] = body.get();
+    p.sending_since = std::chrono::steady_clock::now();
+  }
+  ++busy_;
+  std::string failure;
+  try {
+    frame->send(dst, kHeaderSlot);
+    if (body) body->send(dst, kPayloadSlot);
+    if (!frame->waitSend(nullptr, kWatchTimeout) ||
+        (body && !body->waitSend(nullptr, kWatchTimeout))) {
+      failure = "aborted";
+    }
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  --busy_;
   std::lock_guard<std::mutex> lock(mu_);
+  Peer& p = peers_[dst];
+  p.sending[0] = p.sending[1] = nullptr;
+  if (!failure.empty()) {
+    if (p.state != PeerState::kDead) {
+      p.state = PeerState::kDead;
+      p.reason = absl::StrCat("is dead: ", failure);
+    }
+    recv_header_->abortWaitRecv();  // a receive reports the death
+    return absl::UnavailableError(
+        absl::StrCat("channel: send to rank ", dst, " failed: rank ", dst, " ", p.reason));
+  }
+  ++progress_;
   peers_[dst].counters.bytes_sent += bytes;
   peers_[dst].counters.messages_sent += 1;
   return absl::OkStatus();
@@ -254,7 +400,7 @@ void Channel::reportEvent(int peer, Frame* frame) {
   frame->payload.clear();
   frame->peer_status =
       p.state == PeerState::kDead
-          ? absl::UnavailableError(absl::StrCat("channel: rank ", peer, " is dead: ", p.reason))
+          ? absl::UnavailableError(absl::StrCat("channel: rank ", peer, " ", p.reason))
           : absl::UnavailableError(absl::StrCat("channel: rank ", peer, " closed its connection"));
 }
 
@@ -264,7 +410,20 @@ absl::StatusOr<Frame> Channel::receive(absl::Span<const int> ranks) {
   return frame;
 }
 
-absl::Status Channel::receive(absl::Span<const int> ranks, Frame* frame) {
+absl::Status Channel::receive(absl::Span<const int> ranks, Frame* frame, Deadline until) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    receive_until_ = until;
+    deadline_passed_ = false;
+  }
+  monitor_cv_.notify_all();
+  absl::Status status = receiveUntil(ranks, frame);
+  std::lock_guard<std::mutex> lock(mu_);
+  receive_until_ = kNoDeadline;
+  return status;
+}
+
+absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
   for (;;) {
     if (std::optional<int> peer = unreportedEvent(ranks)) {
       reportEvent(*peer, frame);
@@ -277,6 +436,7 @@ absl::Status Channel::receive(absl::Span<const int> ranks, Frame* frame) {
         interrupted_ = false;
         return absl::CancelledError("channel: receive interrupted");
       }
+      if (deadline_passed_) return absl::DeadlineExceededError("channel: nothing came in time");
       if (shut_down_) return absl::FailedPreconditionError("channel: shut down");
       for (int r : ranks) {
         if (r < 0 || r >= worldSize() || r == rank()) {
@@ -313,7 +473,7 @@ absl::Status Channel::receive(absl::Span<const int> ranks, Frame* frame) {
         recv_header_->recv(live, kHeaderSlot);
         posted_ranks_ = live;
       }
-      if (!recv_header_->waitRecv(&src, options_.timeout)) continue;  // woken: look again
+      if (!recv_header_->waitRecv(&src, kWatchTimeout)) continue;  // woken: look again
     } catch (const std::exception& e) {
       // A pair failed under the receive from any rank: its watcher marks that peer dead.
       posted_ranks_.clear();
@@ -337,9 +497,8 @@ void Channel::receivePosted(int src, Frame* frame) {
   std::memcpy(&stamp, recv_frame_.data(), kFrameBytes);
   frame->header.assign(recv_frame_.begin() + kFrameBytes, recv_frame_.end());
   auto refuse = [&](std::string why) {
-    markDead(src, why);
-    std::lock_guard<std::mutex> lock(mu_);
-    peers_[src].reported = true;
+    cut(src, why, /*reported=*/true);
+    frame->payload.clear();
     frame->peer_status = absl::InvalidArgumentError(
         absl::StrCat("channel: rank ", src, " ", why, "; rank ", src, " is dropped"));
   };
@@ -351,25 +510,30 @@ void Channel::receivePosted(int src, Frame* frame) {
     return refuse(absl::StrCat("announced a payload of ", *announced,
                                " bytes, more than the limit of ", options_.max_payload_bytes));
   }
-  frame->payload.resize(*announced);
-  if (!frame->payload.empty()) {
+  if (*announced > 0) {
+    // Posted at the protocol's maximum: a peer that sends more than it announced wastes
+    // its bytes instead of making Gloo terminate this process.
+    frame->payload.resize(options_.max_payload_bytes);
     auto body = context_->createUnboundBuffer(frame->payload.data(), frame->payload.size());
     std::string failure;
+    ++busy_;
     try {
       body->recv(src, kPayloadSlot);
       bool gone;
       {
         // The watcher aborts this wait if src's connection closes (Gloo would not wake a
-        // receive posted after the close was seen).
+        // receive posted after the close was seen), the monitor if src stalls.
         std::lock_guard<std::mutex> lock(mu_);
         gone = peers_[src].gone;
         payload_recv_ = body.get();
         payload_src_ = src;
+        payload_since_ = std::chrono::steady_clock::now();
       }
-      if (gone || !body->waitRecv(nullptr, options_.timeout)) failure = "connection closed";
+      if (gone || !body->waitRecv(nullptr, kWatchTimeout)) failure = "connection closed";
     } catch (const std::exception& e) {
       failure = e.what();
     }
+    --busy_;
     std::lock_guard<std::mutex> lock(mu_);
     payload_recv_ = nullptr;
     payload_src_ = -1;
@@ -377,24 +541,29 @@ void Channel::receivePosted(int src, Frame* frame) {
       Peer& p = peers_[src];
       if (p.state != PeerState::kDead) {
         p.state = PeerState::kDead;
-        p.reason = failure;
+        p.reason = absl::StrCat("is dead (payload receive failed): ", failure);
       }
       p.reported = true;
-      frame->peer_status = absl::UnavailableError(
-          absl::StrCat("channel: rank ", src, " is dead (payload receive failed): ", failure));
+      frame->payload.clear();
+      frame->peer_status = absl::UnavailableError(absl::StrCat("channel: rank ", src, " ", p.reason));
       return;
     }
   }
+  frame->payload.resize(*announced);
   const size_t bytes = frame->header.size() + frame->payload.size();
   if (down_) {
     const int64_t now = clock_->nowNanos();
     // An unshaped sender's message starts on our downlink when it arrives.
     const int64_t finish =
         stamp == 0 ? down_->reserve(now, 0, bytes) : down_->reserve(0, stamp, bytes);
+    ++busy_;
     clock_->sleepUntilNanos(finish + down_->spec().latency_ns);
+    --busy_;
   }
+  ++progress_;
   std::lock_guard<std::mutex> lock(mu_);
   Peer& p = peers_[src];
+  p.last_heard = std::chrono::steady_clock::now();
   p.counters.bytes_received += bytes;
   p.counters.messages_received += 1;
   if (p.state == PeerState::kClosing && p.counters.messages_received >= p.bye_messages) {
@@ -420,8 +589,9 @@ absl::StatusOr<std::vector<std::vector<uint8_t>>> Channel::exchange(
       sends.back()->send(peers[i], kExchangeSlot);
     }
     for (i = 0; i < peers.size(); ++i) {
-      sends[i]->waitSend(nullptr, options_.timeout);
-      recvs[i]->waitRecv(nullptr, options_.timeout);
+      // A Gloo timeout breaks the context, which a failed handshake ends anyway.
+      sends[i]->waitSend(nullptr, options_.peer_timeout);
+      recvs[i]->waitRecv(nullptr, options_.peer_timeout);
     }
   } catch (const std::exception& e) {
     const int peer = i < peers.size() ? peers[i] : -1;

@@ -8,19 +8,31 @@
 // buffer, so a posted receive is never smaller than what the protocol lets a peer send.
 //
 // Gloo facts designed around: a send completes only once the peer posted the matching
-// receive (send() blocks until then); a wait timeout breaks the context for good (the
-// timeout is long; interrupt() wakes a blocked receive instead); a receive from ANY rank
+// receive (send() blocks until then); a Gloo wait timeout breaks the whole context for
+// good, so no wait here relies on one: the channel keeps its own deadlines and drops one
+// peer (closes that pair, aborts our waits on it) when it stalls; a receive from ANY rank
 // is not woken when a peer dies, so one watcher thread per peer keeps a receive posted on
-// a control slot: it sees the peer's orderly "bye" (shutdown) or the closed connection
-// (death) and wakes the receiving thread. A bye is acknowledged: Gloo completes a send
-// once the bytes are in the kernel, so only the ack (sent after everything before the
-// bye was read, TCP keeping order) makes it safe to close the connection. Gloo exceptions are
-// caught here and come back as a Status naming the rank.
+// a control slot: it sees the peer's orderly "bye" (shutdown), its pulses, and the closed
+// connection (death), and wakes the receiving thread. A bye is acknowledged: Gloo
+// completes a send once the bytes are in the kernel, so only the ack (sent after
+// everything before the bye was read, TCP keeping order) makes it safe to close the
+// connection. Gloo terminates a process that receives more bytes than it posted, so every
+// receive is posted at the protocol's maximum for its slot. Gloo exceptions are caught
+// here and come back as a Status naming the rank.
+//
+// Stalls. Every peer_timeout / 5 each rank pulses every peer: a control word with its
+// progress (messages it has taken) and whether it is busy (receiving a payload, sleeping
+// out shaping, sending). A peer is dropped when, for peer_timeout, (1) nothing came from
+// it, no message and no pulse (it hangs, is stopped, or the network is cut: TCP alone
+// would wait for hours); (2) a send of ours waited on it while its pulses showed neither
+// progress nor work (it never reads); or (3) its payload did not follow its header.
 //
 // Optional link shaping (link_shaping.h) delays each received message until its last
 // byte would have arrived over the simulated links.
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -55,8 +67,9 @@ struct ChannelOptions {
   std::function<absl::StatusOr<size_t>(absl::Span<const uint8_t> header)> payload_size;
   // The largest payload a peer may announce; larger announcements are refused.
   size_t max_payload_bytes = 0;
-  // Gloo wait limit. Long on purpose: a Gloo timeout breaks the context for good.
-  std::chrono::milliseconds timeout = std::chrono::hours(1);
+  // How long a peer may stall (see the top of this file) before it is dropped. It must
+  // exceed the longest a payload takes on the real network after its header.
+  std::chrono::milliseconds peer_timeout = std::chrono::seconds(30);
   // Simulated links of this process's NIC; none: no shaping.
   std::optional<ShapingOptions> shaping;
   // Time source of shaping; a SteadyClock when null.
@@ -75,8 +88,8 @@ struct ChannelOptions {
     max_payload_bytes = v;
     return *this;
   }
-  ChannelOptions& setTimeout(std::chrono::milliseconds v) {
-    timeout = v;
+  ChannelOptions& setPeerTimeout(std::chrono::milliseconds v) {
+    peer_timeout = v;
     return *this;
   }
   ChannelOptions& setShaping(ShapingOptions v) {
@@ -123,9 +136,16 @@ class Channel : public Endpoint {
   // connection", Unavailable "is dead", InvalidArgument for framing); later calls skip
   // such ranks. Errors: Cancelled after interrupt(), FailedPrecondition when no rank is
   // live, InvalidArgument for a rank outside the world. One receiving thread at a time.
-  absl::Status receive(absl::Span<const int> ranks, Frame* frame) override;
+  // DeadlineExceeded when nothing came by `until` (the header receive stays posted for the
+  // next call, which must ask for the same live ranks).
+  using Endpoint::receive;
+  absl::Status receive(absl::Span<const int> ranks, Frame* frame, Deadline until) override;
   // The same into a new Frame (tests, and callers that receive rarely).
   absl::StatusOr<Frame> receive(absl::Span<const int> ranks);
+
+  // Closes the connection to `rank` and aborts every wait on it; a receive never reports
+  // it. The peer sees this rank's connection close.
+  void drop(int rank, const std::string& why) override;
 
   // Exchanges one fixed-size blob with each of `peers` (both sides call it with the same
   // size), e.g. the handshake's Hello. Returns the peers' blobs in the order of `peers`.
@@ -148,6 +168,7 @@ class Channel : public Endpoint {
 
  private:
   enum class PeerState { kLive, kClosing, kClosed, kDead };
+  using Time = std::chrono::steady_clock::time_point;
   struct Peer {
     PeerState state = PeerState::kLive;
     uint64_t bye_messages = 0;  // data messages the peer sent us before its bye
@@ -164,10 +185,28 @@ class Channel : public Endpoint {
     std::unique_ptr<gloo::transport::UnboundBuffer> ack;  // our ack of its bye
     uint64_t ack_word = 0;
     std::thread watcher;
+    // Stall detection (guarded by mu_).
+    Time last_heard;          // its last message or pulse
+    Time last_active;         // the last pulse that showed progress or work
+    uint64_t progress = 0;    // the progress its last pulse reported
+    gloo::transport::UnboundBuffer* sending[2] = {nullptr, nullptr};  // our send, if any
+    Time sending_since;
+    std::unique_ptr<gloo::transport::UnboundBuffer> pulse;  // our pulses to it
+    uint64_t pulse_word = 0;
+    std::thread pulser;
   };
 
   Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options);
+  absl::Status receiveUntil(absl::Span<const int> ranks, Frame* frame);
+  // Drops `peer`: closes its pair and aborts our waits on it; reported: no Frame for it.
+  void cut(int peer, const std::string& why, bool reported);
   void watch(int peer);
+  void pulse(int peer);
+  void monitor();
+  // Records a control word from `peer`: a pulse (true) or its bye's message count.
+  bool notePulse(Peer& p, uint64_t word);
+  // Aborts our waits on `peer` (mu_ held).
+  void abortWaitsOn(int peer);
   void markDead(int peer, const std::string& reason);
   // A closed or dead peer of `ranks` whose state receive has not reported yet.
   std::optional<int> unreportedEvent(absl::Span<const int> ranks);
@@ -189,6 +228,16 @@ class Channel : public Endpoint {
 
   std::mutex send_mu_;
   std::vector<uint8_t> send_frame_;
+
+  // Stall detection: what our pulses report, and the monitor that applies the deadlines.
+  std::atomic<uint64_t> progress_{0};  // messages taken
+  std::atomic<int> busy_{0};           // operations in progress
+  std::condition_variable monitor_cv_;  // with mu_: stop, or a new receive deadline
+  bool stop_threads_ = false;
+  Deadline receive_until_ = kNoDeadline;
+  bool deadline_passed_ = false;
+  Time payload_since_;
+  std::thread monitor_;
 
   // The header receive from ANY rank stays posted until it completes.
   std::vector<uint8_t> recv_frame_;

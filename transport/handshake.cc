@@ -1,5 +1,9 @@
 #include "transport/handshake.h"
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -11,11 +15,13 @@ namespace {
 
 // Layout (little-endian host order; all ranks of a job share one architecture):
 //   0 magic "SPSHELLO" | 8 u32 version | 12 u32 world size | 16 u32 server shards |
-//   20 u32 reserved | 24 u64 layout fingerprint | 32 method[40] | 72 mode[40] | 112 reserved
+//   20 u32 reserved | 24 u64 layout fingerprint | 32 method[40] | 72 mode[40] |
+//   112 secret tag[16]
 constexpr char kMagic[8] = {'S', 'P', 'S', 'H', 'E', 'L', 'L', 'O'};
 constexpr size_t kMethodAt = 32;
 constexpr size_t kModeAt = kMethodAt + kHelloMaxName;
-static_assert(kModeAt + kHelloMaxName <= kHelloBytes);
+constexpr size_t kTagAt = kModeAt + kHelloMaxName;
+static_assert(kTagAt + kSecretTagBytes == kHelloBytes);
 
 template <typename T>
 void put(uint8_t* at, T v) {
@@ -42,7 +48,21 @@ absl::Status mismatch(const char* field, int server_rank, const std::string& ser
 
 }  // namespace
 
-absl::StatusOr<std::array<uint8_t, kHelloBytes>> encodeHello(const Hello& hello) {
+SecretTag secretTag(const std::string& secret, int sender_rank) {
+  SecretTag tag{};
+  if (secret.empty()) return tag;
+  uint8_t message[sizeof("sparseps hello") - 1 + sizeof(uint32_t)];
+  std::memcpy(message, "sparseps hello", sizeof("sparseps hello") - 1);
+  put<uint32_t>(message + sizeof("sparseps hello") - 1, static_cast<uint32_t>(sender_rank));
+  uint8_t digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), message, sizeof(message),
+       digest, &length);
+  std::memcpy(tag.data(), digest, tag.size());
+  return tag;
+}
+
+absl::StatusOr<std::array<uint8_t, kHelloBytes>> encodeHello(const Hello& hello, int sender_rank) {
   if (hello.method.size() > kHelloMaxName || hello.mode.size() > kHelloMaxName) {
     return absl::InvalidArgumentError(
         absl::StrCat("handshake: method and mode names must be at most ", kHelloMaxName, " bytes"));
@@ -55,6 +75,8 @@ absl::StatusOr<std::array<uint8_t, kHelloBytes>> encodeHello(const Hello& hello)
   put<uint64_t>(&out[24], hello.layout_fingerprint);
   std::memcpy(&out[kMethodAt], hello.method.data(), hello.method.size());
   std::memcpy(&out[kModeAt], hello.mode.data(), hello.mode.size());
+  const SecretTag tag = secretTag(hello.run_secret, sender_rank);
+  std::memcpy(&out[kTagAt], tag.data(), tag.size());
   return out;
 }
 
@@ -69,6 +91,7 @@ absl::StatusOr<Hello> decodeHello(absl::Span<const uint8_t> bytes) {
   hello.layout_fingerprint = get<uint64_t>(&bytes[24]);
   hello.method = getName(&bytes[kMethodAt]);
   hello.mode = getName(&bytes[kModeAt]);
+  std::memcpy(hello.secret_tag.data(), &bytes[kTagAt], kSecretTagBytes);
   return hello;
 }
 
@@ -104,7 +127,7 @@ absl::Status compareHello(const Hello& server, int server_rank, const Hello& wor
 
 absl::Status handshake(Channel& channel, const Hello& mine, bool is_server,
                        absl::Span<const int> peers) {
-  absl::StatusOr<std::array<uint8_t, kHelloBytes>> encoded = encodeHello(mine);
+  absl::StatusOr<std::array<uint8_t, kHelloBytes>> encoded = encodeHello(mine, channel.rank());
   if (!encoded.ok()) return encoded.status();
   absl::StatusOr<std::vector<std::vector<uint8_t>>> theirs = channel.exchange(peers, *encoded);
   if (!theirs.ok()) return theirs.status();
@@ -113,6 +136,13 @@ absl::Status handshake(Channel& channel, const Hello& mine, bool is_server,
     if (!peer.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(peer.status().message(), " (rank ", peers[i], ")"));
+    }
+    const SecretTag expected = secretTag(mine.run_secret, peers[i]);
+    if (CRYPTO_memcmp(expected.data(), peer->secret_tag.data(), kSecretTagBytes) != 0) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "handshake: rank ", peers[i], " did not present this run's secret; it is refused. "
+          "Every rank of a job needs the same SPARSEPS_RUN_SECRET (experiments/run sets one "
+          "for the ranks it starts; on several machines export the same value on each)"));
     }
     absl::Status s = is_server ? compareHello(mine, channel.rank(), *peer, peers[i])
                                : compareHello(*peer, peers[i], mine, channel.rank());

@@ -6,6 +6,12 @@
 // The Hello travels as kHelloBytes fixed bytes: a receive is never smaller than what a
 // peer sends, so this size never changes; new fields go into the reserved tail and bump
 // the version.
+//
+// The run secret: each rank sends a tag, HMAC-SHA256(secret, "sparseps hello" + its own
+// rank) cut to 16 bytes, never the secret itself; the receiver recomputes it for the
+// sender's rank. A rank that does not know the secret cannot make a tag for itself, and
+// a tag it received names another rank, so it cannot replay one either. Checked before
+// any other field: a rank without the secret is refused whatever else it claims.
 
 #include <array>
 #include <cstdint>
@@ -21,6 +27,8 @@ class Channel;
 
 inline constexpr size_t kHelloBytes = 128;
 inline constexpr size_t kHelloMaxName = 40;  // bytes of method and mode, each
+inline constexpr size_t kSecretTagBytes = 16;
+using SecretTag = std::array<uint8_t, kSecretTagBytes>;
 
 struct Hello {
   uint32_t protocol_version = 0;
@@ -29,9 +37,14 @@ struct Hello {
   uint32_t world_size = 0;
   uint32_t num_server_shards = 0;
   std::string mode;  // at most kHelloMaxName bytes
+  std::string run_secret;  // sent as the tag of (secret, sender rank); empty: none
+  SecretTag secret_tag{};  // what decodeHello read; all zero when the sender has none
 };
 
-absl::StatusOr<std::array<uint8_t, kHelloBytes>> encodeHello(const Hello& hello);
+// The tag a rank sends for `secret` (all zero for an empty secret).
+SecretTag secretTag(const std::string& secret, int sender_rank);
+
+absl::StatusOr<std::array<uint8_t, kHelloBytes>> encodeHello(const Hello& hello, int sender_rank);
 absl::StatusOr<Hello> decodeHello(absl::Span<const uint8_t> bytes);
 
 // OK when the two agree; otherwise names the first differing field with both values.

@@ -102,6 +102,48 @@ class GlooStoreOver final : public gloo::rendezvous::Store {
   std::chrono::milliseconds timeout_;
 };
 
+// One deadline for the whole connect. Gloo waits on the store and on each pair with a
+// timeout of its own, one after another, so a peer that died after publishing its address
+// could keep a rank waiting for several connect timeouts in a row, and a store read could
+// wait without any limit. This store gives every wait only what is left of the budget and
+// sets the context's timeout to the same remainder, so the pairs (which Gloo makes after
+// the ranks' first reads) wait at most what was left then: a connect ends within the
+// timeout, or within twice it when a peer dies between publishing its address and
+// connecting.
+class DeadlineStore final : public gloo::rendezvous::Store {
+ public:
+  DeadlineStore(gloo::rendezvous::Store& inner, gloo::Context& context,
+                std::chrono::milliseconds budget)
+      : inner_(inner), context_(context), deadline_(std::chrono::steady_clock::now() + budget) {}
+
+  void set(const std::string& key, const std::vector<char>& data) override {
+    remaining();
+    inner_.set(key, data);
+  }
+  std::vector<char> get(const std::string& key) override {
+    inner_.wait({key}, remaining());
+    return inner_.get(key);
+  }
+  void wait(const std::vector<std::string>& keys) override { inner_.wait(keys, remaining()); }
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override {
+    inner_.wait(keys, std::min(timeout, remaining()));
+  }
+
+ private:
+  std::chrono::milliseconds remaining() {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline_ - std::chrono::steady_clock::now());
+    if (left.count() <= 0) throw std::runtime_error("the connect timeout ran out");
+    context_.setTimeout(left);
+    return left;
+  }
+
+  gloo::rendezvous::Store& inner_;
+  gloo::Context& context_;
+  const std::chrono::steady_clock::time_point deadline_;
+};
+
 absl::StatusOr<std::shared_ptr<gloo::Context>> connectGlooStore(const RendezvousOptions& options,
                                                                 gloo::rendezvous::Store& store) {
   if (absl::Status s = options.validate(); !s.ok()) return s;
@@ -114,7 +156,8 @@ absl::StatusOr<std::shared_ptr<gloo::Context>> connectGlooStore(const Rendezvous
     gloo::rendezvous::PrefixStore prefixed(options.run_id, store);
     auto context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.world_size);
     context->setTimeout(options.connect_timeout);
-    context->connectFullMesh(prefixed, device);
+    DeadlineStore bounded(prefixed, *context, options.connect_timeout);
+    context->connectFullMesh(bounded, device);
     return std::shared_ptr<gloo::Context>(std::move(context));
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat("rendezvous: rank ", options.rank, " of ",

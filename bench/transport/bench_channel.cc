@@ -83,7 +83,7 @@ void channelStream(benchmark::State& state, size_t bytes, double rate) {
   // Verify: one message arrives intact.
   std::thread check([&] {
     auto m = receiver->receive(std::vector<int>{0});
-    if (!m.ok() || !m->peer_status.ok() || m->payload != payload) std::abort();
+    if (!m.ok() || !m->peer_status.ok() || absl::MakeConstSpan(m->payload) != absl::MakeConstSpan(payload)) std::abort();
   });
   if (!sender->send(1, framed).ok()) std::abort();
   check.join();
@@ -174,7 +174,7 @@ void BM_ChannelRoundTrip1KB(benchmark::State& state) {
     if (!a->receive(std::vector<int>{1}, &reply).ok() || !reply.peer_status.ok()) std::abort();
   };
   roundTrip();
-  if (reply.payload != payload) std::abort();
+  if (absl::MakeConstSpan(reply.payload) != absl::MakeConstSpan(payload)) std::abort();
   for (auto _ : state) roundTrip();
   a->shutdown();
   echo.join();

@@ -20,6 +20,7 @@ absl::StatusOr<std::unique_ptr<Channel>> connectRank(ConnectOptions options) {
   ChannelOptions channel_options;
   channel_options.setHeaderBytes(kHeaderBytes)
       .setMaxPayloadBytes(max_payload)
+      .setPeerTimeout(options.peer_timeout)
       .setPayloadSize([max_payload](absl::Span<const uint8_t> header) {
         return payloadBytesFromHeader(header, max_payload);
       });

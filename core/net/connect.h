@@ -5,6 +5,7 @@
 // runs the handshake (protocol, layout fingerprint, method, world) with the other side: a worker
 // with every server shard, a server shard with every worker.
 
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -23,6 +24,7 @@ struct ConnectOptions {
   Hello hello;                               // world_size, shards and version filled in
   std::optional<ShapingOptions> shaping;
   size_t max_payload_bytes = 0;              // see maxPayloadBytes
+  std::chrono::milliseconds peer_timeout = std::chrono::seconds(30);  // ChannelOptions
 };
 
 // The largest payload a peer may send for a model of `numel` parameters in `segments`

@@ -26,6 +26,9 @@ absl::Status JobSpec::validate() const {
     return absl::InvalidArgumentError(
         "world size: must leave at least one worker besides the server shards");
   }
+  if (peer_timeout.count() <= 0) {
+    return absl::InvalidArgumentError("peer timeout: must be positive");
+  }
   if (resume && checkpoint_path.empty()) {
     return absl::InvalidArgumentError("resume: needs a checkpoint path (the run directory)");
   }

@@ -4,6 +4,7 @@
 // wire encoding and the checkpoints. The server loop and the worker client read their
 // facts from it (core/runtime/job.h starts both).
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct JobSpec {
   std::string checkpoint_path;    // empty: none; shard s writes <path>.shard<s>
   uint64_t checkpoint_every = 0;  // in server versions; 0: only at the end
   bool resume = false;
+  // How long a worker may stall: hold a sync or staleness round without pushing (the
+  // server drops it), or, in the channel, send nothing or leave a message untaken while
+  // idle. It must exceed a step's compute time.
+  std::chrono::milliseconds peer_timeout = std::chrono::seconds(30);
 
   int worldSize() const { return num_servers + num_workers; }
   bool isServer(int rank) const { return rank < num_servers; }

@@ -59,7 +59,8 @@ bool Server::stopListening(int rank) {
   return true;
 }
 
-void Server::drop(int worker, const std::string& why, std::vector<Reply>* replies) {
+void Server::drop(int worker, const std::string& why, std::vector<Reply>* replies,
+                  bool stalled) {
   const int rank = worker_ranks_[worker];
   if (!stopListening(rank)) return;
   job_.server.log(absl::StrCat("server: dropping worker ", worker, " (rank ", rank, "): ", why));
@@ -68,7 +69,12 @@ void Server::drop(int worker, const std::string& why, std::vector<Reply>* replie
   core_.onWorkerLost(worker, replies);
   // Tell the worker: other shards may still count it live, and it would wait for this
   // shard's reply forever. It stops; its departure ends it on the others. A dead worker
-  // cannot be told, and need not be.
+  // cannot be told, and need not be; a stalled one would not listen, so its connection
+  // is closed instead, which it and the other shards see as this shard's death.
+  if (stalled) {
+    endpoint_.drop(rank, why);
+    return;
+  }
   MessageHeader bye;
   bye.kind = MessageKind::kShutdown;
   (void)sendTo(worker, bye, {});
@@ -127,6 +133,26 @@ absl::Status Server::handle(int worker, std::vector<Reply>* replies) {
   }
 }
 
+Deadline Server::roundDeadline() {
+  if (core_.waitingOn().empty()) {
+    waiting_since_.reset();
+    return kNoDeadline;
+  }
+  if (!waiting_since_) waiting_since_ = std::chrono::steady_clock::now();
+  return *waiting_since_ + job_.peer_timeout;
+}
+
+void Server::dropStallers(std::vector<Reply>* replies) {
+  const double seconds = std::chrono::duration<double>(job_.peer_timeout).count();
+  for (int worker : core_.waitingOn()) {
+    drop(worker,
+         absl::StrCat("held a ", nameOf(kConsistencyModeNames, job_.server.mode),
+                      " round for ", seconds, " s without pushing"),
+         replies, /*stalled=*/true);
+  }
+  waiting_since_.reset();
+}
+
 absl::Status Server::maybeCheckpoint(bool final) {
   if (checkpoint_path_.empty()) return absl::OkStatus();
   const bool due = job_.checkpoint_every > 0 &&
@@ -148,7 +174,11 @@ absl::Status Server::run() {
   }
   while (!live_ranks_.empty()) {
     sendReplies(replies);
-    if (auto s = endpoint_.receive(live_ranks_, &frame_); !s.ok()) return s;
+    if (auto s = endpoint_.receive(live_ranks_, &frame_, roundDeadline()); !s.ok()) {
+      if (!absl::IsDeadlineExceeded(s)) return s;
+      dropStallers(&replies);
+      continue;
+    }
     const int worker = workerOf(frame_.src);
     if (!frame_.peer_status.ok()) {
       drop(worker, std::string(frame_.peer_status.message()), &replies);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,12 @@ class Server {
   absl::Status sendModel(int worker);
   // Removes rank from the ranks the loop receives from; false if it was not there.
   bool stopListening(int rank);
-  void drop(int worker, const std::string& why, std::vector<Reply>* replies);
+  void drop(int worker, const std::string& why, std::vector<Reply>* replies,
+            bool stalled = false);
+  // When the round a held reply waits on is past the job's peer timeout (none if no
+  // reply is held), and the drop of the workers it still waits on.
+  Deadline roundDeadline();
+  void dropStallers(std::vector<Reply>* replies);
   absl::Status maybeCheckpoint(bool final);
   int workerOf(int rank) const;
 
@@ -70,6 +76,7 @@ class Server {
   std::vector<int> live_ranks_;
   uint64_t last_checkpoint_version_ = 0;
   std::chrono::steady_clock::time_point started_;  // when run() began
+  std::optional<Deadline> waiting_since_;  // since when a held reply waits on a worker
   ServerStats stats_;
   // Reused across messages: the frame received, its decoded segments, the bytes sent.
   Frame frame_;

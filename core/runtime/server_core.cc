@@ -89,6 +89,25 @@ void ServerCore::onPush(int worker, const Message& push, std::vector<Reply>* out
   }
 }
 
+std::vector<int> ServerCore::waitingOn() const {
+  std::vector<int> out;
+  if (options_.mode == ConsistencyMode::kSync && !round_.empty()) {
+    for (int w = 0; w < static_cast<int>(states_.size()); ++w) {
+      const bool pushed = std::any_of(round_.begin(), round_.end(),
+                                      [&](const auto& e) { return e.first == w; });
+      if (active(w) && !pushed) out.push_back(w);
+    }
+  } else if (options_.mode == ConsistencyMode::kStaleness && !held_.empty()) {
+    uint64_t ahead = 0;
+    for (int h : held_) ahead = std::max(ahead, steps_[h]);
+    const auto bound = static_cast<uint64_t>(options_.staleness);
+    for (int w = 0; w < static_cast<int>(states_.size()); ++w) {
+      if (active(w) && steps_[w] + bound < ahead) out.push_back(w);
+    }
+  }
+  return out;
+}
+
 void ServerCore::flushSyncRound(std::vector<Reply>* out) {
   if (round_.empty()) return;
   const float scale = 1.0f / static_cast<float>(round_.size());

@@ -80,6 +80,10 @@ class ServerCore {
   float lr() const;
   double epoch() const { return pushes_ / options_.pushes_per_epoch; }
   bool finished() const;   // every worker is done or lost
+  // Active workers whose next push a held reply waits for: in sync mode those not yet in
+  // the current round, in staleness mode those too far behind a held worker. Empty in
+  // async mode and whenever no reply is held.
+  std::vector<int> waitingOn() const;
   int liveWorkers() const;
   size_t numBuffers() const { return num_buffers_; }  // BN buffer floats this shard keeps
 

@@ -43,6 +43,7 @@ absl::StatusOr<JobSpec> RankOptions::jobSpec(const MethodRegistry& methods) cons
   // No epoch length given (and so no schedule): the rate stays at lr.
   job.server.pushes_per_epoch = pushes_per_epoch > 0 ? pushes_per_epoch : 1e18;
   if (server_log) job.server.log = server_log;
+  job.peer_timeout = std::chrono::milliseconds(static_cast<int64_t>(peer_timeout_s * 1e3));
   if (auto s = job.validate(); !s.ok()) return s;
   return job;
 }
@@ -72,6 +73,8 @@ absl::StatusOr<ConnectOptions> RankOptions::connectOptions(const FlatModel& mode
   options.hello.method = method;
   options.hello.mode = mode;
   options.hello.layout_fingerprint = model.fingerprint();
+  options.hello.run_secret = run_secret;
+  options.peer_timeout = std::chrono::milliseconds(static_cast<int64_t>(peer_timeout_s * 1e3));
   options.max_payload_bytes =
       maxPayloadBytes(model.params().size(), model.paramLayout().size(), model.buffers().size());
   return options;

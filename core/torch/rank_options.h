@@ -32,6 +32,11 @@ struct RankOptions {
   std::string hostname = "127.0.0.1";  // the address this rank binds...
   std::string iface;                   // ...or, when set, this interface's
   double connect_timeout_s = 120;
+  // How long a peer may stall before it is dropped (core/runtime/job_spec.h).
+  double peer_timeout_s = 30;
+  // Every rank of a job presents this secret in the handshake; a rank that does not is
+  // refused. Empty: no secret (then every rank of the job must leave it empty).
+  std::string run_secret;
 
   // The job.
   std::string method = "dgs";

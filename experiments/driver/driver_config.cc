@@ -346,6 +346,12 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   app.add_option("--checkpoint-every", c->checkpoint_every,
                  "server checkpoint every this many server versions (updates); 0 = only at "
                  "the end")->group(run);
+  app.add_option("--peer-timeout", c->peer_timeout,
+                 "seconds a peer may stall before it is dropped: a worker holding a sync or "
+                 "staleness round without pushing, a rank sending nothing (not even the "
+                 "transport's pulses), or leaving a message untaken while idle; must exceed a "
+                 "step's compute time and a payload's transfer time")
+      ->check(CLI::PositiveNumber)->group(run);
   app.add_option("--progress", c->progress,
                  "first worker's console progress: auto (updating line on a TTY, plain lines "
                  "otherwise), tty, plain, none")
@@ -410,6 +416,11 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   app.add_option("--store-dir", c->store_dir, "one machine: FileStore directory")->group(rv);
   app.add_option("--run-id", c->run_id,
                  "key prefix of this run in the store (every rank the same)")->group(rv);
+  app.add_option("--run-secret", c->run_secret,
+                 "a secret every rank of the job presents in the handshake; a rank without it "
+                 "is refused. Set SPARSEPS_RUN_SECRET rather than the flag (a flag shows in "
+                 "ps); experiments/run sets one for the ranks it starts")
+      ->envname("SPARSEPS_RUN_SECRET")->group(rv);
 }
 
 std::set<std::string> givenFlags(const CLI::App& app) {
@@ -575,6 +586,7 @@ JobSpec makeJobSpec(const DriverConfig& c, double pushes_per_epoch) {
   job.encode.allowF16(c.f16);
   if (!c.out.empty()) job.checkpoint_path = c.checkpointPath();
   job.checkpoint_every = c.checkpoint_every;
+  job.peer_timeout = std::chrono::milliseconds(static_cast<int64_t>(c.peer_timeout * 1e3));
   job.resume = c.resume;
   return job;
 }
@@ -640,6 +652,8 @@ nlohmann::json DriverConfig::toJson() const {
       {"eval_bn_batches", eval_bn_batches},
       {"max_steps", max_steps},
       {"checkpoint_every", checkpoint_every},
+      {"peer_timeout", peer_timeout},
+      {"run_secret", run_secret.empty() ? "none" : "set"},
       {"master_addr", master_addr},
       {"master_port", master_port},
       {"iface", iface},

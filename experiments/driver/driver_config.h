@@ -67,6 +67,8 @@ struct DriverConfig {
                                    // -1 = auto (evalBnBatches)
   int64_t max_steps = 0;           // per worker; 0 = no limit
   uint64_t checkpoint_every = 0;   // server versions; 0 = only at the end
+  double peer_timeout = 30;        // seconds a peer may stall before it is dropped
+  std::string run_secret;          // from SPARSEPS_RUN_SECRET; never written to disk
   std::string progress = "auto";   // auto | tty | plain | none
   int progress_columns = 0;        // tty: cut the updating line to this width; 0 = no cut
   bool dry_run = false;            // every check, then exit (dry_run.h)

@@ -59,6 +59,8 @@ absl::StatusOr<StoredConnection> connectDriverRank(const DriverConfig& config,
   }
   rank.method = config.method;
   rank.mode = config.mode;
+  rank.peer_timeout_s = config.peer_timeout;
+  rank.run_secret = config.run_secret;
   auto options = rank.connectOptions(model.flat);
   if (!options.ok()) return options.status();
   if (config.bandwidth_bps > 0 || config.latency_ns > 0) {

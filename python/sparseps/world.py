@@ -49,6 +49,8 @@ class World:
         c.host_store = self.host_store
         c.hostname, c.iface, c.store_dir = self.hostname, self.iface, self.store_dir
         c.connect_timeout_s = self.timeout
+        # Every rank of the job presents it in the handshake (unset: no secret).
+        c.run_secret = os.environ.get("SPARSEPS_RUN_SECRET", "")
         return c
 
 

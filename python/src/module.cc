@@ -52,6 +52,8 @@ void bindRankOptions(py::module_& m) {
       .def_readwrite("hostname", &RankOptions::hostname)
       .def_readwrite("iface", &RankOptions::iface)
       .def_readwrite("connect_timeout_s", &RankOptions::connect_timeout_s)
+      .def_readwrite("peer_timeout_s", &RankOptions::peer_timeout_s)
+      .def_readwrite("run_secret", &RankOptions::run_secret)
       .def_readwrite("method", &RankOptions::method)
       .def_readwrite("mode", &RankOptions::mode)
       .def_readwrite("staleness", &RankOptions::staleness)

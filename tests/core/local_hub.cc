@@ -1,6 +1,7 @@
 #include "tests/core/local_hub.h"
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "core/wire/wire_header.h"
@@ -16,6 +17,9 @@ class LocalEndpoint : public Endpoint {
     if (message.size() < kHeaderBytes) return absl::InvalidArgumentError("message shorter than a header");
     std::lock_guard<std::mutex> lock(hub_->mu_);
     if (hub_->dead_[dst]) return absl::UnavailableError(absl::StrCat("rank ", dst, " is dead"));
+    if (hub_->cut_.count({rank_, dst}) > 0) {
+      return absl::UnavailableError(absl::StrCat("rank ", dst, " is cut off"));
+    }
     Frame f;
     f.src = rank_;
     f.header.assign(message.begin(), message.begin() + kHeaderBytes);
@@ -25,12 +29,13 @@ class LocalEndpoint : public Endpoint {
     return absl::OkStatus();
   }
 
-  absl::Status receive(absl::Span<const int> ranks, Frame* frame) override {
+  absl::Status receive(absl::Span<const int> ranks, Frame* frame, Deadline until) override {
     std::unique_lock<std::mutex> lock(hub_->mu_);
     auto& inbox = hub_->inboxes_[rank_].frames;
     for (;;) {
       auto it = std::find_if(inbox.begin(), inbox.end(), [&](const Frame& f) {
-        return std::find(ranks.begin(), ranks.end(), f.src) != ranks.end();
+        return std::find(ranks.begin(), ranks.end(), f.src) != ranks.end() &&
+               hub_->cut_.count({rank_, f.src}) == 0;
       });
       if (it != inbox.end()) {
         *frame = std::move(*it);
@@ -38,7 +43,8 @@ class LocalEndpoint : public Endpoint {
         return absl::OkStatus();
       }
       for (int r : ranks) {
-        if (hub_->dead_[r]) {
+        // A rank that this one dropped is not reported; one that dropped this rank is.
+        if (hub_->dead_[r] || (hub_->cut_.count({rank_, r}) > 0 && dropped_.count(r) == 0)) {
           frame->src = r;
           frame->peer_status =
               absl::UnavailableError(absl::StrCat("rank ", r, " closed its connection"));
@@ -46,13 +52,26 @@ class LocalEndpoint : public Endpoint {
         }
       }
       if (hub_->dead_[rank_]) return absl::CancelledError("this rank was killed");
-      hub_->cv_.wait(lock);
+      if (until == kNoDeadline) {
+        hub_->cv_.wait(lock);
+      } else if (hub_->cv_.wait_until(lock, until) == std::cv_status::timeout) {
+        return absl::DeadlineExceededError("nothing came in time");
+      }
     }
+  }
+
+  void drop(int rank, const std::string&) override {
+    std::lock_guard<std::mutex> lock(hub_->mu_);
+    dropped_.insert(rank);
+    hub_->cut_.insert({rank_, rank});
+    hub_->cut_.insert({rank, rank_});
+    hub_->cv_.notify_all();
   }
 
  private:
   LocalHub* hub_;
   int rank_;
+  std::set<int> dropped_;  // ranks this endpoint dropped
 };
 
 LocalHub::LocalHub(int world_size) : inboxes_(world_size), dead_(world_size, false) {}

@@ -1,12 +1,15 @@
 #pragma once
 // LocalHub: an in-memory Endpoint fabric for ranks running as threads of one process.
 // Used by tests of the runtime; kill(rank) makes every later receive that waits on that
-// rank report it as failed, the way a broken Gloo pair reports a dead peer.
+// rank report it as failed, the way a broken Gloo pair reports a dead peer; drop(rank)
+// cuts the two ranks apart, and only the dropped side hears of it.
 
 #include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "transport/endpoint.h"
@@ -28,6 +31,7 @@ class LocalHub {
   std::condition_variable cv_;
   std::vector<Inbox> inboxes_;
   std::vector<bool> dead_;
+  std::set<std::pair<int, int>> cut_;  // (receiver, sender) pairs cut by a drop
 };
 
 }  // namespace sparseps

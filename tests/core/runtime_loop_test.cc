@@ -103,6 +103,8 @@ struct JobConfig {
   int garbage_worker = -1;    // this worker sends a malformed message at step 3
   int poisoning_worker = -1;  // this worker's gradient is 3e38 everywhere from step 3
   int corrupting_worker = -1;  // from step 3 this worker's pushes to the last shard arrive damaged
+  int silent_worker = -1;     // this worker takes its model and then never pushes
+  std::chrono::milliseconds peer_timeout = std::chrono::seconds(30);
   std::string checkpoint_path;
   const ServerCheckpoint* resume = nullptr;
 };
@@ -120,9 +122,10 @@ class CorruptingEndpoint : public Endpoint {
     damaged.back() ^= 0x40;
     return inner_->send(dst, damaged);
   }
-  absl::Status receive(absl::Span<const int> ranks, Frame* frame) override {
-    return inner_->receive(ranks, frame);
+  absl::Status receive(absl::Span<const int> ranks, Frame* frame, Deadline until) override {
+    return inner_->receive(ranks, frame, until);
   }
+  void drop(int rank, const std::string& why) override { inner_->drop(rank, why); }
   bool armed = false;
 
  private:
@@ -154,7 +157,8 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
   // Worker 0 pulls the final model only once every surviving worker has pushed its last
   // step, so the pull sees the finished server model.
   const int survivors = cfg.workers - (cfg.kill_worker >= 0) - (cfg.garbage_worker >= 0) -
-                        (cfg.corrupting_worker >= 0) - (cfg.poisoning_worker >= 0);
+                        (cfg.corrupting_worker >= 0) - (cfg.poisoning_worker >= 0) -
+                        (cfg.silent_worker >= 0);
   std::atomic<int> finished_steps{0};
   JobSpec job;  // the facts the server loop and the worker client read
   job.num_servers = cfg.shards;
@@ -165,6 +169,7 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
   job.server.log = log;
   job.checkpoint_path = cfg.checkpoint_path;
   job.checkpoint_every = 10;
+  job.peer_timeout = cfg.peer_timeout;
   std::vector<std::thread> threads;
   for (int s = 0; s < cfg.shards; ++s) {
     threads.emplace_back([&, s] {
@@ -199,6 +204,21 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
         return;
       }
       result.resumed_at[w] = started->worker_steps;
+      if (w == cfg.silent_worker) {
+        // Listens until every shard has cut it off, and reports the first shard's word.
+        Frame frame;
+        std::vector<int> waiting = server_ranks;
+        while (!waiting.empty()) {
+          auto s = endpoint->receive(waiting, &frame);
+          if (!s.ok()) {
+            result.worker_status[w] = s;
+            return;
+          }
+          if (result.worker_status[w].ok()) result.worker_status[w] = frame.peer_status;
+          waiting.erase(std::find(waiting.begin(), waiting.end(), frame.src));
+        }
+        return;
+      }
       for (int step = 0; step < cfg.steps; ++step) {
         if (w == cfg.kill_worker && step == cfg.kill_after) {
           hub.kill(worker_ranks[w]);
@@ -381,6 +401,40 @@ TEST(RuntimeLoopTest, AWorkerDroppedByOneShardStopsAndLeavesTheOthers) {
   EXPECT_NE(r.log.find("dropping worker 1 (rank 3): bad message: payload checksum mismatch"),
             std::string::npos) << r.log;
   EXPECT_LT(distance(gather(p, r, 2), p.target), 1e-2);
+}
+
+// A worker that is alive but never pushes holds every sync or staleness round. After the
+// job's peer timeout each shard drops it and closes its connection, and the others finish.
+TEST(RuntimeLoopTest, AWorkerThatHoldsTheRoundIsDroppedAtThePeerTimeout) {
+  struct Case {
+    ConsistencyMode mode;
+    int shards;
+    const char* round;
+  };
+  for (const Case& c : {Case{ConsistencyMode::kSync, 2, "sync"},
+                        Case{ConsistencyMode::kStaleness, 1, "staleness"}}) {
+    SCOPED_TRACE(c.round);
+    Problem p;
+    JobConfig cfg;
+    cfg.mode = c.mode;
+    cfg.shards = c.shards;
+    cfg.silent_worker = 1;
+    cfg.peer_timeout = std::chrono::milliseconds(300);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = runJob(p, cfg);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    expectAllOk(r, 1);
+    EXPECT_TRUE(absl::IsUnavailable(r.worker_status[1])) << r.worker_status[1];
+    for (int s = 0; s < c.shards; ++s) {
+      EXPECT_NE(r.log.find(absl::StrCat("dropping worker 1 (rank ", c.shards + 1, "): held a ",
+                                        c.round, " round for 0.3 s without pushing")),
+                std::string::npos)
+          << r.log;
+    }
+    EXPECT_LT(distance(gather(p, r, c.shards), p.target), 1e-2);
+    EXPECT_LT(seconds, 20.0);  // dropped at the timeout, long before the 60 s watchdog
+  }
 }
 
 TEST(RuntimeLoopTest, ResumeContinuesFromTheLastCheckpoint) {

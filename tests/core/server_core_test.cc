@@ -131,6 +131,34 @@ TEST(ServerCoreTest, StalenessReleasesWhenTheSlowestWorkerFinishes) {
   EXPECT_EQ(out[0].worker, 0);
 }
 
+// Who a held reply waits for: the server loop drops exactly these at the peer timeout.
+TEST(ServerCoreTest, WaitingOnNamesTheWorkersAHeldReplyNeeds) {
+  std::vector<Reply> out;
+  auto async = makeCore(ConsistencyMode::kAsync, 3);
+  async.onPush(0, densePush({1, 1}), &out);
+  EXPECT_TRUE(async.waitingOn().empty());
+
+  auto sync = makeCore(ConsistencyMode::kSync, 3);
+  EXPECT_TRUE(sync.waitingOn().empty());  // no round open
+  sync.onPush(1, densePush({1, 1}), &out);
+  EXPECT_EQ(sync.waitingOn(), (std::vector<int>{0, 2}));
+  sync.onWorkerLost(2, &out);
+  EXPECT_EQ(sync.waitingOn(), (std::vector<int>{0}));
+  out.clear();
+  sync.onPush(0, densePush({1, 1}), &out);
+  EXPECT_EQ(out.size(), 2u);  // the round closed
+  EXPECT_TRUE(sync.waitingOn().empty());
+
+  // Bound 1: worker 0 at step 3 is held while workers 1 (step 1) and 2 (step 0) are more
+  // than one step behind; worker 1 at step 2 would not hold it.
+  auto stale = makeCore(ConsistencyMode::kStaleness, 3, /*staleness=*/1);
+  for (int i = 0; i < 3; ++i) stale.onPush(0, densePush({1, 1}), &out);
+  stale.onPush(1, densePush({1, 1}), &out);
+  EXPECT_EQ(stale.waitingOn(), (std::vector<int>{1, 2}));
+  stale.onPush(1, densePush({1, 1}), &out);
+  EXPECT_EQ(stale.waitingOn(), (std::vector<int>{2}));
+}
+
 TEST(ServerCoreTest, FinishedOnceEveryWorkerIsDoneOrLost) {
   auto core = makeCore(ConsistencyMode::kAsync, 2);
   std::vector<Reply> out;

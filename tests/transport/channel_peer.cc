@@ -2,10 +2,14 @@
 // tests launch it (the latter inside network namespaces via `ip netns exec`).
 //   channel_peer --store=DIR --run=ID --rank=R --world=N --host=ADDR --mode=MODE
 //                [--messages=K] [--bytes=B] [--bandwidth=1gbit] [--latency=50us]
+//                [--peer-timeout-ms=T]
 // Modes: sender  (sends K messages of B bytes to rank 0, then shuts down),
 //        receiver (rank 0: receives until every other rank has shut down and prints
 //                  "goodput_bps=<payload bits per second from first to last delivery>"),
-//        hang    (connects, then waits to be killed).
+//        hang    (connects, then waits to be killed: it pulses but never receives),
+//        stop    (connects, then stops itself with SIGSTOP: no pulse, nothing).
+
+#include <signal.h>
 
 #include <chrono>
 #include <cstdio>
@@ -36,6 +40,7 @@ int main(int argc, char** argv) {
                                              {"bytes", "1048576"},
                                              {"bandwidth", "none"},
                                              {"latency", "0"},
+                                             {"peer-timeout-ms", "30000"},
                                              {"host", "127.0.0.1"}};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -43,11 +48,12 @@ int main(int argc, char** argv) {
     if (a.rfind("--", 0) != 0 || eq == std::string::npos) return fail("bad argument " + a);
     args[a.substr(2, eq - 2)] = a.substr(eq + 1);
   }
-  int rank = 0, world = 0, messages = 0;
+  int rank = 0, world = 0, messages = 0, peer_timeout_ms = 0;
   size_t bytes = 0;
   if (!absl::SimpleAtoi(args["rank"], &rank) || !absl::SimpleAtoi(args["world"], &world) ||
-      !absl::SimpleAtoi(args["messages"], &messages) || !absl::SimpleAtoi(args["bytes"], &bytes)) {
-    return fail("--rank, --world, --messages and --bytes must be integers");
+      !absl::SimpleAtoi(args["messages"], &messages) || !absl::SimpleAtoi(args["bytes"], &bytes) ||
+      !absl::SimpleAtoi(args["peer-timeout-ms"], &peer_timeout_ms)) {
+    return fail("--rank, --world, --messages, --bytes and --peer-timeout-ms must be integers");
   }
   absl::StatusOr<double> bandwidth = parseBandwidth(args["bandwidth"]);
   absl::StatusOr<int64_t> latency = parseDuration(args["latency"]);
@@ -63,7 +69,8 @@ int main(int argc, char** argv) {
       .setConnectTimeout(std::chrono::seconds(20));
   auto context = connectWithFileStore(rv);
   if (!context.ok()) return fail(std::string(context.status().message()));
-  ChannelOptions options = testing::testChannelOptions(bytes).setTimeout(std::chrono::seconds(60));
+  ChannelOptions options = testing::testChannelOptions(bytes).setPeerTimeout(
+      std::chrono::milliseconds(peer_timeout_ms));
   if (*bandwidth > 0 || *latency > 0) {
     LinkSpec link{*bandwidth, *latency};
     options.setShaping(ShapingOptions{link, link});
@@ -74,6 +81,10 @@ int main(int argc, char** argv) {
   const std::string& mode = args["mode"];
   if (mode == "hang") {
     std::this_thread::sleep_for(std::chrono::seconds(60));
+    return 0;
+  }
+  if (mode == "stop") {
+    raise(SIGSTOP);
     return 0;
   }
   if (mode == "sender") {

@@ -63,7 +63,7 @@ TEST(DeadPeer, IsReportedByRankAndTheOthersGoOn) {
       }
     } else {
       EXPECT_EQ(m->src, 2);
-      EXPECT_EQ(m->payload, std::vector<uint8_t>(1000, 2));
+      EXPECT_EQ(testing::payloadOf(*m), std::vector<uint8_t>(1000, 2));
       ++data;
     }
   }

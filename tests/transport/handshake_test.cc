@@ -25,7 +25,7 @@ Hello serverHello() {
 TEST(Hello, EncodesAndDecodesEveryField) {
   Hello h = serverHello();
   h.layout_fingerprint = 0x0123456789abcdefULL;
-  auto bytes = encodeHello(h);
+  auto bytes = encodeHello(h, 0);
   ASSERT_TRUE(bytes.ok());
   auto back = decodeHello(*bytes);
   ASSERT_TRUE(back.ok());
@@ -40,7 +40,7 @@ TEST(Hello, EncodesAndDecodesEveryField) {
 TEST(Hello, RejectsLongNamesAndForeignBytes) {
   Hello h = serverHello();
   h.method = std::string(kHelloMaxName + 1, 'x');
-  EXPECT_FALSE(encodeHello(h).ok());
+  EXPECT_FALSE(encodeHello(h, 0).ok());
   std::vector<uint8_t> junk(kHelloBytes, 0);
   EXPECT_FALSE(decodeHello(junk).ok());
 }
@@ -116,6 +116,55 @@ TEST(Handshake, MatchingHellosPass) {
   EXPECT_TRUE(handshake(*channels[0], serverHello(), true, std::vector<int>{1}).ok());
   t.join();
   EXPECT_TRUE(worker.ok()) << worker;
+}
+
+// Rank 0 holds the run's secret. A worker with the same secret passes; one with another
+// secret, or none, is refused by the server, and refuses the server in turn (its tag
+// cannot match either).
+TEST(Handshake, ARankWithoutTheRunSecretIsRefused) {
+  for (const std::string& worker_secret : {std::string("s3cret"), std::string("guess"),
+                                           std::string()}) {
+    SCOPED_TRACE("worker secret \"" + worker_secret + "\"");
+    auto contexts = testing::connectMesh(2);
+    auto channels = testing::makeChannels(
+        contexts, std::vector<ChannelOptions>(2, testing::testChannelOptions(16)));
+    Hello server = serverHello(), worker = serverHello();
+    server.run_secret = "s3cret";
+    worker.run_secret = worker_secret;
+    absl::Status worker_status;
+    std::thread t([&] {
+      worker_status = handshake(*channels[1], worker, false, std::vector<int>{0});
+    });
+    absl::Status server_status = handshake(*channels[0], server, true, std::vector<int>{1});
+    t.join();
+    if (worker_secret == "s3cret") {
+      EXPECT_TRUE(server_status.ok()) << server_status;
+      EXPECT_TRUE(worker_status.ok()) << worker_status;
+      continue;
+    }
+    EXPECT_TRUE(absl::IsPermissionDenied(server_status)) << server_status;
+    EXPECT_EQ(server_status.message().rfind(
+                  "handshake: rank 1 did not present this run's secret; it is refused", 0),
+              0u) << server_status;
+    EXPECT_TRUE(absl::IsPermissionDenied(worker_status)) << worker_status;
+  }
+}
+
+// The secret itself never travels, and a tag is bound to its sender's rank and secret.
+TEST(Hello, CarriesATagOfTheSecretNotTheSecret) {
+  Hello h = serverHello();
+  h.run_secret = "correct horse battery";
+  auto bytes = encodeHello(h, 2);
+  ASSERT_TRUE(bytes.ok());
+  const std::string wire(bytes->begin(), bytes->end());
+  EXPECT_EQ(wire.find("horse"), std::string::npos);
+  auto back = decodeHello(*bytes);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->secret_tag, secretTag(h.run_secret, 2));
+  EXPECT_NE(back->secret_tag, secretTag(h.run_secret, 1));
+  EXPECT_NE(back->secret_tag, secretTag("correct horse batterz", 2));
+  EXPECT_NE(back->secret_tag, SecretTag{});
+  EXPECT_EQ(secretTag("", 2), SecretTag{});  // no secret: an all-zero tag
 }
 
 }  // namespace

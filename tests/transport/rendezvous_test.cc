@@ -116,6 +116,22 @@ class MemoryStore final : public KeyValueStore {
   int sets_ = 0;
 };
 
+// The connect timeout bounds the whole connect, even over a store whose reads wait
+// without a limit (MemoryStore::get): rank 1's peer never comes.
+TEST(Rendezvous, TheConnectTimeoutBoundsEveryWait) {
+  MemoryStore store;
+  const auto start = std::chrono::steady_clock::now();
+  auto c = connectFullMesh(RendezvousOptions().setRank(1).setWorldSize(2).setRunId("late")
+                               .setConnectTimeout(std::chrono::milliseconds(500)),
+                           store);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("could not connect"), absl::string_view::npos) << c.status();
+  EXPECT_GE(took, 0.45);
+  EXPECT_LT(took, 5.0);
+}
+
 RendezvousOptions storeOptions(int rank) {
   return RendezvousOptions().setRank(rank).setWorldSize(2).setRunId("kv").setConnectTimeout(
       std::chrono::seconds(20));

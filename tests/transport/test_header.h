@@ -22,6 +22,11 @@ inline std::vector<uint8_t> testMessage(uint64_t announced, absl::Span<const uin
   return m;
 }
 
+// A received payload as plain bytes, to compare with what was sent.
+inline std::vector<uint8_t> payloadOf(const Frame& frame) {
+  return std::vector<uint8_t>(frame.payload.begin(), frame.payload.end());
+}
+
 inline absl::StatusOr<size_t> testPayloadSize(absl::Span<const uint8_t> header) {
   uint64_t n;
   std::memcpy(&n, header.data(), sizeof(n));
