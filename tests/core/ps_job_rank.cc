@@ -84,7 +84,7 @@ double accuracy(const std::vector<float>& w, const Data& d) {
 
 int run(int argc, char** argv) {
   CLI::App app{"sparseps test rank"};
-  int rank = 0, world = 5, servers = 1, steps = 100, die_at = -1;
+  int rank = 0, world = 5, servers = 1, steps = 100, die_at = -1, peer_timeout_ms = 30000;
   std::string store, run_id, method = "dgs", out, mode = "async", checkpoint;
   double density = 0.05, lr = 0.1;
   bool resume = false;
@@ -101,6 +101,7 @@ int run(int argc, char** argv) {
   app.add_option("--die-at", die_at, "this worker exits abruptly before this step");
   app.add_option("--checkpoint", checkpoint);
   app.add_flag("--resume", resume);
+  app.add_option("--peer-timeout-ms", peer_timeout_ms);
   app.add_option("--out", out)->required();
   CLI11_PARSE(app, argc, argv);
 
@@ -124,6 +125,7 @@ int run(int argc, char** argv) {
   job.checkpoint_path = checkpoint;
   job.checkpoint_every = 20;
   job.resume = resume;
+  job.peer_timeout = std::chrono::milliseconds(peer_timeout_ms);
 
   const auto specs = problemSpecs();
   ConnectOptions connect;
@@ -133,6 +135,7 @@ int run(int argc, char** argv) {
   connect.hello.mode = mode;
   connect.hello.layout_fingerprint = 0x5eed;
   connect.max_payload_bytes = maxPayloadBytes(kNumel, specs.size(), 0);
+  connect.peer_timeout = job.peer_timeout;
   auto channel = connectRank(connect);
   if (!channel.ok()) {
     std::fprintf(stderr, "rank %d: %s\n", rank, std::string(channel.status().message()).c_str());
@@ -149,6 +152,7 @@ int run(int argc, char** argv) {
       return 4;
     }
     result << "dropped=" << stats->dropped.size() << "\n";
+    for (const auto& d : stats->dropped) result << "dropped_reason=" << d.reason << "\n";
     (*channel)->shutdown();
     return 0;
   }

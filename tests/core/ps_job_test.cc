@@ -3,6 +3,7 @@
 // and a server killed mid-run then resumed from its checkpoint.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -176,6 +177,68 @@ TEST_F(PsJobTest, AServerKilledMidRunResumesFromItsCheckpoint) {
   ASSERT_TRUE(final_state.ok());
   EXPECT_EQ(final_state->version, saved->version + 4 * 10);  // nothing lost, all applied
 }
+
+// A rank that breaks the protocol in one way joins a job of 1 server and 2 honest
+// workers (rogue_rank.cc says how in each mode). The server drops it, naming why, within
+// the peer timeout of its misbehaviour, and never dies of it; the honest workers finish
+// and their model is trained.
+struct RogueCase {
+  const char* rogue;
+  const char* mode;
+  const char* reason;  // in the server's dropped_reason
+};
+
+class RoguePeerTest : public PsJobTest, public ::testing::WithParamInterface<RogueCase> {};
+
+TEST_P(RoguePeerTest, IsDroppedAndTheJobFinishesWithoutIt) {
+  const RogueCase& c = GetParam();
+  const std::string run_id = std::string("rogue-") + c.rogue;
+  const std::vector<std::string> common = {"--method", "asgd", "--mode", c.mode,
+                                           "--peer-timeout-ms", "1000", "--steps", "60"};
+  const auto start = std::chrono::steady_clock::now();
+  fs::create_directories(dir_ / run_id);
+  std::vector<std::unique_ptr<testing::ChildProcess>> ranks;
+  for (int r = 0; r < 3; ++r) {
+    std::vector<std::string> argv = {SPARSEPS_PS_JOB_RANK, "--rank", std::to_string(r),
+                                     "--world-size", "4", "--store",
+                                     (dir_ / run_id / "store").string(), "--run-id", run_id,
+                                     "--out", outPath(run_id, r)};
+    argv.insert(argv.end(), common.begin(), common.end());
+    ranks.push_back(std::make_unique<testing::ChildProcess>(argv));
+  }
+  testing::ChildProcess rogue({SPARSEPS_ROGUE_RANK, "--rank", "3", "--world-size", "4",
+                               "--store", (dir_ / run_id / "store").string(), "--run-id",
+                               run_id, "--mode", c.mode, "--peer-timeout-ms", "1000",
+                               "--rogue", c.rogue});
+  Job job = finish(run_id, ranks);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(job.exit_codes[0], 0) << "the server survives";
+  EXPECT_EQ(job.results[0].at("dropped"), "1");
+  EXPECT_NE(job.results[0].at("dropped_reason").find(c.reason), std::string::npos)
+      << job.results[0].at("dropped_reason");
+  for (int r = 1; r < 3; ++r) {
+    ASSERT_EQ(job.exit_codes[r], 0) << "worker rank " << r;
+    EXPECT_GE(std::stod(job.results[r].at("accuracy")), 0.9) << "worker rank " << r;
+  }
+  EXPECT_LT(seconds, 30.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rogues, RoguePeerTest,
+    ::testing::Values(
+        RogueCase{"header-only", "async", "sent a header and not its payload"},
+        RogueCase{"no-read", "async", "left a message untaken"},
+        RogueCase{"silent", "sync", "held a sync round for 1 s without pushing"},
+        RogueCase{"poison", "async", "is beyond the bound 2^64"},
+        RogueCase{"garbage", "async", "checksum"},
+        RogueCase{"overlong", "async", "left a message untaken"},
+        RogueCase{"stop", "async", "sent no message and no pulse"}),
+    [](const ::testing::TestParamInfo<RogueCase>& info) {
+      std::string name = info.param.rogue;
+      name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
+      return name;
+    });
 
 }  // namespace
 }  // namespace sparseps

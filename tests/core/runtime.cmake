@@ -20,8 +20,13 @@ target_link_libraries(ps_job_rank PRIVATE sparseps_connect)
 sparseps_test(ps_job_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/ps_job_test.cc
   DEPS sparseps_runtime)
-target_compile_definitions(ps_job_test PRIVATE SPARSEPS_PS_JOB_RANK="$<TARGET_FILE:ps_job_rank>")
-add_dependencies(ps_job_test ps_job_rank)
+# rogue_rank: a worker that breaks the protocol, for the rogue-peer cases of ps_job_test.
+add_executable(rogue_rank ${CMAKE_CURRENT_LIST_DIR}/rogue_rank.cc)
+target_compile_options(rogue_rank PRIVATE ${SPARSEPS_WARNINGS})
+target_link_libraries(rogue_rank PRIVATE sparseps_connect)
+target_compile_definitions(ps_job_test PRIVATE SPARSEPS_PS_JOB_RANK="$<TARGET_FILE:ps_job_rank>"
+                                               SPARSEPS_ROGUE_RANK="$<TARGET_FILE:rogue_rank>")
+add_dependencies(ps_job_test ps_job_rank rogue_rank)
 # Its own process: glibc's malloc thresholds are per process.
 sparseps_test(allocator_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/allocator_test.cc

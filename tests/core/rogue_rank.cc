@@ -1,0 +1,144 @@
+// A worker rank that breaks the protocol, for the rogue-peer test (ps_job_test.cc): it
+// joins a job of ps_job_rank processes as their last rank, passes the handshake like any
+// worker, then misbehaves in one way (--mode) and stays connected until the server cuts it
+// off (or 30 s pass). The job must finish without it.
+//   header-only  sends a header announcing 100 bytes, and never the payload
+//   no-read      never takes the initial model the server sends it
+//   silent       takes its model, never pushes (holds a sync round)
+//   poison       pushes finite values of 3e38
+//   garbage      pushes a message whose payload was damaged after its checksum
+//   overlong     pushes a valid message plus 1000 bytes its header does not announce,
+//                then never takes the reply
+//   stop         takes its model, then stops itself (SIGSTOP): no pulse, nothing
+#include <gloo/context.h>
+#include <gloo/transport/unbound_buffer.h>
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "core/net/connect.h"
+#include "core/runtime/protocol.h"
+#include "core/wire/wire.h"
+#include "transport/channel_wire.h"
+
+namespace sparseps {
+namespace {
+
+constexpr size_t kNumel = 64 * 8 + 8;  // ps_job_rank's model
+
+int fail(const std::string& what) {
+  std::fprintf(stderr, "rogue_rank: %s\n", what.c_str());
+  return 1;
+}
+
+// A push of `value` everywhere, encoded as an honest worker would.
+std::vector<uint8_t> push(int rank, float value) {
+  const SegmentSpecs specs = {{0, 0, 64 * 8, true}, {1, 64 * 8, 8, false}};
+  std::vector<float> flat(kNumel, value);
+  MessageHeader header;
+  header.kind = MessageKind::kPush;
+  header.sender_rank = static_cast<uint32_t>(rank);
+  header.worker_step = 1;
+  auto bytes = encodeMessage(header, denseMessage(specs, flat));
+  if (!bytes.ok()) {
+    std::fprintf(stderr, "rogue_rank: cannot encode a push: %s\n", std::string(bytes.status().message()).c_str());
+    std::abort();
+  }
+  return std::move(*bytes);
+}
+
+// Sends raw framed bytes on the channel's slots, as a peer outside our Channel could.
+void sendRaw(gloo::Context& context, absl::Span<const uint8_t> header,
+             absl::Span<const uint8_t> payload) {
+  std::vector<uint8_t> frame(channel_wire::kFrameBytes + header.size(), 0);
+  std::memcpy(frame.data() + channel_wire::kFrameBytes, header.data(), header.size());
+  std::vector<uint8_t> body(payload.begin(), payload.end());
+  auto h = context.createUnboundBuffer(frame.data(), frame.size());
+  h->send(0, channel_wire::kHeaderSlot);
+  std::unique_ptr<gloo::transport::UnboundBuffer> b;
+  if (!body.empty()) {
+    b = context.createUnboundBuffer(body.data(), body.size());
+    b->send(0, channel_wire::kPayloadSlot);
+  }
+  h->waitSend();
+  if (b) b->waitSend();
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"sparseps rogue rank"};
+  int rank = 0, world = 0, peer_timeout_ms = 30000;
+  std::string store, run_id, method = "asgd", mode = "async", rogue;
+  app.add_option("--rank", rank)->required();
+  app.add_option("--world-size", world)->required();
+  app.add_option("--store", store)->required();
+  app.add_option("--run-id", run_id)->required();
+  app.add_option("--method", method);
+  app.add_option("--mode", mode);
+  app.add_option("--peer-timeout-ms", peer_timeout_ms);
+  app.add_option("--rogue", rogue)->required();
+  CLI11_PARSE(app, argc, argv);
+
+  RendezvousOptions rv;
+  rv.setRank(rank).setWorldSize(world).setRunId(run_id).setStoreDir(store);
+  auto context = connectWithFileStore(rv);
+  if (!context.ok()) return fail(std::string(context.status().message()));
+  const size_t max_payload = maxPayloadBytes(kNumel, 2, 0);
+  ChannelOptions options;
+  options.setHeaderBytes(kHeaderBytes)
+      .setMaxPayloadBytes(max_payload)
+      .setPeerTimeout(std::chrono::milliseconds(peer_timeout_ms))
+      .setPayloadSize([max_payload](absl::Span<const uint8_t> header) {
+        return payloadBytesFromHeader(header, max_payload);
+      });
+  auto channel = Channel::create(*context, options);
+  if (!channel.ok()) return fail(std::string(channel.status().message()));
+  Hello hello;
+  hello.protocol_version = kWireVersion;
+  hello.world_size = static_cast<uint32_t>(world);
+  hello.num_server_shards = 1;
+  hello.method = method;
+  hello.mode = mode;
+  hello.layout_fingerprint = 0x5eed;
+  if (auto s = handshake(**channel, hello, false, std::vector<int>{0}); !s.ok()) {
+    return fail(std::string(s.message()));
+  }
+  Channel& ch = **channel;
+  if (rogue != "no-read") {
+    auto model = ch.receive(std::vector<int>{0});
+    if (!model.ok() || !model->peer_status.ok()) return fail("no initial model");
+  }
+  if (rogue == "header-only") {
+    std::vector<uint8_t> whole = push(rank, 0.0f);
+    sendRaw(**context, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes), {});
+  } else if (rogue == "poison") {
+    if (auto s = ch.send(0, push(rank, 3e38f)); !s.ok()) return fail(std::string(s.message()));
+  } else if (rogue == "garbage") {
+    std::vector<uint8_t> damaged = push(rank, 0.5f);
+    damaged.back() ^= 0x40;
+    if (auto s = ch.send(0, damaged); !s.ok()) return fail(std::string(s.message()));
+  } else if (rogue == "overlong") {
+    std::vector<uint8_t> whole = push(rank, 0.0f);
+    std::vector<uint8_t> payload(whole.begin() + kHeaderBytes, whole.end());
+    payload.resize(payload.size() + 1000, 0xEE);
+    sendRaw(**context, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes), payload);
+  } else if (rogue == "stop") {
+    raise(SIGSTOP);
+  } else if (rogue != "no-read" && rogue != "silent") {
+    return fail("unknown --rogue=" + rogue);
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (ch.isLive(0) && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::fprintf(stderr, "rogue_rank: %s\n", ch.isLive(0) ? "never cut off" : "cut off");
+  return 0;
+}
+
+}  // namespace
+}  // namespace sparseps
+
+int main(int argc, char** argv) { return sparseps::run(argc, argv); }
