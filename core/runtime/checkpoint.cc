@@ -44,6 +44,7 @@ class Reader {
   Reader(const uint8_t* p, size_t n) : p_(p), left_(n) {}
   bool bytes(void* dst, size_t n) {
     if (n > left_) return false;
+    if (n == 0) return true;  // an empty vector's data() may be null, which memcpy forbids
     std::memcpy(dst, p_, n);
     p_ += n;
     left_ -= n;
