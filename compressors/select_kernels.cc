@@ -238,9 +238,7 @@ struct KeyRange {
 };
 
 // Smallest and largest key of x[0, n), n >= 1; vectorized by the compiler per target.
-#if defined(__x86_64__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+SPARSEPS_MULTIVERSION
 KeyRange keyRange(const float* x, size_t n) {
   uint32_t lo = 0xffffffffu, hi = 0;
   for (size_t i = 0; i < n; ++i) {

@@ -6,7 +6,16 @@
 // so tests can force every path and compare them.
 
 // For plain loops the compiler vectorizes well: one clone per level, picked at load time.
-#if defined(__x86_64__)
+// Not under ThreadSanitizer: the compilers instrument the clones' resolvers, which the
+// loader runs before TSan is initialized, and the binary dies before main.
+#if defined(__SANITIZE_THREAD__)
+#define SPARSEPS_NO_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SPARSEPS_NO_TSAN 1
+#endif
+#endif
+#if defined(__x86_64__) && !defined(SPARSEPS_NO_TSAN)
 #define SPARSEPS_MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define SPARSEPS_MULTIVERSION
