@@ -319,22 +319,6 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> message) {
         payload.size(), ", limit ", options_.max_payload_bytes));
   }
   std::lock_guard<std::mutex> send_lock(send_mu_);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const Peer& p = peers_[dst];
-    if (shut_down_) return absl::FailedPreconditionError("channel: shut down");
-    if (p.state == PeerState::kDead) {
-      return absl::UnavailableError(absl::StrCat("channel: rank ", dst, " ", p.reason));
-    }
-    if (p.state != PeerState::kLive) {
-      return absl::FailedPreconditionError(absl::StrCat("channel: rank ", dst, " has shut down"));
-    }
-  }
-  const size_t bytes = header.size() + payload.size();
-  int64_t stamp = 0;
-  if (up_) stamp = up_->reserve(clock_->nowNanos(), 0, bytes) + up_->spec().latency_ns;
-  std::memcpy(send_frame_.data(), &stamp, kFrameBytes);
-  std::memcpy(send_frame_.data() + kFrameBytes, header.data(), header.size());
   auto frame = context_->createUnboundBuffer(send_frame_.data(), send_frame_.size());
   std::unique_ptr<gloo::transport::UnboundBuffer> body;
   if (!payload.empty()) {
@@ -342,14 +326,26 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> message) {
     body = context_->createUnboundBuffer(const_cast<uint8_t*>(payload.data()), payload.size());
   }
   {
-    // The monitor aborts these waits if dst stalls; the watcher if it dies.
     std::lock_guard<std::mutex> lock(mu_);
     Peer& p = peers_[dst];
-    if (p.gone) return absl::UnavailableError(absl::StrCat("channel: rank ", dst, " is gone"));
+    if (shut_down_) return absl::FailedPreconditionError("channel: shut down");
+    if (p.state == PeerState::kDead) {
+      return absl::UnavailableError(absl::StrCat("channel: rank ", dst, " ", p.reason));
+    }
+    if (p.state != PeerState::kLive) {
+      return absl::FailedPreconditionError(absl::StrCat("channel: rank ", dst, " has shut down"));
+    }
+    // Registered with the check, so a death or stall seen from now on aborts these waits
+    // (the watcher, the monitor).
     p.sending[0] = frame.get();
     p.sending[1] = body.get();
     p.sending_since = std::chrono::steady_clock::now();
   }
+  const size_t bytes = header.size() + payload.size();
+  int64_t stamp = 0;
+  if (up_) stamp = up_->reserve(clock_->nowNanos(), 0, bytes) + up_->spec().latency_ns;
+  std::memcpy(send_frame_.data(), &stamp, kFrameBytes);
+  std::memcpy(send_frame_.data() + kFrameBytes, header.data(), header.size());
   ++busy_;
   std::string failure;
   try {
@@ -363,22 +359,23 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> message) {
     failure = e.what();
   }
   --busy_;
-  std::lock_guard<std::mutex> lock(mu_);
-  Peer& p = peers_[dst];
-  p.sending[0] = p.sending[1] = nullptr;
-  if (!failure.empty()) {
-    if (p.state != PeerState::kDead) {
-      p.state = PeerState::kDead;
-      p.reason = absl::StrCat("is dead: ", failure);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Peer& p = peers_[dst];
+    p.sending[0] = p.sending[1] = nullptr;
+    if (failure.empty()) {
+      ++progress_;
+      p.counters.bytes_sent += bytes;
+      p.counters.messages_sent += 1;
+      return absl::OkStatus();
     }
-    recv_header_->abortWaitRecv();  // a receive reports the death
-    return absl::UnavailableError(
-        absl::StrCat("channel: send to rank ", dst, " failed: rank ", dst, " ", p.reason));
   }
-  ++progress_;
-  peers_[dst].counters.bytes_sent += bytes;
-  peers_[dst].counters.messages_sent += 1;
-  return absl::OkStatus();
+  markDead(dst, failure);  // a drop already said why; a receive reports the death
+  std::lock_guard<std::mutex> lock(mu_);
+  const Peer& p = peers_[dst];
+  return absl::UnavailableError(absl::StrCat("channel: send to rank ", dst, " failed: rank ", dst,
+                                             " ", p.state == PeerState::kDead ? p.reason
+                                                                              : "has shut down"));
 }
 
 std::optional<int> Channel::unreportedEvent(absl::Span<const int> ranks) {
@@ -416,7 +413,9 @@ absl::Status Channel::receive(absl::Span<const int> ranks, Frame* frame, Deadlin
     receive_until_ = until;
     deadline_passed_ = false;
   }
-  monitor_cv_.notify_all();
+  // Only a deadline needs the monitor awake: a receive without one (every message of a
+  // steady loop) wakes no thread.
+  if (until != kNoDeadline) monitor_cv_.notify_all();
   absl::Status status = receiveUntil(ranks, frame);
   std::lock_guard<std::mutex> lock(mu_);
   receive_until_ = kNoDeadline;

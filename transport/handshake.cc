@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "transport/channel.h"
 
 namespace sparseps {
@@ -51,9 +52,10 @@ absl::Status mismatch(const char* field, int server_rank, const std::string& ser
 SecretTag secretTag(const std::string& secret, int sender_rank) {
   SecretTag tag{};
   if (secret.empty()) return tag;
-  uint8_t message[sizeof("sparseps hello") - 1 + sizeof(uint32_t)];
-  std::memcpy(message, "sparseps hello", sizeof("sparseps hello") - 1);
-  put<uint32_t>(message + sizeof("sparseps hello") - 1, static_cast<uint32_t>(sender_rank));
+  constexpr absl::string_view kLabel = "sparseps hello";
+  uint8_t message[kLabel.size() + sizeof(uint32_t)];
+  std::memcpy(message, kLabel.data(), kLabel.size());
+  put<uint32_t>(message + kLabel.size(), static_cast<uint32_t>(sender_rank));
   uint8_t digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), message, sizeof(message),

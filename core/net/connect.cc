@@ -11,19 +11,24 @@ size_t maxPayloadBytes(size_t numel, size_t segments, size_t buffers) {
   return maxEncodedBytes(numel) + kSegmentHeaderBytes * segments + maxEncodedBytes(buffers);
 }
 
+ChannelOptions wireChannelOptions(size_t max_payload_bytes, std::chrono::milliseconds peer_timeout) {
+  ChannelOptions options;
+  options.setHeaderBytes(kHeaderBytes)
+      .setMaxPayloadBytes(max_payload_bytes)
+      .setPeerTimeout(peer_timeout)
+      .setPayloadSize([max_payload_bytes](absl::Span<const uint8_t> header) {
+        return payloadBytesFromHeader(header, max_payload_bytes);
+      });
+  return options;
+}
+
 absl::StatusOr<std::unique_ptr<Channel>> connectRank(ConnectOptions options) {
   const auto& rv = options.rendezvous;
   auto context = options.store ? connectFullMesh(rv, *options.store) : connectWithFileStore(rv);
   if (!context.ok()) return context.status();
 
-  const size_t max_payload = options.max_payload_bytes;
-  ChannelOptions channel_options;
-  channel_options.setHeaderBytes(kHeaderBytes)
-      .setMaxPayloadBytes(max_payload)
-      .setPeerTimeout(options.peer_timeout)
-      .setPayloadSize([max_payload](absl::Span<const uint8_t> header) {
-        return payloadBytesFromHeader(header, max_payload);
-      });
+  ChannelOptions channel_options =
+      wireChannelOptions(options.max_payload_bytes, options.peer_timeout);
   if (options.shaping) channel_options.setShaping(*options.shaping);
   auto channel = Channel::create(*context, std::move(channel_options));
   if (!channel.ok()) return channel.status();

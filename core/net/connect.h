@@ -31,6 +31,10 @@ struct ConnectOptions {
 // segments plus `buffers` BN floats, whatever encodings the peer picks (wire.h).
 size_t maxPayloadBytes(size_t numel, size_t segments, size_t buffers);
 
+// Channel options for the wire format: its header size, the payload size a header
+// announces, at most max_payload_bytes.
+ChannelOptions wireChannelOptions(size_t max_payload_bytes, std::chrono::milliseconds peer_timeout);
+
 // The channel holds the Gloo mesh it runs on; shutdown() says goodbye to the peers.
 absl::StatusOr<std::unique_ptr<Channel>> connectRank(ConnectOptions options);
 

@@ -86,15 +86,8 @@ int run(int argc, char** argv) {
   rv.setRank(rank).setWorldSize(world).setRunId(run_id).setStoreDir(store);
   auto context = connectWithFileStore(rv);
   if (!context.ok()) return fail(std::string(context.status().message()));
-  const size_t max_payload = maxPayloadBytes(kNumel, 2, 0);
-  ChannelOptions options;
-  options.setHeaderBytes(kHeaderBytes)
-      .setMaxPayloadBytes(max_payload)
-      .setPeerTimeout(std::chrono::milliseconds(peer_timeout_ms))
-      .setPayloadSize([max_payload](absl::Span<const uint8_t> header) {
-        return payloadBytesFromHeader(header, max_payload);
-      });
-  auto channel = Channel::create(*context, options);
+  auto channel = Channel::create(*context, wireChannelOptions(maxPayloadBytes(kNumel, 2, 0),
+                                                             std::chrono::milliseconds(peer_timeout_ms)));
   if (!channel.ok()) return fail(std::string(channel.status().message()));
   Hello hello;
   hello.protocol_version = kWireVersion;
