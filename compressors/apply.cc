@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cstddef>
 
+#include "compressors/codes.h"
 #include "compressors/simd.h"
 
 namespace sparseps {
@@ -24,7 +25,9 @@ SPARSEPS_MULTIVERSION void scatterKernel(float a, const uint32_t* __restrict idx
 
 void scatterAdd(absl::Span<float> dst, const SegmentData& s, float scale) {
   assert(dst.size() == s.numel);
-  if (s.dense) {
+  if (s.coded()) {
+    addCoded(dst, s, scale);
+  } else if (s.dense) {
     assert(s.values.size() == dst.size());
     axpyKernel(scale, s.values.data(), dst.data(), s.values.size());
   } else {

@@ -1,6 +1,6 @@
 #pragma once
 // Applying what travelled: the two updates every method's rules are built from.
-//   scatterAdd: dst += scale * s   (s dense or sparse)
+//   scatterAdd: dst += scale * s   (s dense, sparse or coded: the delta it decodes to)
 //   axpy:       y   += a * x
 // Preconditions (checked by the wire decoder for received data): dst.size() == s.numel,
 // sparse indices < numel, x.size() == y.size(). Vectorized for every x86-64 level by the

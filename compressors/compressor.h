@@ -12,12 +12,16 @@
 
 namespace sparseps {
 
-// What a selection may depend on besides the values: the random-k seed is shared by
-// worker and server (seed, segment id and step), so random-k indices need not travel.
+// What a compression may depend on besides the values: the random-k seed is shared by
+// worker and server (seed, segment id and step), so random-k indices need not travel, and
+// the stochastic quantizers draw their rounding from it.
 struct SelectContext {
   uint32_t segment_id = 0;
   uint64_t step = 0;
   uint64_t seed = 0;
+  // The segment viewed as a matrix (low-rank and per-row compressors): its tensor's first
+  // dimension; 0 when unknown.
+  uint32_t rows = 0;
 };
 
 // The longest range a selection asks a StreamedVector to produce at once (64 KiB of
@@ -48,8 +52,8 @@ void produceAll(StreamedVector& x);
 class Compressor {
  public:
   virtual ~Compressor() = default;
-  // Fills out (segment_id, numel, dense, indices, values) from x at the given density.
-  // Sparse results have strictly increasing indices.
+  // Fills out from x: dense, sparse at the given density (strictly increasing indices), or
+  // coded (quantizers, casts and low-rank compressors, which ignore the density).
   virtual void compress(absl::Span<const float> x, double density, const SelectContext& ctx,
                         SegmentData* out) const = 0;
   // The same selection of a vector made while it is read. By default x is produced whole

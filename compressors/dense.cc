@@ -6,6 +6,7 @@ void denseSegment(absl::Span<const float> x, uint32_t segment_id, SegmentData* o
   out->segment_id = segment_id;
   out->numel = static_cast<uint32_t>(x.size());
   out->dense = true;
+  out->clearCoding();
   out->indices.clear();
   out->values.assign(x.begin(), x.end());
 }
@@ -13,6 +14,13 @@ void denseSegment(absl::Span<const float> x, uint32_t segment_id, SegmentData* o
 void DenseCompressor::compress(absl::Span<const float> x, double /*density*/,
                                const SelectContext& ctx, SegmentData* out) const {
   denseSegment(x, ctx.segment_id, out);
+}
+
+CompressorInfo denseInfo() {
+  return {"dense", "every element as an f32 (no compression; the baseline)", "-", {},
+          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+            return std::make_unique<DenseCompressor>();
+          }};
 }
 
 }  // namespace sparseps

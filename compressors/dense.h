@@ -6,6 +6,7 @@
 
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
+#include "compressors/registry.h"
 
 namespace sparseps {
 
@@ -18,5 +19,7 @@ class DenseCompressor : public Compressor {
                 SegmentData* out) const override;
   std::string name() const override { return "dense"; }
 };
+
+CompressorInfo denseInfo();
 
 }  // namespace sparseps

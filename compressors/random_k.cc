@@ -42,9 +42,23 @@ void RandomKCompressor::compress(absl::Span<const float> x, double density,
   out->segment_id = ctx.segment_id;
   out->numel = static_cast<uint32_t>(x.size());
   out->dense = false;
-  out->indices = randomKIndices(x.size(), topkCount(x.size(), density), selectSeed(ctx));
+  out->clearCoding();
+  const uint64_t seed = selectSeed(ctx);
+  out->indices = randomKIndices(x.size(), topkCount(x.size(), density), seed);
+  out->index_seed = seed;  // the receiver regenerates the indices: only the values travel
   out->values.resize(out->indices.size());
   for (size_t j = 0; j < out->indices.size(); ++j) out->values[j] = x[out->indices[j]];
+}
+
+CompressorInfo randomKInfo() {
+  return {"randomk",
+          "density * numel elements drawn uniformly from a seed sender and receiver share: only "
+          "the values and the 8-byte seed travel",
+          "Stich et al., Sparsified SGD with Memory, NeurIPS 2018",
+          {},
+          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+            return std::make_unique<RandomKCompressor>();
+          }};
 }
 
 }  // namespace sparseps

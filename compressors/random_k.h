@@ -12,6 +12,7 @@
 
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
+#include "compressors/registry.h"
 
 namespace sparseps {
 
@@ -25,5 +26,7 @@ class RandomKCompressor : public Compressor {
                 SegmentData* out) const override;
   std::string name() const override { return "randomk"; }
 };
+
+CompressorInfo randomKInfo();
 
 }  // namespace sparseps

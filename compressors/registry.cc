@@ -2,49 +2,91 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compressors/cast.h"
 #include "compressors/dense.h"
+#include "compressors/natural.h"
+#include "compressors/one_bit.h"
+#include "compressors/plain_threshold.h"
+#include "compressors/powersgd.h"
+#include "compressors/qsgd.h"
 #include "compressors/random_k.h"
+#include "compressors/sign_sgd.h"
+#include "compressors/terngrad.h"
 #include "compressors/threshold.h"
 #include "compressors/topk.h"
 
 namespace sparseps {
 
-absl::Status CompressorRegistry::add(const std::string& name, Factory factory) {
-  if (name.empty()) return absl::InvalidArgumentError("compressor name is empty");
-  if (!factory) return absl::InvalidArgumentError(absl::StrCat("compressor '", name, "': no factory"));
-  if (!factories_.emplace(name, std::move(factory)).second) {
+absl::Status CompressorRegistry::add(CompressorInfo info) {
+  if (info.name.empty()) return absl::InvalidArgumentError("compressor name is empty");
+  if (info.name.find_first_of(":,=") != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("compressor name '", info.name, "' holds one of ':', ',' or '='"));
+  }
+  if (!info.factory) {
+    return absl::InvalidArgumentError(absl::StrCat("compressor '", info.name, "': no factory"));
+  }
+  const std::string name = info.name;
+  if (!infos_.emplace(name, std::move(info)).second) {
     return absl::AlreadyExistsError(absl::StrCat("compressor '", name, "' is already registered"));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Compressor>> CompressorRegistry::make(absl::string_view name) const {
-  auto it = factories_.find(std::string(name));
-  if (it == factories_.end()) {
-    return absl::NotFoundError(absl::StrCat("unknown compressor '", name,
+absl::StatusOr<std::unique_ptr<Compressor>> CompressorRegistry::make(absl::string_view text) const {
+  absl::StatusOr<CompressorSpec> spec = parseCompressorSpec(text);
+  if (!spec.ok()) return spec.status();
+  auto it = infos_.find(spec->name);
+  if (it == infos_.end()) {
+    return absl::NotFoundError(absl::StrCat("unknown compressor '", spec->name,
                                             "'; known: ", absl::StrJoin(names(), ", ")));
   }
-  return it->second();
+  OptionReader reader(*spec);
+  absl::StatusOr<std::unique_ptr<Compressor>> made = it->second.factory(reader);
+  if (!made.ok()) return made.status();
+  if (absl::Status unknown = reader.finish(); !unknown.ok()) return unknown;
+  return made;
 }
 
 std::vector<std::string> CompressorRegistry::names() const {
   std::vector<std::string> out;
-  for (const auto& [name, factory] : factories_) out.push_back(name);
+  for (const auto& [name, info] : infos_) out.push_back(name);
+  return out;
+}
+
+std::string CompressorRegistry::help() const {
+  std::string out;
+  for (const auto& [name, info] : infos_) {
+    absl::StrAppend(&out, "  ", name, ": ", info.rule, "\n");
+    for (const CompressorOptionInfo& o : info.options) {
+      absl::StrAppend(&out, "      ", o.key, "=", o.default_value, "  ", o.meaning, "\n");
+    }
+    absl::StrAppend(&out, "      (", info.paper, ")\n");
+  }
   return out;
 }
 
 void registerBuiltinCompressors(CompressorRegistry* registry) {
-  // The names are distinct constants: add() cannot fail here.
-  (void)registry->add("topk", [] { return std::make_unique<ExactTopkCompressor>(); });
-  (void)registry->add("sampled", [] { return std::make_unique<SampledThresholdCompressor>(); });
-  (void)registry->add("randomk", [] { return std::make_unique<RandomKCompressor>(); });
-  (void)registry->add("dense", [] { return std::make_unique<DenseCompressor>(); });
+  // Distinct constant names: add() cannot fail here.
+  for (CompressorInfo info : {topkInfo(), sampledThresholdInfo(), plainThresholdInfo(),
+                              randomKInfo(), denseInfo(), qsgdInfo(), ternGradInfo(),
+                              signSgdInfo(), oneBitInfo(), naturalInfo(), fp16Info(), bf16Info(),
+                              powersgdInfo()}) {
+    (void)registry->add(std::move(info));
+  }
 }
 
-absl::StatusOr<std::unique_ptr<Compressor>> makeBuiltinCompressor(absl::string_view name) {
-  CompressorRegistry registry;
-  registerBuiltinCompressors(&registry);
-  return registry.make(name);
+const CompressorRegistry& builtinCompressors() {
+  static const CompressorRegistry* registry = [] {
+    auto* r = new CompressorRegistry;
+    registerBuiltinCompressors(r);
+    return r;
+  }();
+  return *registry;
+}
+
+absl::StatusOr<std::unique_ptr<Compressor>> makeBuiltinCompressor(absl::string_view spec) {
+  return builtinCompressors().make(spec);
 }
 
 }  // namespace sparseps

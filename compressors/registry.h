@@ -1,8 +1,9 @@
 #pragma once
-// CompressorRegistry: maps a name to a factory. The methods' selectors come from it by
-// name (optim/selection.cc maps MethodOptions.selection to "topk" or "sampled"). Explicit:
-// the built-ins are added by registerBuiltinCompressors, a user's compressor by one add()
-// call; add() rejects a duplicate name, make() lists the known names in its error.
+// CompressorRegistry: the compressors a run can name (--compressor=NAME[:key=value,...]),
+// each with its rule, its paper and its options, so that --help lists them all. A
+// compressor file defines one CompressorInfo (its options struct parses and validates the
+// options); registerBuiltinCompressors adds each with one line. add() rejects a duplicate
+// name; make() names the known compressors, or the bad option, in its error.
 
 #include <functional>
 #include <map>
@@ -14,25 +15,47 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "compressors/compressor.h"
+#include "compressors/compressor_spec.h"
 
 namespace sparseps {
 
-class CompressorRegistry {
- public:
-  using Factory = std::function<std::unique_ptr<Compressor>()>;
-
-  absl::Status add(const std::string& name, Factory factory);
-  absl::StatusOr<std::unique_ptr<Compressor>> make(absl::string_view name) const;
-  std::vector<std::string> names() const;
-
- private:
-  std::map<std::string, Factory> factories_;
+struct CompressorOptionInfo {
+  std::string key;
+  std::string default_value;
+  std::string meaning;
 };
 
-// Adds "topk" (exact), "sampled" (DGC sampled threshold), "randomk" and "dense".
+struct CompressorInfo {
+  using Factory = std::function<absl::StatusOr<std::unique_ptr<Compressor>>(OptionReader&)>;
+
+  std::string name;
+  std::string rule;   // one line: what travels
+  std::string paper;  // author, title, venue and year
+  std::vector<CompressorOptionInfo> options;
+  // Reads the options (OptionReader::finish is checked by the registry) and builds it.
+  Factory factory;
+};
+
+class CompressorRegistry {
+ public:
+  absl::Status add(CompressorInfo info);
+  // From "NAME" or "NAME:key=value,...".
+  absl::StatusOr<std::unique_ptr<Compressor>> make(absl::string_view spec) const;
+  std::vector<std::string> names() const;
+  // Every compressor: name, options with defaults, rule and paper (for --help).
+  std::string help() const;
+
+ private:
+  std::map<std::string, CompressorInfo> infos_;
+};
+
+// Adds every compressor of compressors/ (the list is in registry.cc).
 void registerBuiltinCompressors(CompressorRegistry* registry);
 
-// A built-in compressor by name (a registry with the built-ins only).
-absl::StatusOr<std::unique_ptr<Compressor>> makeBuiltinCompressor(absl::string_view name);
+// The registry of the built-in compressors, made once.
+const CompressorRegistry& builtinCompressors();
+
+// A built-in compressor from its spec.
+absl::StatusOr<std::unique_ptr<Compressor>> makeBuiltinCompressor(absl::string_view spec);
 
 }  // namespace sparseps

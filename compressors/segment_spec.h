@@ -14,6 +14,7 @@ struct SegmentSpec {
   size_t offset = 0;   // first element in the flat buffer
   size_t numel = 0;
   bool compressed = true;  // DGC's rule: tensors with dim > 1; biases and BN weights dense
+  uint32_t rows = 0;       // the tensor's first dimension when dim > 1 (its matrix view), else 0
 };
 
 using SegmentSpecs = std::vector<SegmentSpec>;

@@ -149,7 +149,19 @@ void SampledThresholdCompressor::compress(absl::Span<const float> x, double dens
   out->segment_id = ctx.segment_id;
   out->numel = static_cast<uint32_t>(x.size());
   out->dense = false;
+  out->clearCoding();
   sampledThreshold(x, density, selectSeed(ctx), &out->indices, &out->values, options_, level_);
+}
+
+CompressorInfo sampledThresholdInfo() {
+  return {"sampled",
+          "DGC's sampled threshold: about the top density * numel by magnitude, from a 1% "
+          "sample (sparse)",
+          "Lin et al., Deep Gradient Compression, ICLR 2018",
+          {},
+          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+            return std::make_unique<SampledThresholdCompressor>();
+          }};
 }
 
 }  // namespace sparseps

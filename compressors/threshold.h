@@ -23,6 +23,7 @@
 
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
+#include "compressors/registry.h"
 #include "compressors/simd.h"
 
 namespace sparseps {
@@ -81,5 +82,7 @@ class SampledThresholdCompressor : public Compressor {
   SampledThresholdOptions options_;
   SimdLevel level_;
 };
+
+CompressorInfo sampledThresholdInfo();
 
 }  // namespace sparseps

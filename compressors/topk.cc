@@ -111,7 +111,17 @@ void ExactTopkCompressor::compressStreamed(StreamedVector& x, double density,
   out->segment_id = ctx.segment_id;
   out->numel = static_cast<uint32_t>(x.size());
   out->dense = false;
+  out->clearCoding();
   topkStreamed(x, topkCount(x.size(), density), &out->indices, &out->values, level_);
+}
+
+CompressorInfo topkInfo() {
+  return {"topk", "the k = density * numel elements of largest magnitude, exactly (sparse)",
+          "Aji & Heafield, Sparse Communication for Distributed Gradient Descent, EMNLP 2017",
+          {},
+          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+            return std::make_unique<ExactTopkCompressor>();
+          }};
 }
 
 }  // namespace sparseps

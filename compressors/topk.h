@@ -25,6 +25,7 @@
 
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
+#include "compressors/registry.h"
 #include "compressors/simd.h"
 
 namespace sparseps {
@@ -47,5 +48,7 @@ class ExactTopkCompressor : public Compressor {
  private:
   SimdLevel level_;
 };
+
+CompressorInfo topkInfo();
 
 }  // namespace sparseps

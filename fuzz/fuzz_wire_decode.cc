@@ -26,7 +26,9 @@ bool sameSegments(const std::vector<sparseps::SegmentData>& a, const std::vector
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].segment_id != b[i].segment_id || a[i].numel != b[i].numel ||
         a[i].dense != b[i].dense || a[i].indices != b[i].indices ||
-        a[i].values.size() != b[i].values.size()) {
+        a[i].values.size() != b[i].values.size() || a[i].index_seed != b[i].index_seed ||
+        a[i].code != b[i].code || a[i].code_arg != b[i].code_arg ||
+        a[i].params != b[i].params || a[i].packed != b[i].packed) {
       return false;
     }
   }

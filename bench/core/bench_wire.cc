@@ -182,7 +182,7 @@ void BM_MemcpyDenseGradient(benchmark::State& state) {
 
 void registerAll() {
   for (double density : {0.001, 0.01}) {
-    for (Encoding e : kAllEncodings) {
+    for (Encoding e : kFloatEncodings) {
       const std::string suffix = std::string(encodingName(e)) + "/density:" + (density == 0.001 ? "0.001" : "0.01");
       benchmark::RegisterBenchmark(("BM_Encode/" + suffix).c_str(), BM_Encode, e, density)
           ->Unit(benchmark::kMillisecond)

@@ -7,8 +7,9 @@
 namespace sparseps {
 
 size_t maxPayloadBytes(size_t numel, size_t segments, size_t buffers) {
-  // maxEncodedBytes counts one segment header; the other segments add theirs.
-  return maxEncodedBytes(numel) + kSegmentHeaderBytes * segments + maxEncodedBytes(buffers);
+  // maxEncodedBytes counts one segment's header and slack; the other segments add theirs.
+  return maxEncodedBytes(numel) + (kSegmentHeaderBytes + kSegmentSlackBytes) * segments +
+         maxEncodedBytes(buffers);
 }
 
 ChannelOptions wireChannelOptions(size_t max_payload_bytes, std::chrono::milliseconds peer_timeout) {

@@ -97,6 +97,7 @@ SegmentSpecs toSegmentSpecs(const ParamLayout& layout) {
     spec.offset = layout[i].offset;
     spec.numel = layout[i].numel;
     spec.compressed = layout[i].compressed;
+    if (layout[i].shape.size() > 1) spec.rows = static_cast<uint32_t>(layout[i].shape[0]);
     specs.push_back(spec);
   }
   return specs;

@@ -22,8 +22,9 @@ absl::Status EncodeOptions::validate() const {
   }
   if (forced && (static_cast<uint8_t>(*forced) < static_cast<uint8_t>(Encoding::kDenseF32) ||
                  static_cast<uint8_t>(*forced) > static_cast<uint8_t>(Encoding::kBitmapF32))) {
-    return absl::InvalidArgumentError(absl::StrCat("EncodeOptions.forced: unknown encoding ",
-                                                   static_cast<int>(*forced)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "EncodeOptions.forced: ", static_cast<int>(*forced),
+        " is not a sparse float encoding (coded and seeded segments keep their own)"));
   }
   return absl::OkStatus();
 }
@@ -126,7 +127,7 @@ absl::Status readSegments(const MessageHeader& header, absl::Span<const uint8_t>
     checksum->add(p, kSegmentHeaderBytes);
     p += kSegmentHeaderBytes;
     if (tag < static_cast<uint8_t>(Encoding::kDenseF32) ||
-        tag > static_cast<uint8_t>(Encoding::kBitmapF32)) {
+        tag > static_cast<uint8_t>(kLastEncoding)) {
       return fail(absl::StrCat("unknown encoding tag ", tag));
     }
     if (id >= limits.numel_by_id.size() || limits.numel_by_id[id] == DecodeLimits::kNoSegment) {

@@ -11,7 +11,9 @@
 #include "compressors/stream_copy.h"
 #include "core/wire/wire_bytes.h"
 #include "core/wire/wire_checksum.h"
+#include "compressors/codes.h"
 #include "compressors/half.h"
+#include "compressors/random_k.h"
 #include "core/wire/wire_header.h"
 #include "core/wire/wire_varint.h"
 
@@ -29,8 +31,27 @@ const char* encodingName(Encoding encoding) {
     case Encoding::kDeltaVarintF32: return "delta_varint_f32";
     case Encoding::kDeltaVarintF16: return "delta_varint_f16";
     case Encoding::kBitmapF32: return "bitmap_f32";
+    case Encoding::kSeededF32: return "seeded_f32";
+    case Encoding::kSign1: return "sign_1";
+    case Encoding::kTernary2: return "ternary_2";
+    case Encoding::kQsgd: return "qsgd";
+    case Encoding::kNatural9: return "natural_9";
+    case Encoding::kDenseF16: return "dense_f16";
+    case Encoding::kDenseBf16: return "dense_bf16";
+    case Encoding::kLowRankF32: return "low_rank_f32";
   }
   return "unknown";
+}
+
+Encoding codeEncoding(Code code) {
+  return kCodedEncodings[static_cast<size_t>(code) - static_cast<size_t>(Code::kSign)];
+}
+
+Code encodingCode(Encoding encoding) {
+  for (size_t i = 0; i < std::size(kCodedEncodings); ++i) {
+    if (kCodedEncodings[i] == encoding) return static_cast<Code>(i + static_cast<size_t>(Code::kSign));
+  }
+  return Code::kNone;
 }
 
 namespace {
@@ -49,8 +70,15 @@ size_t deltaVarintIndexBytes(const SegmentData& segment) {
   return bytes;
 }
 
+// A coded segment's body before its packed codes: u32 code argument, u32 parameter count.
+constexpr size_t kCodedPrefixBytes = 8;
+
 size_t sizeWithIndexBytes(const SegmentData& segment, Encoding encoding, size_t varint_bytes) {
   const size_t nonzeros = segment.dense ? segment.numel : segment.nonzeros();
+  if (encodingCode(encoding) != Code::kNone) {
+    return kSegmentHeaderBytes + kCodedPrefixBytes + 4 * segment.params.size() +
+           packedBytes(segment.code, segment.code_arg, segment.numel);
+  }
   size_t body = 0;
   switch (encoding) {
     case Encoding::kDenseF32: body = size_t{segment.numel} * 4; break;
@@ -58,6 +86,8 @@ size_t sizeWithIndexBytes(const SegmentData& segment, Encoding encoding, size_t 
     case Encoding::kDeltaVarintF32: body = nonzeros * 4 + varint_bytes; break;
     case Encoding::kDeltaVarintF16: body = nonzeros * 2 + varint_bytes; break;
     case Encoding::kBitmapF32: body = bitmapBytes(segment.numel) + nonzeros * 4; break;
+    case Encoding::kSeededF32: body = 8 + nonzeros * 4; break;
+    default: break;  // the coded encodings, above
   }
   return kSegmentHeaderBytes + body;
 }
@@ -131,6 +161,46 @@ absl::Status truncated(const char* what, uint64_t need, uint64_t left) {
       absl::StrCat("truncated payload: ", what, " needs ", need, " bytes, ", left, " left"));
 }
 
+// The body of a coded segment (header already read, numel set in *out): sizes bounded by
+// the bytes left before anything is allocated, then every code checked (validateCoded).
+absl::Status readCodedBody(Encoding encoding, const uint8_t** in, const uint8_t* end,
+                           ValueCheck check, SegmentData* out, PayloadChecksum* checksum) {
+  const uint8_t* p = *in;
+  SegmentData& segment = *out;
+  if (static_cast<uint64_t>(end - p) < kCodedPrefixBytes) {
+    return truncated("code argument and parameter count", kCodedPrefixBytes,
+                     static_cast<uint64_t>(end - p));
+  }
+  segment.code = encodingCode(encoding);
+  segment.code_arg = loadLe<uint32_t>(p);
+  const uint32_t param_count = loadLe<uint32_t>(p + 4);
+  p += kCodedPrefixBytes;
+  if (segment.code == Code::kQsgd && (segment.code_arg == 0 || segment.code_arg > kMaxQsgdLevels)) {
+    return absl::InvalidArgumentError(absl::StrCat("qsgd levels ", segment.code_arg,
+                                                   " outside [1, ", kMaxQsgdLevels, "]"));
+  }
+  const uint64_t packed = packedBytes(segment.code, segment.code_arg, segment.numel);
+  const uint64_t need = uint64_t{param_count} * 4 + packed;
+  const uint64_t left = static_cast<uint64_t>(end - p);
+  if (need > left) return truncated("coded parameters and codes", need, left);
+  // What the encoder refuses (validateSegment) is refused here too: what decodes encodes.
+  const uint64_t segment_bytes = kSegmentHeaderBytes + kCodedPrefixBytes + need;
+  if (segment_bytes > maxEncodedBytes(segment.numel)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        codeName(segment.code), " segment takes ", segment_bytes, " bytes, more than its ",
+        segment.numel, " elements may on the wire (", maxEncodedBytes(segment.numel), ")"));
+  }
+  segment.params.resize(param_count);
+  loadArrayLe(p, segment.params.data(), param_count);
+  p += size_t{param_count} * 4;
+  segment.packed.assign(p, p + packed);
+  p += packed;
+  if (absl::Status s = validateCoded(segment, check == ValueCheck::kBounded); !s.ok()) return s;
+  checksum->add(*in, static_cast<size_t>(p - *in));
+  *in = p;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 size_t encodedBytes(const SegmentData& segment, Encoding encoding) {
@@ -144,6 +214,13 @@ absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
                                               std::optional<Encoding> forced, bool allow_f16) {
   if (segment.dense) {
     return EncodingChoice{Encoding::kDenseF32, encodedBytes(segment, Encoding::kDenseF32)};
+  }
+  if (segment.coded()) {
+    const Encoding encoding = codeEncoding(segment.code);
+    return EncodingChoice{encoding, encodedBytes(segment, encoding)};
+  }
+  if (segment.index_seed && !forced) {
+    return EncodingChoice{Encoding::kSeededF32, encodedBytes(segment, Encoding::kSeededF32)};
   }
   if (forced) {
     if (*forced == Encoding::kDenseF32) {
@@ -173,6 +250,16 @@ absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
 }
 
 absl::Status validateSegment(const SegmentData& segment) {
+  if (segment.coded()) {
+    if (absl::Status s = validateCoded(segment, /*bound_values=*/false); !s.ok()) return s;
+    if (encodedBytes(segment, codeEncoding(segment.code)) > maxEncodedBytes(segment.numel)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          codeName(segment.code), " segment ", segment.segment_id, " takes more bytes (",
+          encodedBytes(segment, codeEncoding(segment.code)), ") than its ", segment.numel,
+          " elements may on the wire"));
+    }
+    return absl::OkStatus();
+  }
   if (segment.dense) {
     if (!segment.indices.empty() || segment.values.size() != segment.numel) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -204,7 +291,8 @@ absl::Status validateSegment(const SegmentData& segment) {
 
 size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
                     PayloadChecksum* checksum) {
-  const uint32_t nonzeros = static_cast<uint32_t>(segment.dense ? segment.numel : segment.nonzeros());
+  const uint32_t nonzeros = static_cast<uint32_t>(
+      segment.dense || segment.coded() ? segment.numel : segment.nonzeros());
   uint8_t* p = out;
   *p++ = static_cast<uint8_t>(encoding);
   storeLe<uint32_t>(p, segment.segment_id);
@@ -262,6 +350,23 @@ size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
       p += values.size() * 4;
       break;
     }
+    case Encoding::kSeededF32:
+      storeLe<uint64_t>(p, *segment.index_seed);
+      p += 8;
+      storeArrayLe(p, values.data(), values.size());
+      p += values.size() * 4;
+      break;
+    default:  // the coded encodings
+      storeLe<uint32_t>(p, segment.code_arg);
+      storeLe<uint32_t>(p + 4, static_cast<uint32_t>(segment.params.size()));
+      p += kCodedPrefixBytes;
+      storeArrayLe(p, segment.params.data(), segment.params.size());
+      p += segment.params.size() * 4;
+      if (!segment.packed.empty()) {  // a low-rank segment has none (and data() may be null)
+        std::memcpy(p, segment.packed.data(), segment.packed.size());
+      }
+      p += segment.packed.size();
+      break;
   }
   checksum->add(out, static_cast<size_t>(p - out));
   return static_cast<size_t>(p - out);
@@ -278,6 +383,20 @@ absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t nu
   segment.segment_id = segment_id;
   segment.numel = numel;
   segment.dense = false;
+  segment.index_seed.reset();
+  segment.code = Code::kNone;
+  segment.code_arg = 0;
+  segment.params.clear();
+  segment.packed.clear();
+  if (encodingCode(encoding) != Code::kNone) {
+    if (nonzeros != numel) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "coded segment announces ", nonzeros, " nonzeros, must equal numel ", numel));
+    }
+    segment.indices.clear();  // a reused slot may hold a sparse or dense segment's floats
+    segment.values.clear();
+    return readCodedBody(encoding, in, end, check, out, checksum);
+  }
   if (nonzeros > numel) {
     return absl::InvalidArgumentError(absl::StrCat("nonzero count ", nonzeros,
                                                    " larger than the segment's numel ", numel));
@@ -409,6 +528,17 @@ absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t nu
       segment.values.resize(nonzeros);
       loadArrayLe(p, segment.values.data(), nonzeros);
       p += size_t{nonzeros} * 4;
+      break;
+    }
+    case Encoding::kSeededF32: {
+      const uint64_t need = 8 + uint64_t{nonzeros} * 4;
+      if (need > left) return truncated("index seed and values", need, left);
+      segment.index_seed = loadLe<uint64_t>(p);
+      p += 8;
+      segment.values.resize(nonzeros);
+      loadArrayLe(p, segment.values.data(), nonzeros);
+      p += size_t{nonzeros} * 4;
+      segment.indices = randomKIndices(numel, nonzeros, *segment.index_seed);
       break;
     }
     default:

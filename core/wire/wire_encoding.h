@@ -7,6 +7,12 @@
 //   kDeltaVarintF16  as above with IEEE half values (lossy: only when asked for)
 //   kBitmapF32       ceil(numel / 8) bitmap bytes (bit i of byte j is element 8j + i;
 //                    padding bits zero), then nonzeros f32 values in index order
+//   kSeededF32       u64 index seed, then nonzeros f32 values; the indices are
+//                    randomKIndices(numel, nonzeros, seed) (compressors/random_k.h)
+// and the coded segments (compressors/codes.h), one encoding per code, nonzeros == numel:
+//   kSign1 kTernary2 kQsgd kNatural9 kDenseF16 kDenseBf16 kLowRankF32
+//                    u32 code argument, u32 parameter count, the f32 parameters, then
+//                    the packed codes (ceil(width * numel / 8) bytes)
 // Delta-varint gaps: the first index itself, then index[i] - index[i-1] - 1 for the rest,
 // so strictly increasing indices cost one byte per gap below 128.
 // The encoding keeps a segment's dense flag (a reply's dense segment is the model, a
@@ -30,11 +36,29 @@ enum class Encoding : uint8_t {
   kDeltaVarintF32 = 3,
   kDeltaVarintF16 = 4,
   kBitmapF32 = 5,
+  kSeededF32 = 6,
+  kSign1 = 7,
+  kTernary2 = 8,
+  kQsgd = 9,
+  kNatural9 = 10,
+  kDenseF16 = 11,
+  kDenseBf16 = 12,
+  kLowRankF32 = 13,
 };
 
-inline constexpr Encoding kAllEncodings[] = {Encoding::kDenseF32, Encoding::kIndexValueF32,
-                                             Encoding::kDeltaVarintF32,
-                                             Encoding::kDeltaVarintF16, Encoding::kBitmapF32};
+// The encodings of explicit floats: dense, and the sparse ones a sender may force.
+inline constexpr Encoding kFloatEncodings[] = {Encoding::kDenseF32, Encoding::kIndexValueF32,
+                                               Encoding::kDeltaVarintF32,
+                                               Encoding::kDeltaVarintF16, Encoding::kBitmapF32};
+// The coded segments' encodings, in Code order (kSign .. kLowRank).
+inline constexpr Encoding kCodedEncodings[] = {
+    Encoding::kSign1,    Encoding::kTernary2,  Encoding::kQsgd,      Encoding::kNatural9,
+    Encoding::kDenseF16, Encoding::kDenseBf16, Encoding::kLowRankF32};
+inline constexpr Encoding kLastEncoding = Encoding::kLowRankF32;
+
+// The encoding of a code (code != kNone), and the code of a coded encoding (else kNone).
+Encoding codeEncoding(Code code);
+Code encodingCode(Encoding encoding);
 
 const char* encodingName(Encoding encoding);
 
@@ -46,11 +70,19 @@ const char* encodingName(Encoding encoding);
 enum class ValueCheck { kBounded, kAny };
 inline constexpr float kValueBound = 18446744073709551616.0f;  // 2^64
 
-// The most bytes any encoding can take for a segment of numel elements: index/value
-// pairs with every element set (per element, dense takes 4 B, bitmap at most 4.125 B,
-// delta-varint at most 5 B: a gap g costs at most 1 + g bytes and the gaps plus one per
-// index add up to at most numel). A receiver sizes its limits from this.
-inline constexpr uint64_t maxEncodedBytes(uint64_t numel) { return kSegmentHeaderBytes + 8 * numel; }
+// The most bytes any encoding can take for a segment of numel elements: its 13-byte header,
+// 8 per element (index/value pairs with every element set; per element dense takes 4 B,
+// bitmap at most 4.125 B, delta-varint at most 5 B: a gap g costs at most 1 + g bytes and
+// the gaps plus one per index add up to at most numel), and kSegmentSlackBytes for what
+// does not grow with numel: a seeded segment's 8-byte seed, a coded one's 8-byte prefix
+// and its few params (a 1-element fp16 segment takes 13 + 8 + 2 bytes). Every coded
+// segment a compressor makes fits (at most 4 B of params and 2 B of codes per element,
+// plus one bucket's params); the encoder and the decoder refuse one that does not. A
+// receiver sizes its limits from this.
+inline constexpr uint64_t kSegmentSlackBytes = 16;
+inline constexpr uint64_t maxEncodedBytes(uint64_t numel) {
+  return kSegmentHeaderBytes + kSegmentSlackBytes + 8 * numel;
+}
 
 // Exact encoded size of segment in encoding, its 13-byte segment header included. For a
 // dense segment in a sparse encoding it counts every element as a nonzero.
@@ -63,14 +95,15 @@ struct EncodingChoice {
   size_t bytes;  // encodedBytes(segment, encoding)
 };
 
-// The encoding a segment travels in: kDenseF32 for dense segments; for sparse ones the
+// The encoding a segment travels in: kDenseF32 for dense segments, the code's encoding
+// for coded ones, kSeededF32 for sparse ones with an index seed; for other sparse ones the
 // forced encoding where given, else the smallest sparse encoding (kDeltaVarintF16 only with allow_f16 and when no finite value
 // would round to an infinite half). Fails when a forced kDeltaVarintF16 meets such a value.
 absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
                                               std::optional<Encoding> forced, bool allow_f16);
 
 // Checks a segment before encoding: values/indices sizes, indices strictly increasing
-// and below numel.
+// and below numel; a coded segment as validateCoded does, and within maxEncodedBytes.
 absl::Status validateSegment(const SegmentData& segment);
 
 // Writes a segment (already validated) in the encoding chooseEncoding gave it at out,

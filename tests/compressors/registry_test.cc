@@ -2,28 +2,173 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compressors/cast.h"
+#include "compressors/compressor_spec.h"
 #include "compressors/dense.h"
+#include "compressors/natural.h"
+#include "compressors/one_bit.h"
+#include "compressors/plain_threshold.h"
+#include "compressors/powersgd.h"
+#include "compressors/qsgd.h"
+#include "compressors/random_k.h"
+#include "compressors/sign_sgd.h"
+#include "compressors/terngrad.h"
+#include "compressors/threshold.h"
+#include "compressors/topk.h"
 
 namespace sparseps {
 namespace {
 
-TEST(Registry, BuiltinsByNameUnknownListsNamesDuplicateRejected) {
-  CompressorRegistry r;
-  registerBuiltinCompressors(&r);
-  EXPECT_EQ(r.names(), (std::vector<std::string>{"dense", "randomk", "sampled", "topk"}));
+const std::vector<std::string> kBuiltinNames = {
+    "bf16",    "dense",   "fp16",    "natural",  "onebit",    "powersgd", "qsgd",
+    "randomk", "sampled", "signsgd", "terngrad", "threshold", "topk"};
+
+std::vector<CompressorInfo> builtinInfos() {
+  return {topkInfo(),           sampledThresholdInfo(),
+          plainThresholdInfo(), randomKInfo(),
+          denseInfo(),          qsgdInfo(),
+          ternGradInfo(),       signSgdInfo(),
+          oneBitInfo(),         naturalInfo(),
+          fp16Info(),           bf16Info(),
+          powersgdInfo()};
+}
+
+bool mentions(const absl::Status& status, const std::string& what) {
+  return std::string(status.message()).find(what) != std::string::npos;
+}
+
+TEST(Registry, EveryBuiltinNameMakesItsCompressor) {
+  const CompressorRegistry& r = builtinCompressors();
+  EXPECT_EQ(r.names(), kBuiltinNames);
   for (const std::string& name : r.names()) {
     auto c = r.make(name);
-    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE(c.ok()) << name << ": " << c.status();
     EXPECT_EQ((*c)->name(), name);
+    auto same = makeBuiltinCompressor(name);
+    ASSERT_TRUE(same.ok()) << same.status();
+    EXPECT_EQ((*same)->name(), name);
   }
-  auto bad = r.make("nope");
+  // A fresh registry filled by registerBuiltinCompressors holds the same.
+  CompressorRegistry fresh;
+  registerBuiltinCompressors(&fresh);
+  EXPECT_EQ(fresh.names(), kBuiltinNames);
+}
+
+TEST(Registry, UnknownNameListsTheKnownOnes) {
+  auto bad = makeBuiltinCompressor("nope");
+  ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_NE(bad.status().message().find("dense, randomk, sampled, topk"), std::string::npos);
-  EXPECT_EQ(r.add("topk", [] { return std::make_unique<DenseCompressor>(); }).code(),
-            absl::StatusCode::kAlreadyExists);
-  EXPECT_TRUE(r.add("mine", [] { return std::make_unique<DenseCompressor>(); }).ok());
-  EXPECT_TRUE(r.make("mine").ok());
-  EXPECT_FALSE(makeBuiltinCompressor("mine").ok());
+  EXPECT_TRUE(mentions(bad.status(), "nope")) << bad.status();
+  for (const std::string& name : kBuiltinNames) {
+    EXPECT_TRUE(mentions(bad.status(), name)) << name << " missing from: " << bad.status();
+  }
+  auto bad_with_options = makeBuiltinCompressor("nope:levels=4");
+  EXPECT_EQ(bad_with_options.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(Registry, OptionsParseAndReachTheCompressor) {
+  auto spec = parseCompressorSpec("qsgd:levels=4,bucket=128");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->name, "qsgd");
+  EXPECT_EQ(spec->options,
+            (std::map<std::string, std::string>{{"levels", "4"}, {"bucket", "128"}}));
+  auto plain = parseCompressorSpec("topk");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->name, "topk");
+  EXPECT_TRUE(plain->options.empty());
+
+  auto c = makeBuiltinCompressor("qsgd:levels=4,bucket=128");
+  ASSERT_TRUE(c.ok()) << c.status();
+  std::vector<float> x(300, 1.0f);
+  SegmentData s;
+  (*c)->compress(x, 0.1, {}, &s);
+  EXPECT_EQ(s.code, Code::kQsgd);
+  EXPECT_EQ(s.code_arg, 4u);
+  EXPECT_EQ(s.params.size(), 3u);  // ceil(300 / 128) buckets
+
+  for (const char* good : {"powersgd:rank=2,warm_start=false", "powersgd:warm_start=yes",
+                           "threshold:value=0.5", "qsgd:bucket=0", "qsgd:levels=32767"}) {
+    EXPECT_TRUE(makeBuiltinCompressor(good).ok())
+        << good << ": " << makeBuiltinCompressor(good).status();
+  }
+}
+
+TEST(Registry, BadOptionsFailNamingTheKey) {
+  struct Bad {
+    const char* spec;
+    const char* named;  // what the message must name
+  };
+  for (Bad b :
+       {Bad{"qsgd:levels=abc", "levels"}, Bad{"qsgd:levels=-1", "levels"},
+        Bad{"qsgd:bucket=1.5", "bucket"}, Bad{"powersgd:warm_start=maybe", "warm_start"},
+        Bad{"threshold:value=nan", "value"}, Bad{"threshold:value=x", "value"},
+        Bad{"qsgd:foo=1", "foo"}, Bad{"topk:foo=1", "foo"}, Bad{"qsgd:levels=4,levels=8", "levels"},
+        Bad{"qsgd:levels=0", "levels"}, Bad{"qsgd:levels=32768", "levels"},
+        Bad{"powersgd:rank=0", "rank"}, Bad{"threshold:value=0", "value"},
+        Bad{"threshold:value=-1", "value"}, Bad{"qsgd:levels", "levels"}, Bad{"qsgd:=4", "=4"}}) {
+    auto made = makeBuiltinCompressor(b.spec);
+    ASSERT_FALSE(made.ok()) << b.spec;
+    EXPECT_EQ(made.status().code(), absl::StatusCode::kInvalidArgument) << b.spec;
+    EXPECT_TRUE(mentions(made.status(), b.named)) << b.spec << ": " << made.status();
+  }
+  // Repeated key: refused by the parser itself.
+  auto twice = parseCompressorSpec("qsgd:levels=4,levels=8");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_TRUE(mentions(twice.status(), "levels")) << twice.status();
+  EXPECT_FALSE(parseCompressorSpec("").ok());
+  EXPECT_FALSE(parseCompressorSpec(":levels=4").ok());
+}
+
+TEST(Registry, HelpMentionsEveryNameAndItsPaper) {
+  const std::vector<CompressorInfo> infos = builtinInfos();
+  std::vector<std::string> info_names;
+  for (const CompressorInfo& info : infos) info_names.push_back(info.name);
+  std::sort(info_names.begin(), info_names.end());
+  ASSERT_EQ(info_names, kBuiltinNames);
+  const std::string help = builtinCompressors().help();
+  for (const CompressorInfo& info : infos) {
+    EXPECT_NE(help.find(info.name + ": "), std::string::npos) << info.name;
+    EXPECT_FALSE(info.rule.empty()) << info.name;
+    EXPECT_FALSE(info.paper.empty()) << info.name;
+    EXPECT_NE(help.find(info.paper), std::string::npos) << info.name << "'s paper";
+    for (const CompressorOptionInfo& o : info.options) {
+      EXPECT_NE(help.find(o.key + "=" + o.default_value), std::string::npos)
+          << info.name << " option " << o.key;
+    }
+  }
+  EXPECT_NE(help.find("Alistarh"), std::string::npos);
+  EXPECT_NE(help.find("Vogels"), std::string::npos);
+}
+
+TEST(Registry, AddRejectsDuplicatesAndBadNames) {
+  CompressorRegistry r;
+  registerBuiltinCompressors(&r);
+  EXPECT_EQ(r.add(qsgdInfo()).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(r.add(denseInfo()).code(), absl::StatusCode::kAlreadyExists);
+
+  CompressorInfo mine = denseInfo();
+  mine.name = "mine";
+  EXPECT_TRUE(r.add(mine).ok());
+  EXPECT_EQ(r.add(mine).code(), absl::StatusCode::kAlreadyExists);
+  auto made = r.make("mine");
+  ASSERT_TRUE(made.ok()) << made.status();
+  EXPECT_EQ((*made)->name(), "dense");
+  EXPECT_FALSE(makeBuiltinCompressor("mine").ok());  // the built-in registry is apart
+
+  for (const char* bad_name : {"", "a:b", "a,b", "a=b"}) {
+    CompressorInfo bad = denseInfo();
+    bad.name = bad_name;
+    EXPECT_FALSE(r.add(bad).ok()) << "'" << bad_name << "'";
+  }
+  CompressorInfo no_factory = denseInfo();
+  no_factory.name = "nofactory";
+  no_factory.factory = nullptr;
+  EXPECT_FALSE(r.add(no_factory).ok());
 }
 
 }  // namespace

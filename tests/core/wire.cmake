@@ -5,4 +5,5 @@ sparseps_test(wire_test SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/wire_size_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/wire_varint_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/wire_errors_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/wire_coded_test.cc
   DEPS sparseps_wire)

@@ -1,0 +1,341 @@
+#include "compressors/codes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/numeric/bits.h"
+#include "absl/strings/str_cat.h"
+#include "compressors/apply.h"
+#include "compressors/element_random.h"
+#include "compressors/half.h"
+#include "compressors/lowrank_product.h"
+#include "compressors/simd.h"
+
+namespace sparseps {
+namespace {
+
+// Fields are decoded in chunks of this many elements (a multiple of 8, so that every
+// chunk starts on a byte), each expanded to floats in cache and then added.
+constexpr size_t kChunk = 4096;
+constexpr double kBound = 18446744073709551616.0;  // 2^64
+
+uint32_t qsgdLevelBits(uint32_t levels) { return static_cast<uint32_t>(absl::bit_width(levels)); }
+
+// Params of a code that has a fixed number of them (not kSign, kQsgd, kLowRank).
+size_t expectedParams(const SegmentData& s) { return s.code == Code::kTernary ? 1 : 0; }
+
+// The buckets of a code with per-bucket params (kSign: two each, kQsgd: one).
+size_t bucketCount(const SegmentData& s) {
+  return s.code == Code::kSign ? s.params.size() / 2 : s.params.size();
+}
+
+float bf16ToFloat(uint16_t bits) {
+  const uint32_t word = uint32_t{bits} << 16;
+  float v;
+  std::memcpy(&v, &word, sizeof v);
+  return v;
+}
+
+float powerOfTwo(uint32_t biased_exponent) {
+  const uint32_t word = biased_exponent << 23;
+  float v;
+  std::memcpy(&v, &word, sizeof v);
+  return v;
+}
+
+absl::Status invalidField(const SegmentData& s, size_t i, uint32_t field) {
+  return absl::InvalidArgumentError(absl::StrCat(codeName(s.code), " segment ", s.segment_id,
+                                                 ": invalid code ", field, " at element ", i));
+}
+
+// Decodes fields [first, first + n) of s into out.
+void expand(const SegmentData& s, size_t first, size_t n, uint16_t* fields, float* out) {
+  const uint32_t width = codeWidth(s.code, s.code_arg);
+  unpackFields(s.packed.data(), first, n, width, fields);
+  switch (s.code) {
+    case Code::kSign: {
+      const size_t bucket = bucketLength(s.numel, bucketCount(s));
+      for (size_t i = 0; i < n; ++i) {
+        const float* v = &s.params[2 * ((first + i) / bucket)];
+        out[i] = v[fields[i]];
+      }
+      break;
+    }
+    case Code::kTernary: {
+      const float table[4] = {0.0f, s.params[0], -s.params[0], 0.0f};
+      for (size_t i = 0; i < n; ++i) out[i] = table[fields[i] & 3];
+      break;
+    }
+    case Code::kQsgd: {
+      const uint32_t b = qsgdLevelBits(s.code_arg);
+      const size_t bucket = bucketLength(s.numel, bucketCount(s));
+      const uint32_t level_mask = (1u << b) - 1;
+      for (size_t i = 0; i < n; ++i) {
+        const float unit = s.params[(first + i) / bucket] / static_cast<float>(s.code_arg);
+        const float v = unit * static_cast<float>(fields[i] & level_mask);
+        out[i] = (fields[i] >> b) ? -v : v;
+      }
+      break;
+    }
+    case Code::kNatural:
+      for (size_t i = 0; i < n; ++i) {
+        const uint32_t e = fields[i] & 0xff;
+        const float v = e == 0 ? 0.0f : powerOfTwo(e);
+        out[i] = (fields[i] >> 8) ? -v : v;
+      }
+      break;
+    case Code::kF16:
+      for (size_t i = 0; i < n; ++i) out[i] = halfToFloat(fields[i]);
+      break;
+    case Code::kBf16:
+      for (size_t i = 0; i < n; ++i) out[i] = bf16ToFloat(fields[i]);
+      break;
+    case Code::kNone:
+    case Code::kLowRank:
+      break;
+  }
+}
+
+absl::Status checkFields(const SegmentData& s, bool bound_values) {
+  const uint32_t width = codeWidth(s.code, s.code_arg);
+  const size_t bits = size_t{width} * s.numel;
+  if (bits % 8 != 0 && (s.packed.back() >> (bits % 8)) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(codeName(s.code), " segment ", s.segment_id,
+                                                   ": nonzero padding bits"));
+  }
+  uint16_t fields[kChunk];
+  for (size_t first = 0; first < s.numel; first += kChunk) {
+    const size_t n = std::min(kChunk, s.numel - first);
+    unpackFields(s.packed.data(), first, n, width, fields);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t f = fields[i];
+      bool bad = false;
+      switch (s.code) {
+        case Code::kTernary: bad = f == 3; break;
+        case Code::kQsgd: bad = (f & ((1u << qsgdLevelBits(s.code_arg)) - 1)) > s.code_arg; break;
+        // Exponent 191 is 2^64.
+        case Code::kNatural: bad = (f & 0xff) == 0xff || (bound_values && (f & 0xff) >= 191); break;
+        case Code::kF16: bad = halfIsNonFinite(static_cast<uint16_t>(f)); break;
+        case Code::kBf16: {
+          const uint32_t e = (f >> 7) & 0xff;
+          bad = e == 0xff || (bound_values && e >= 191);
+          break;
+        }
+        default: break;
+      }
+      if (bad) return invalidField(s, first + i, f);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status checkLowRank(const SegmentData& s, bool bound_values) {
+  const uint32_t rows = s.code_arg;
+  if (rows == 0 || s.numel % rows != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("low-rank segment ", s.segment_id, ": ", rows,
+                                                   " rows do not divide numel ", s.numel));
+  }
+  const size_t cols = s.numel / rows;
+  if (s.params.empty() || s.params.size() % (rows + cols) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "low-rank segment ", s.segment_id, ": ", s.params.size(),
+        " factor values are not a whole rank of a ", rows, " x ", cols, " matrix"));
+  }
+  if (!s.packed.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("low-rank segment ", s.segment_id, " carries packed codes"));
+  }
+  if (bound_values) {
+    // |sum_t P[r][t] Q[c][t]| <= rank * max|P| * max|Q|.
+    const size_t rank = s.params.size() / (rows + cols);
+    double max_p = 0, max_q = 0;
+    for (size_t i = 0; i < rows * rank; ++i) max_p = std::max(max_p, std::fabs(double{s.params[i]}));
+    for (size_t i = rows * rank; i < s.params.size(); ++i) {
+      max_q = std::max(max_q, std::fabs(double{s.params[i]}));
+    }
+    if (static_cast<double>(rank) * max_p * max_q >= kBound) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "low-rank segment ", s.segment_id,
+          ": its factors can decode to a value beyond the bound 2^64 on any value"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+uint32_t codeWidth(Code code, uint32_t code_arg) {
+  switch (code) {
+    case Code::kSign: return 1;
+    case Code::kTernary: return 2;
+    case Code::kQsgd: return 1 + qsgdLevelBits(code_arg);
+    case Code::kNatural: return 9;
+    case Code::kF16:
+    case Code::kBf16: return 16;
+    case Code::kNone:
+    case Code::kLowRank: return 0;
+  }
+  return 0;
+}
+
+const char* codeName(Code code) {
+  switch (code) {
+    case Code::kNone: return "none";
+    case Code::kSign: return "sign";
+    case Code::kTernary: return "ternary";
+    case Code::kQsgd: return "qsgd";
+    case Code::kNatural: return "natural";
+    case Code::kF16: return "f16";
+    case Code::kBf16: return "bf16";
+    case Code::kLowRank: return "low-rank";
+  }
+  return "unknown";
+}
+
+absl::Status validateCoded(const SegmentData& s, bool bound_values) {
+  const std::string what = absl::StrCat(codeName(s.code), " segment ", s.segment_id);
+  if (s.dense || !s.indices.empty() || !s.values.empty() || s.index_seed) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " also carries dense or sparse values"));
+  }
+  for (size_t i = 0; i < s.params.size(); ++i) {
+    const float p = s.params[i];
+    if (!std::isfinite(p) || (bound_values && std::fabs(double{p}) >= kBound)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": parameter ", i, " is ", p, ", not finite or beyond the bound 2^64"));
+    }
+  }
+  if (s.code == Code::kLowRank) return checkLowRank(s, bound_values);
+  if (s.code == Code::kQsgd || s.code == Code::kSign) {
+    if (s.code == Code::kQsgd && (s.code_arg == 0 || s.code_arg > kMaxQsgdLevels)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.code_arg,
+                                                     " levels, must be in [1, ", kMaxQsgdLevels, "]"));
+    }
+    if (s.code == Code::kSign && s.code_arg != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": unexpected argument ", s.code_arg));
+    }
+    const size_t per_bucket = s.code == Code::kSign ? 2 : 1;
+    const size_t buckets = bucketCount(s);
+    if (s.params.size() % per_bucket != 0 || buckets == 0 ||
+        buckets > std::max<size_t>(s.numel, 1)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.params.size(),
+                                                     " parameters for ", s.numel, " elements"));
+    }
+    // Every bucket must hold an element: B buckets of ceil(numel / B) cover numel exactly
+    // when the last one starts inside the segment.
+    if (s.numel > 0 && (buckets - 1) * bucketLength(s.numel, buckets) >= s.numel) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", buckets, " buckets for ",
+                                                     s.numel, " elements leave one empty"));
+    }
+    if (s.code == Code::kQsgd) {
+      for (float norm : s.params) {
+        if (norm < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": negative norm ", norm));
+      }
+    }
+  } else {
+    if (s.code_arg != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": unexpected argument ", s.code_arg));
+    }
+    if (s.params.size() != expectedParams(s)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.params.size(),
+                                                     " parameters, expected ", expectedParams(s)));
+    }
+  }
+  if (s.packed.size() != packedBytes(s.code, s.code_arg, s.numel)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.packed.size(),
+                                                   " bytes of codes, expected ",
+                                                   packedBytes(s.code, s.code_arg, s.numel)));
+  }
+  return checkFields(s, bound_values);
+}
+
+void addCoded(absl::Span<float> dst, const SegmentData& s, float scale) {
+  if (s.code == Code::kLowRank) {
+    const size_t rows = s.code_arg, cols = s.numel / rows;
+    const size_t rank = s.params.size() / (rows + cols);
+    addLowRankProduct(s.params.data(), s.params.data() + rows * rank, rows, cols, rank, scale,
+                      dst.data());
+    return;
+  }
+  uint16_t fields[kChunk];
+  float values[kChunk];
+  for (size_t first = 0; first < s.numel; first += kChunk) {
+    const size_t n = std::min(kChunk, s.numel - first);
+    expand(s, first, n, fields, values);
+    axpy(scale, absl::MakeConstSpan(values, n), dst.subspan(first, n));
+  }
+}
+
+void startCoded(SegmentData* s, uint32_t segment_id, size_t numel, Code code, uint32_t code_arg) {
+  s->segment_id = segment_id;
+  s->numel = static_cast<uint32_t>(numel);
+  s->dense = false;
+  s->indices.clear();
+  s->values.clear();
+  s->index_seed.reset();
+  s->code = code;
+  s->code_arg = code_arg;
+  s->params.clear();
+  s->packed.assign(packedBytes(code, code_arg, numel), 0);
+}
+
+void packFields(const uint16_t* fields, size_t n, uint32_t width, size_t first, uint8_t* packed) {
+  uint8_t* out = packed + first * width / 8;
+  if (width == 16) {
+    for (size_t i = 0; i < n; ++i) {
+      out[2 * i] = static_cast<uint8_t>(fields[i]);
+      out[2 * i + 1] = static_cast<uint8_t>(fields[i] >> 8);
+    }
+    return;
+  }
+  if (width == 1) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint32_t byte = 0;
+      for (uint32_t b = 0; b < 8; ++b) byte |= uint32_t{fields[i + b]} << b;
+      out[i / 8] = static_cast<uint8_t>(byte);
+    }
+    for (; i < n; ++i) out[i / 8] |= static_cast<uint8_t>(fields[i] << (i % 8));
+    return;
+  }
+  uint64_t acc = 0;  // bits not yet written, LSB first
+  uint32_t held = 0;
+  for (size_t i = 0; i < n; ++i) {
+    acc |= uint64_t{fields[i]} << held;
+    held += width;
+    while (held >= 8) {
+      *out++ = static_cast<uint8_t>(acc);
+      acc >>= 8;
+      held -= 8;
+    }
+  }
+  if (held > 0) *out |= static_cast<uint8_t>(acc);
+}
+
+void unpackFields(const uint8_t* packed, size_t first, size_t n, uint32_t width, uint16_t* fields) {
+  const uint8_t* in = packed + first * width / 8;
+  if (width == 16) {
+    for (size_t i = 0; i < n; ++i) {
+      fields[i] = static_cast<uint16_t>(in[2 * i] | (uint32_t{in[2 * i + 1]} << 8));
+    }
+    return;
+  }
+  if (width == 1) {
+    for (size_t i = 0; i < n; ++i) fields[i] = (in[i / 8] >> (i % 8)) & 1;
+    return;
+  }
+  const uint32_t mask = (1u << width) - 1;
+  uint64_t acc = 0;
+  uint32_t held = 0;
+  for (size_t i = 0; i < n; ++i) {
+    while (held < width) {
+      acc |= uint64_t{*in++} << held;
+      held += 8;
+    }
+    fields[i] = static_cast<uint16_t>(acc & mask);
+    acc >>= width;
+    held -= width;
+  }
+}
+
+}  // namespace sparseps

@@ -1,0 +1,119 @@
+#include "compressors/qsgd.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/numeric/bits.h"
+#include "absl/strings/str_cat.h"
+#include "compressors/codes.h"
+#include "compressors/element_random.h"
+#include "compressors/select_seed.h"
+#include "compressors/simd.h"
+
+namespace sparseps {
+namespace {
+
+constexpr size_t kChunk = 4096;  // fields made in cache, then packed (a multiple of 8)
+
+SPARSEPS_MULTIVERSION float sumOfSquares(const float* x, size_t n) {
+  float lanes[16] = {};
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (size_t l = 0; l < 16; ++l) lanes[l] += x[i + l] * x[i + l];
+  }
+  float sum = 0;
+  for (; i < n; ++i) sum += x[i] * x[i];
+  for (float lane : lanes) sum += lane;
+  return sum;
+}
+
+// |x| * scale + u is rounded twice, a product then a sum, in every clone and at every
+// position: no fused multiply-add (which the AVX-512 clone would use in some paths and
+// not others), so that a level depends only on x, u and the scale.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SPARSEPS_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
+#else
+#define SPARSEPS_NO_CONTRACT
+#endif
+
+SPARSEPS_MULTIVERSION SPARSEPS_NO_CONTRACT void quantize(const float* x, size_t n, uint32_t first,
+                                                         float scale, uint32_t levels,
+                                                         uint32_t sign_shift, uint64_t bits,
+                                                         uint16_t* fields) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+  const float top = static_cast<float>(levels);
+  // floor(min(v, s)) = min(floor(v), s) for an integer s, and the conversion truncates,
+  // which is the floor of v >= 0: no std::floor, which GCC does not vectorize (it may not
+  // drop floor's inexact exception under the default -ftrapping-math).
+  for (size_t i = 0; i < n; ++i) {
+    const float level = std::min(std::fabs(x[i]) * scale +
+                                     elementUniform(bits, first + static_cast<uint32_t>(i)),
+                                 top);
+    fields[i] = static_cast<uint16_t>(static_cast<uint32_t>(level) |
+                                      (static_cast<uint32_t>(x[i] < 0) << sign_shift));
+  }
+}
+
+}  // namespace
+
+absl::Status QsgdOptions::validate() const {
+  if (levels < 1 || levels > kMaxQsgdLevels) {
+    return absl::InvalidArgumentError(absl::StrCat("QsgdOptions.levels = ", levels,
+                                                   ": must be in [1, ", kMaxQsgdLevels, "]"));
+  }
+  return absl::OkStatus();
+}
+
+void QsgdCompressor::compress(absl::Span<const float> x, double /*density*/,
+                              const SelectContext& ctx, SegmentData* out) const {
+  const size_t n = x.size();
+  const uint32_t s = options_.levels;
+  startCoded(out, ctx.segment_id, n, Code::kQsgd, s);
+  const size_t buckets =
+      options_.bucket == 0 || n == 0 ? 1 : (n + options_.bucket - 1) / options_.bucket;
+  const size_t bucket = std::max<size_t>(bucketLength(n, buckets), 1);
+  out->params.assign(buckets, 0.0f);
+  const uint32_t width = codeWidth(Code::kQsgd, s);
+  const uint32_t sign_shift = static_cast<uint32_t>(absl::bit_width(s));
+  const uint64_t bits = selectSeed(ctx);
+  uint16_t fields[kChunk];
+  size_t normed = 0;  // buckets whose norm is known
+  for (size_t first = 0; first < n; first += kChunk) {
+    const size_t end = std::min(n, first + kChunk);
+    // Norms of the buckets this chunk touches (a small bucket is read again from cache).
+    for (; normed <= (end - 1) / bucket; ++normed) {
+      const size_t b0 = normed * bucket, b1 = std::min(n, b0 + bucket);
+      out->params[normed] = std::sqrt(sumOfSquares(x.data() + b0, b1 - b0));
+    }
+    for (size_t i = first; i < end;) {
+      const size_t b = i / bucket;
+      const size_t stop = std::min(end, (b + 1) * bucket);
+      const float norm = out->params[b];
+      const float scale = norm > 0 ? static_cast<float>(s) / norm : 0.0f;
+      quantize(x.data() + i, stop - i, static_cast<uint32_t>(i), scale, s, sign_shift, bits,
+               fields + (i - first));
+      i = stop;
+    }
+    packFields(fields, end - first, width, first, out->packed.data());
+  }
+}
+
+CompressorInfo qsgdInfo() {
+  return {"qsgd",
+          "per bucket: norm and sign with a level in [0, s], stochastically rounded (unbiased)",
+          "Alistarh et al., QSGD: Communication-Efficient SGD via Gradient Quantization and "
+          "Encoding, NeurIPS 2017",
+          {{"levels", "16", "s, quantization levels (1 + bit_width(s) bits per element)"},
+           {"bucket", "512", "elements per norm (0: one norm per segment)"}},
+          [](OptionReader& r) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+            QsgdOptions o;
+            if (auto s = r.read("levels", &o.levels); !s.ok()) return s;
+            if (auto s = r.read("bucket", &o.bucket); !s.ok()) return s;
+            if (auto s = o.validate(); !s.ok()) return s;
+            return std::make_unique<QsgdCompressor>(o);
+          }};
+}
+
+}  // namespace sparseps

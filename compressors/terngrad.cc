@@ -1,0 +1,66 @@
+#include "compressors/terngrad.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "compressors/codes.h"
+#include "compressors/element_random.h"
+#include "compressors/select_seed.h"
+#include "compressors/simd.h"
+
+namespace sparseps {
+namespace {
+
+constexpr size_t kChunk = 4096;
+
+SPARSEPS_MULTIVERSION float maxMagnitude(const float* x, size_t n) {
+  float lanes[16] = {};
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (size_t l = 0; l < 16; ++l) lanes[l] = std::max(lanes[l], std::fabs(x[i + l]));
+  }
+  float m = 0;
+  for (; i < n; ++i) m = std::max(m, std::fabs(x[i]));
+  for (float lane : lanes) m = std::max(m, lane);
+  return m;
+}
+
+SPARSEPS_MULTIVERSION void ternarize(const float* x, size_t n, uint32_t first, float inv_scale,
+                                     uint64_t bits, uint16_t* fields) {
+  for (size_t i = 0; i < n; ++i) {
+    const bool keep =
+        elementUniform(bits, first + static_cast<uint32_t>(i)) < std::fabs(x[i]) * inv_scale;
+    fields[i] = static_cast<uint16_t>(keep ? (x[i] < 0 ? 2 : 1) : 0);
+  }
+}
+
+}  // namespace
+
+void TernGradCompressor::compress(absl::Span<const float> x, double /*density*/,
+                                  const SelectContext& ctx, SegmentData* out) const {
+  const size_t n = x.size();
+  startCoded(out, ctx.segment_id, n, Code::kTernary, 0);
+  const float scale = maxMagnitude(x.data(), n);
+  out->params.assign(1, scale);
+  const float inv = scale > 0 ? 1.0f / scale : 0.0f;
+  const uint64_t bits = selectSeed(ctx);
+  uint16_t fields[kChunk];
+  for (size_t first = 0; first < n; first += kChunk) {
+    const size_t m = std::min(kChunk, n - first);
+    ternarize(x.data() + first, m, static_cast<uint32_t>(first), inv, bits, fields);
+    packFields(fields, m, 2, first, out->packed.data());
+  }
+}
+
+CompressorInfo ternGradInfo() {
+  return {"terngrad",
+          "max |x| of the segment and a stochastic ternary {-1, 0, +1} per element (unbiased)",
+          "Wen et al., TernGrad: Ternary Gradients to Reduce Communication in Distributed Deep "
+          "Learning, NeurIPS 2017",
+          {},
+          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+            return std::make_unique<TernGradCompressor>();
+          }};
+}
+
+}  // namespace sparseps
