@@ -1,11 +1,14 @@
 // gd: gradient dropping (Aji & Heafield, "Sparse Communication for Distributed Gradient
-// Descent", EMNLP 2017). No momentum. Per compressed segment, in docs/methods.md
-// notation:
-//   v = v + lr*g;  M = topk(v, r);  push v(.)M;  v = v(.)~M
-// which is error feedback (compressors/error_feedback.h) around the selector, with
-// x = lr*g and residual v. topk is exact or the sampled threshold (MethodOptions.selection);
-// with f16 the selected values are rounded to half first, and v keeps the rounding.
-// Dense segments push lr*g dense. Server: W = W - p; downlink dense W or dual-way sparse.
+// Descent", EMNLP 2017), and with --compressor the error-feedback family around any
+// compressor of compressors/registry.h (EF-signSGD, 1-bit SGD, EF-QSGD, PowerSGD, ...).
+// No momentum. Per compressed segment, in docs/methods.md notation:
+//   v = v + lr*g;  s = C(v);  push s;  v = v - s
+// which is error feedback (compressors/error_feedback.h) around the compressor C, with
+// x = lr*g and residual v. C is MethodOptions.compressor, or top-k (exact or the sampled
+// threshold, MethodOptions.selection); with f16 the selected values are rounded to half
+// first, and v keeps the rounding. With error_feedback off the residual is dropped:
+// push C(lr*g). Dense segments push lr*g dense. Server: W = W - decode(p); downlink dense
+// W or dual-way sparse.
 
 #include <memory>
 #include <utility>
@@ -22,8 +25,8 @@ namespace {
 class GdWorker : public SegmentWorker {
  public:
   GdWorker(const SegmentSpecs& specs, const MethodOptions& options)
-      : SegmentWorker(specs, options), v_(makeSelector(options.selection, options.f16)) {
-    keepState(&v_);
+      : SegmentWorker(specs, options), v_(makeCompressor(options)) {
+    if (options.error_feedback) keepState(&v_);
   }
 
   void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
@@ -37,13 +40,17 @@ class GdWorker : public SegmentWorker {
         setDense(&(*push)[i], spec.id, lr_g);
         continue;
       }
-      v_.compress(lr_g, options_.density, SelectContext{spec.id, ctx.step, options_.seed},
-                  &(*push)[i]);
+      const SelectContext select{spec.id, ctx.step, options_.seed, spec.rows};
+      if (options_.error_feedback) {
+        v_.compress(lr_g, options_.density, select, &(*push)[i]);
+      } else {
+        v_.inner().compress(lr_g, options_.density, select, &(*push)[i]);
+      }
     }
   }
 
  private:
-  ErrorFeedback v_;  // v per segment id
+  ErrorFeedback v_;  // v per segment id (unused with error feedback off)
 };
 
 }  // namespace

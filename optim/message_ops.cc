@@ -44,6 +44,7 @@ absl::Span<float> denseValues(SegmentData* s, uint32_t segment_id, size_t numel)
   s->segment_id = segment_id;
   s->numel = static_cast<uint32_t>(numel);
   s->dense = true;
+  s->clearCoding();
   s->indices.clear();
   s->values.resize(numel);
   return absl::MakeSpan(s->values);

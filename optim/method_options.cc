@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "compressors/registry.h"
 
 namespace sparseps {
 
@@ -44,6 +45,12 @@ absl::Status MethodOptions::validate() const {
     return bad("clip_norm", "a finite number >= 0 (0 = off)", clip_norm);
   }
   if (num_workers < 1) return bad("num_workers", ">= 1", num_workers);
+  if (!compressor.empty()) {
+    if (auto made = makeBuiltinCompressor(compressor); !made.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("MethodOptions.compressor: ", made.status().message()));
+    }
+  }
   if (warmup) {
     if (warmup_densities.empty()) {
       return absl::InvalidArgumentError(

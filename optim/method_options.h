@@ -44,6 +44,11 @@ struct MethodOptions {
   // Sparse values travel in half precision (the wire's f16, --f16): every rule rounds what
   // it sends and keeps the rounding in its state (residuals, momentum, A_k).
   bool f16 = false;
+  // gd's compressor, "NAME[:key=value,...]" from compressors/registry.h; empty: the
+  // selection's top-k. The other methods select with `selection` and refuse this.
+  std::string compressor;
+  // gd keeps what its compressor did not send (error feedback); off: it is dropped.
+  bool error_feedback = true;
 
   MethodOptions& setLr0(double v) { lr0 = v; return *this; }
   MethodOptions& setMomentum(double v) { momentum = v; return *this; }
@@ -63,11 +68,14 @@ struct MethodOptions {
   }
   MethodOptions& setSeed(uint64_t v) { seed = v; return *this; }
   MethodOptions& setF16(bool v) { f16 = v; return *this; }
+  MethodOptions& setCompressor(std::string v) { compressor = std::move(v); return *this; }
+  MethodOptions& setErrorFeedback(bool v) { error_feedback = v; return *this; }
 
   // The density a worker selects with in `epoch`: the warm-up schedule while it lasts.
   double densityAt(int epoch) const;
 
-  // Checks every field; the error names the field ("MethodOptions.density: ...").
+  // Checks every field; the error names the field ("MethodOptions.density: ..."); a
+  // compressor must be one compressors/registry.h makes, with valid options.
   absl::Status validate() const;
 };
 

@@ -6,13 +6,26 @@
 
 namespace sparseps {
 
-std::unique_ptr<Compressor> makeSelector(Selection selection, bool f16) {
-  auto made = makeBuiltinCompressor(selection == Selection::kSampled ? "sampled" : "topk");
-  // Both names are built in; a failure here means the registry lost one.
+namespace {
+
+std::unique_ptr<Compressor> make(const std::string& spec, bool f16) {
+  auto made = makeBuiltinCompressor(spec);
+  // Built-in names, or a spec MethodOptions::validate accepted.
   requireOk(made.status());
-  std::unique_ptr<Compressor> selector = std::move(*made);
-  if (f16) selector = std::make_unique<HalfRounding>(std::move(selector));
-  return selector;
+  std::unique_ptr<Compressor> compressor = std::move(*made);
+  if (f16) compressor = std::make_unique<HalfRounding>(std::move(compressor));
+  return compressor;
+}
+
+}  // namespace
+
+std::unique_ptr<Compressor> makeSelector(Selection selection, bool f16) {
+  return make(selection == Selection::kSampled ? "sampled" : "topk", f16);
+}
+
+std::unique_ptr<Compressor> makeCompressor(const MethodOptions& options) {
+  if (options.compressor.empty()) return makeSelector(options.selection, options.f16);
+  return make(options.compressor, options.f16);
 }
 
 }  // namespace sparseps

@@ -1,7 +1,7 @@
 #pragma once
 // The selector a rule uses for topk(x, r): exact top-k or DGC's sampled threshold
-// (MethodOptions.selection), built by name through compressors/registry.h. One place maps
-// the option to a kernel.
+// (MethodOptions.selection), and gd's compressor (MethodOptions.compressor), built by name
+// through compressors/registry.h. One place maps the options to a kernel.
 
 #include <memory>
 
@@ -13,5 +13,9 @@ namespace sparseps {
 // f16: values travel in half precision; the selector rounds what it selects
 // (compressors/half_rounding.h) so that the rule's state keeps what was really sent.
 std::unique_ptr<Compressor> makeSelector(Selection selection, bool f16 = false);
+
+// gd's compressor: options.compressor by name (validated by MethodOptions::validate), or
+// the selector of options.selection when it is empty; rounded to half with options.f16.
+std::unique_ptr<Compressor> makeCompressor(const MethodOptions& options);
 
 }  // namespace sparseps

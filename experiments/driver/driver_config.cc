@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/match.h"
+#include "compressors/registry.h"
 #include "experiments/datasets/make_dataset.h"
 #include "experiments/models/model_factory.h"
 #include "transport/link_shaping.h"
@@ -57,6 +58,16 @@ std::string modelHelp() {
     absl::StrAppend(&help, "\n  ", m.name, " (", m.image_size, " px): ", m.description);
   }
   return help;
+}
+
+// A CLI11 check that the registry makes the compressor the text names.
+CLI::Validator compressorCheck() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        auto made = makeBuiltinCompressor(text);
+        return made.ok() ? "" : std::string(made.status().message());
+      },
+      "NAME[:key=value,...]", "compressor");
 }
 
 // A CLI11 check that the text parses with parseBandwidth / parseDuration.
@@ -286,6 +297,15 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   app.add_option("--selection", c->selection,
                  "top-k selection: exact, or sampled (DGC's sampled threshold)")
       ->check(CLI::IsMember(namesOf(kSelectionNames)))->group(opt);
+  app.add_option("--compressor", c->compressor,
+                 "gd's compressor, NAME or NAME:key=value,... (default: the --selection "
+                 "top-k); gd keeps what it did not send (error feedback). One of:\n" +
+                     builtinCompressors().help())
+      ->check(compressorCheck())->group(opt);
+  app.add_option("--error-feedback", c->error_feedback,
+                 "gd: keep what the compressor did not send and add it to the next step "
+                 "(on), or drop it (off: plain compressed SGD, e.g. unbiased QSGD)")
+      ->check(CLI::IsMember({"on", "off"}))->group(opt);
   app.add_flag("--nesterov", c->nesterov, "Nesterov momentum (dgc)")->group(opt);
   app.add_option("--clip-norm", c->clip_norm, "DGC local gradient clipping threshold; 0 = off")
       ->check(kNonNegative)->group(opt);
@@ -532,6 +552,11 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
   if (c->mode == "staleness" && c->staleness < 1) {
     return absl::InvalidArgumentError("--mode=staleness needs --staleness=N with N >= 1");
   }
+  if (c->method != "gd" && (!c->compressor.empty() || c->error_feedback != "on")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--compressor and --error-feedback apply to --method=gd (compress with error "
+        "feedback); ", c->method, " selects with --selection"));
+  }
   if (c->multiMachine()) {
     if (!bandwidth_given) c->bandwidth = "none";
   } else if (c->store_dir.empty() && !checking) {
@@ -578,6 +603,8 @@ JobSpec makeJobSpec(const DriverConfig& c, double pushes_per_epoch) {
       .setClipNorm(c.clip_norm)
       .setWarmup(c.dgc_warmup)
       .setF16(c.f16)
+      .setCompressor(c.compressor)
+      .setErrorFeedback(c.error_feedback == "on")
       .setSeed(c.seed);  // resolveJob gives each rank seed + rank
   job.server.mode = checkedName(kConsistencyModeNames, c.mode);
   job.server.staleness = c.staleness;
@@ -607,6 +634,16 @@ int threadsFor(const DriverConfig& c) {
   return std::max(1, machineCores() / local_workers);
 }
 
+// What the worker compresses with: gd's compressor or selection, the selection of dgs and
+// dgc, nothing for the dense methods.
+std::string effectiveCompressor(const DriverConfig& c) {
+  if (c.method == "gd" && !c.compressor.empty()) return c.compressor;
+  if (c.method == "gd" || c.method == "dgs" || c.method == "dgc") {
+    return c.selection == "sampled" ? "sampled" : "topk";
+  }
+  return "none";
+}
+
 nlohmann::json DriverConfig::toJson() const {
   nlohmann::json resolved = {
       {"clock", clock},
@@ -633,6 +670,8 @@ nlohmann::json DriverConfig::toJson() const {
       {"server_density", server_density},
       {"downlink", downlink},
       {"selection", selection},
+      {"compressor", effectiveCompressor(*this)},
+      {"error_feedback", error_feedback},
       {"nesterov", nesterov},
       {"clip_norm", clip_norm},
       {"dgc_warmup", dgc_warmup},

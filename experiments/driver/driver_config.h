@@ -47,6 +47,8 @@ struct DriverConfig {
   double server_density = 0.01;
   std::string downlink = "dense";
   std::string selection = "exact";
+  std::string compressor;          // gd: "NAME[:key=value,...]"; empty: the selection's
+  std::string error_feedback = "on";
   bool nesterov = false;
   double clip_norm = 0;
   bool dgc_warmup = false;

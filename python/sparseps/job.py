@@ -29,6 +29,8 @@ JOB_OPTIONS = {
     "warmup": False,          # DGC's density warm-up over the first epochs
     "warmup_densities": None,
     "f16": False,             # sparse values travel in half precision
+    "compressor": "",         # gd: "NAME[:key=value,...]" (e.g. "qsgd:levels=4"); "": top-k
+    "error_feedback": True,   # gd: keep what the compressor did not send
     "mode": "async",          # "async", "sync" or "staleness"
     "staleness": 0,           # the bound in "staleness" mode
     "milestones": (),         # epochs at which the rate is multiplied by gamma
@@ -62,6 +64,7 @@ def job_config(world: World, method: str, lr: float, momentum: float, weight_dec
     if o["warmup_densities"] is not None:
         m.warmup_densities = [float(d) for d in o["warmup_densities"]]
     m.f16 = bool(o["f16"])
+    m.compressor, m.error_feedback = str(o["compressor"]), bool(o["error_feedback"])
     c.method_options = m
     c.validate()
     return c

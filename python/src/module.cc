@@ -37,7 +37,9 @@ void bindRankOptions(py::module_& m) {
       .def_readwrite("clip_norm", &MethodOptions::clip_norm)
       .def_readwrite("warmup", &MethodOptions::warmup)
       .def_readwrite("warmup_densities", &MethodOptions::warmup_densities)
-      .def_readwrite("f16", &MethodOptions::f16);
+      .def_readwrite("f16", &MethodOptions::f16)
+      .def_readwrite("compressor", &MethodOptions::compressor)
+      .def_readwrite("error_feedback", &MethodOptions::error_feedback);
 
   py::class_<RankOptions>(m, "RankOptions")
       .def(py::init<>())

@@ -68,6 +68,30 @@ TEST(DriverConfigTest, EachRankSeedsItsMethodWithSeedPlusItsRank) {
   }
 }
 
+TEST(DriverConfigTest, ACompressorIsGdsAndReachesTheJobAndConfig) {
+  auto c = resolve("--world-size=5 --method=gd --compressor=qsgd:levels=4 --error-feedback=off");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const JobSpec job = makeJobSpec(*c, 1);
+  EXPECT_EQ(job.method_options.compressor, "qsgd:levels=4");
+  EXPECT_FALSE(job.method_options.error_feedback);
+  EXPECT_EQ(c->toJson()["compressor"], "qsgd:levels=4");
+  EXPECT_EQ(c->toJson()["error_feedback"], "off");
+  // What dgs really selects with, and nothing for a dense method.
+  c = resolve("--world-size=5 --method=dgs --selection=sampled");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->toJson()["compressor"], "sampled");
+  c = resolve("--world-size=5 --method=asgd");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->toJson()["compressor"], "none");
+
+  c = resolve("--world-size=5 --method=dgs --compressor=qsgd");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("--method=gd"));
+  // The flag's own check names a bad compressor or option before anything resolves.
+  EXPECT_THROW(resolve("--world-size=5 --compressor=qsgd:levels=0"), CLI::ValidationError);
+  EXPECT_THROW(resolve("--world-size=5 --compressor=nope"), CLI::ValidationError);
+}
+
 TEST(DriverConfigTest, ImageSizeIsImagenettesAndDefaultsToTheModels) {
   auto c = resolve("--model=resnet50 --dataset=imagenette");
   ASSERT_TRUE(c.ok()) << c.status();
