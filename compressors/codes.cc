@@ -276,11 +276,61 @@ void startCoded(SegmentData* s, uint32_t segment_id, size_t numel, Code code, ui
   s->code = code;
   s->code_arg = code_arg;
   s->params.clear();
-  s->packed.assign(packedBytes(code, code_arg, numel), 0);
+  // No zero-fill: the packers write every byte (a reused buffer of the same size costs
+  // nothing here).
+  s->packed.resize(packedBytes(code, code_arg, numel));
 }
+
+namespace {
+
+// Packs whole groups of fields that fill whole bytes with plain shifts the compiler
+// vectorizes (widths 2: 4 fields per byte; 6: 4 per 3 bytes; 9: 8 per 9 bytes); returns
+// the fields packed.
+SPARSEPS_MULTIVERSION size_t packGroups(const uint16_t* f, size_t n, uint32_t width, uint8_t* out) {
+  switch (width) {
+    case 2: {
+      const size_t groups = n / 4;
+      for (size_t j = 0; j < groups; ++j) {
+        out[j] = static_cast<uint8_t>(f[4 * j] | (f[4 * j + 1] << 2) | (f[4 * j + 2] << 4) |
+                                      (f[4 * j + 3] << 6));
+      }
+      return 4 * groups;
+    }
+    case 6: {
+      const size_t groups = n / 4;
+      for (size_t j = 0; j < groups; ++j) {
+        const uint32_t v = uint32_t{f[4 * j]} | (uint32_t{f[4 * j + 1]} << 6) |
+                           (uint32_t{f[4 * j + 2]} << 12) | (uint32_t{f[4 * j + 3]} << 18);
+        out[3 * j] = static_cast<uint8_t>(v);
+        out[3 * j + 1] = static_cast<uint8_t>(v >> 8);
+        out[3 * j + 2] = static_cast<uint8_t>(v >> 16);
+      }
+      return 4 * groups;
+    }
+    case 9: {
+      const size_t groups = n / 8;
+      for (size_t j = 0; j < groups; ++j) {
+        const uint16_t* g = f + 8 * j;
+        uint64_t lo = 0;
+        for (uint32_t k = 0; k < 8; ++k) lo |= uint64_t{g[k]} << (9 * k);  // g[7]'s top bit falls off
+        for (uint32_t b = 0; b < 8; ++b) out[9 * j + b] = static_cast<uint8_t>(lo >> (8 * b));
+        out[9 * j + 8] = static_cast<uint8_t>(g[7] >> 1);
+      }
+      return 8 * groups;
+    }
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
 
 void packFields(const uint16_t* fields, size_t n, uint32_t width, size_t first, uint8_t* packed) {
   uint8_t* out = packed + first * width / 8;
+  const size_t grouped = packGroups(fields, n, width, out);
+  out += grouped * width / 8;  // groups end on a byte
+  fields += grouped;
+  n -= grouped;
   if (width == 16) {
     for (size_t i = 0; i < n; ++i) {
       out[2 * i] = static_cast<uint8_t>(fields[i]);
@@ -295,7 +345,11 @@ void packFields(const uint16_t* fields, size_t n, uint32_t width, size_t first, 
       for (uint32_t b = 0; b < 8; ++b) byte |= uint32_t{fields[i + b]} << b;
       out[i / 8] = static_cast<uint8_t>(byte);
     }
-    for (; i < n; ++i) out[i / 8] |= static_cast<uint8_t>(fields[i] << (i % 8));
+    if (i < n) {  // the last, partial byte: written whole, padding bits zero
+      uint32_t byte = 0;
+      for (uint32_t b = 0; i + b < n; ++b) byte |= uint32_t{fields[i + b]} << b;
+      out[i / 8] = static_cast<uint8_t>(byte);
+    }
     return;
   }
   uint64_t acc = 0;  // bits not yet written, LSB first
@@ -309,7 +363,7 @@ void packFields(const uint16_t* fields, size_t n, uint32_t width, size_t first, 
       held -= 8;
     }
   }
-  if (held > 0) *out |= static_cast<uint8_t>(acc);
+  if (held > 0) *out = static_cast<uint8_t>(acc);  // the last byte, padding bits zero
 }
 
 void unpackFields(const uint8_t* packed, size_t first, size_t n, uint32_t width, uint16_t* fields) {

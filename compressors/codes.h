@@ -56,11 +56,12 @@ absl::Status validateCoded(const SegmentData& s, bool bound_values);
 void addCoded(absl::Span<float> dst, const SegmentData& s, float scale);
 
 // Makes *s the coded segment (code, code_arg) of numel elements, its packed codes sized
-// and zeroed, keeping its buffers' memory; params is left for the caller to fill.
+// (not cleared: the caller writes every byte), keeping its buffers' memory; params is
+// left for the caller to fill.
 void startCoded(SegmentData* s, uint32_t segment_id, size_t numel, Code code, uint32_t code_arg);
 
-// Writes n fields of width w (1..16) from fields[] into packed at field position first;
-// the bits it writes to must be zero. first * w must be a multiple of 8.
+// Writes n fields of width w (1..16) from fields[] into packed at field position first,
+// whole bytes, the last one's padding bits zero. first * w must be a multiple of 8.
 void packFields(const uint16_t* fields, size_t n, uint32_t width, size_t first, uint8_t* packed);
 
 // Reads n fields of width w starting at field position first (first * w a multiple of 8).

@@ -74,7 +74,9 @@ void OneBitCompressor::compress(absl::Span<const float> x, double /*density*/,
     const size_t positives = length - s.negatives;
     out->params[2 * g] = positives ? static_cast<float>(s.positive / positives) : 0.0f;
     out->params[2 * g + 1] = s.negatives ? static_cast<float>(s.negative / s.negatives) : 0.0f;
-    if (pack_by_row) packSignBits(x.subspan(g * length, length), out->packed.data() + g * length / 8);
+    if (pack_by_row) {
+      packSignBits(x.subspan(g * length, length), out->packed.data() + g * length / 8);
+    }
   }
   if (!pack_by_row) packSignBits(x, out->packed.data());
 }
