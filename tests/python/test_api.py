@@ -53,6 +53,7 @@ def test_a_bad_method_is_a_value_error_naming_it(worker_world):
     (dict(mode="eventually"), ValueError, "mode"),
     (dict(downlink="both"), ValueError, "downlink"),
     (dict(selection="best"), ValueError, "selection"),
+    (dict(compressor="qsgd:levels=0"), ValueError, "compressor"),
     (dict(densty=0.1), TypeError, "unknown job option 'densty'"),
     (dict(milestones=[2]), ValueError, "give epoch_steps"),
 ])
