@@ -19,6 +19,7 @@
 #include "core/wire/wire.h"
 #include "core/wire/wire_bytes.h"
 #include "tests/core/wire_random.h"
+#include "tests/core/wire_reseal.h"
 
 namespace sparseps {
 namespace {
@@ -140,17 +141,7 @@ absl::StatusOr<std::vector<SegmentData>> decode(const std::vector<uint8_t>& m,
   return decodePayload(*h, absl::MakeConstSpan(m).subspan(kHeaderBytes), limits);
 }
 
-// Rewrites the header's payload size and checksum to match what follows it, so that an
-// edit of the payload reaches the segment checks instead of the checksum's.
-void reseal(std::vector<uint8_t>& m) {
-  MessageHeader h;
-  h.kind = static_cast<MessageKind>(wire::loadLe<uint16_t>(m.data() + 6));
-  h.segment_count = wire::loadLe<uint32_t>(m.data() + 40);
-  h.payload_bytes = m.size() - kHeaderBytes;
-  h.payload_checksum = payloadChecksum(absl::MakeConstSpan(m).subspan(kHeaderBytes));
-  const std::array<uint8_t, kHeaderBytes> bytes = encodeHeader(h);
-  std::copy(bytes.begin(), bytes.end(), m.begin());
-}
+using wire_test::reseal;
 
 // m, resealed, must fail with InvalidArgument naming text.
 void expectRefused(std::vector<uint8_t> m, const DecodeLimits& limits, const std::string& text) {

@@ -10,6 +10,7 @@
 #include "core/wire/wire.h"
 #include "core/wire/wire_bytes.h"
 #include "tests/core/wire_random.h"
+#include "tests/core/wire_reseal.h"
 
 namespace sparseps {
 namespace {
@@ -45,17 +46,7 @@ std::vector<uint8_t> encode(std::vector<SegmentData> segments, Encoding encoding
 
 std::vector<uint8_t> encode(Encoding encoding) { return encode({sample()}, encoding); }
 
-// Rewrites the header's payload size and checksum to match what follows it, so that a
-// change to the payload reaches the segment checks.
-void reseal(std::vector<uint8_t>& m) {
-  MessageHeader h;
-  h.kind = static_cast<MessageKind>(wire::loadLe<uint16_t>(m.data() + 6));
-  h.segment_count = wire::loadLe<uint32_t>(m.data() + 40);
-  h.payload_bytes = m.size() - kHeaderBytes;
-  h.payload_checksum = payloadChecksum(absl::MakeConstSpan(m).subspan(kHeaderBytes));
-  const std::array<uint8_t, kHeaderBytes> bytes = encodeHeader(h);
-  std::copy(bytes.begin(), bytes.end(), m.begin());
-}
+using wire_test::reseal;
 
 void expectError(const std::vector<uint8_t>& m, const DecodeLimits& l, const std::string& text) {
   absl::StatusOr<DecodedMessage> d = decodeMessage(m, l);
