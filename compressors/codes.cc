@@ -12,6 +12,10 @@
 #include "compressors/lowrank_product.h"
 #include "compressors/simd.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace sparseps {
 namespace {
 
@@ -30,23 +34,65 @@ size_t bucketCount(const SegmentData& s) {
   return s.code == Code::kSign ? s.params.size() / 2 : s.params.size();
 }
 
-float bf16ToFloat(uint16_t bits) {
-  const uint32_t word = uint32_t{bits} << 16;
-  float v;
-  std::memcpy(&v, &word, sizeof v);
-  return v;
-}
-
-float powerOfTwo(uint32_t biased_exponent) {
-  const uint32_t word = biased_exponent << 23;
-  float v;
-  std::memcpy(&v, &word, sizeof v);
-  return v;
-}
-
 absl::Status invalidField(const SegmentData& s, size_t i, uint32_t field) {
   return absl::InvalidArgumentError(absl::StrCat(codeName(s.code), " segment ", s.segment_id,
                                                  ": invalid code ", field, " at element ", i));
+}
+
+// The per-code decoders of a run of fields, plain loops the compiler vectorizes.
+SPARSEPS_MULTIVERSION void decodeSign(const uint16_t* f, size_t n, float v0, float v1, float* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = f[i] ? v1 : v0;
+}
+
+SPARSEPS_MULTIVERSION void decodeTernary(const uint16_t* f, size_t n, float scale, float* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = f[i] == 1 ? scale : (f[i] == 2 ? -scale : 0.0f);
+}
+
+SPARSEPS_MULTIVERSION void decodeLevels(const uint16_t* f, size_t n, uint32_t level_bits,
+                                        float unit, float* out) {
+  const uint32_t mask = (1u << level_bits) - 1;
+  for (size_t i = 0; i < n; ++i) {
+    const float v = unit * static_cast<float>(f[i] & mask);
+    out[i] = (f[i] >> level_bits) ? -v : v;
+  }
+}
+
+// Sign bit 8 and exponent e in the low byte are an f32's sign and exponent with a zero
+// mantissa: 2^(e - 127), and e = 0 is zero.
+SPARSEPS_MULTIVERSION void decodeNatural(const uint16_t* f, size_t n, float* out) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t word = (uint32_t{f[i]} & 0xffu) << 23 | (uint32_t{f[i]} >> 8) << 31;
+    std::memcpy(&out[i], &word, sizeof word);
+  }
+}
+
+SPARSEPS_MULTIVERSION void decodeBf16(const uint16_t* f, size_t n, float* out) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t word = uint32_t{f[i]} << 16;
+    std::memcpy(&out[i], &word, sizeof word);
+  }
+}
+
+void decodeHalfPortable(const uint16_t* f, size_t n, float* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = halfToFloat(f[i]);
+}
+
+#if defined(__x86_64__)
+// F16C's exact conversion, eight at a time (every AVX2 CPU has F16C).
+__attribute__((target("avx2,f16c"))) void decodeHalfF16c(const uint16_t* f, size_t n, float* out) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(f + i))));
+  }
+  decodeHalfPortable(f + i, n - i, out + i);
+}
+#endif
+
+void decodeHalf(const uint16_t* f, size_t n, float* out) {
+#if defined(__x86_64__)
+  if (cpuSimdLevel() >= SimdLevel::kAvx2) return decodeHalfF16c(f, n, out);
+#endif
+  decodeHalfPortable(f, n, out);
 }
 
 // Decodes fields [first, first + n) of s into out.
@@ -54,43 +100,27 @@ void expand(const SegmentData& s, size_t first, size_t n, uint16_t* fields, floa
   const uint32_t width = codeWidth(s.code, s.code_arg);
   unpackFields(s.packed.data(), first, n, width, fields);
   switch (s.code) {
-    case Code::kSign: {
-      const size_t bucket = bucketLength(s.numel, bucketCount(s));
-      for (size_t i = 0; i < n; ++i) {
-        const float* v = &s.params[2 * ((first + i) / bucket)];
-        out[i] = v[fields[i]];
-      }
-      break;
-    }
-    case Code::kTernary: {
-      const float table[4] = {0.0f, s.params[0], -s.params[0], 0.0f};
-      for (size_t i = 0; i < n; ++i) out[i] = table[fields[i] & 3];
-      break;
-    }
+    case Code::kSign:
     case Code::kQsgd: {
-      const uint32_t b = qsgdLevelBits(s.code_arg);
+      // Runs of one bucket each, with its params.
       const size_t bucket = bucketLength(s.numel, bucketCount(s));
-      const uint32_t level_mask = (1u << b) - 1;
-      for (size_t i = 0; i < n; ++i) {
-        const float unit = s.params[(first + i) / bucket] / static_cast<float>(s.code_arg);
-        const float v = unit * static_cast<float>(fields[i] & level_mask);
-        out[i] = (fields[i] >> b) ? -v : v;
+      for (size_t i = 0; i < n;) {
+        const size_t b = (first + i) / bucket;
+        const size_t run = std::min(n - i, (b + 1) * bucket - (first + i));
+        if (s.code == Code::kSign) {
+          decodeSign(fields + i, run, s.params[2 * b], s.params[2 * b + 1], out + i);
+        } else {
+          decodeLevels(fields + i, run, qsgdLevelBits(s.code_arg),
+                       s.params[b] / static_cast<float>(s.code_arg), out + i);
+        }
+        i += run;
       }
       break;
     }
-    case Code::kNatural:
-      for (size_t i = 0; i < n; ++i) {
-        const uint32_t e = fields[i] & 0xff;
-        const float v = e == 0 ? 0.0f : powerOfTwo(e);
-        out[i] = (fields[i] >> 8) ? -v : v;
-      }
-      break;
-    case Code::kF16:
-      for (size_t i = 0; i < n; ++i) out[i] = halfToFloat(fields[i]);
-      break;
-    case Code::kBf16:
-      for (size_t i = 0; i < n; ++i) out[i] = bf16ToFloat(fields[i]);
-      break;
+    case Code::kTernary: decodeTernary(fields, n, s.params[0], out); break;
+    case Code::kNatural: decodeNatural(fields, n, out); break;
+    case Code::kF16: decodeHalf(fields, n, out); break;
+    case Code::kBf16: decodeBf16(fields, n, out); break;
     case Code::kNone:
     case Code::kLowRank:
       break;
@@ -366,8 +396,58 @@ void packFields(const uint16_t* fields, size_t n, uint32_t width, size_t first, 
   if (held > 0) *out = static_cast<uint8_t>(acc);  // the last byte, padding bits zero
 }
 
+namespace {
+
+// Unpacks whole groups of fields that fill whole bytes (widths 1, 2, 6, 9); returns the
+// fields unpacked.
+SPARSEPS_MULTIVERSION size_t unpackGroups(const uint8_t* in, size_t n, uint32_t width, uint16_t* f) {
+  switch (width) {
+    case 1: {
+      const size_t groups = n / 8;
+      for (size_t j = 0; j < groups; ++j) {
+        for (uint32_t k = 0; k < 8; ++k) f[8 * j + k] = (in[j] >> k) & 1;
+      }
+      return 8 * groups;
+    }
+    case 2: {
+      const size_t groups = n / 4;
+      for (size_t j = 0; j < groups; ++j) {
+        for (uint32_t k = 0; k < 4; ++k) f[4 * j + k] = (in[j] >> (2 * k)) & 3;
+      }
+      return 4 * groups;
+    }
+    case 6: {
+      const size_t groups = n / 4;
+      for (size_t j = 0; j < groups; ++j) {
+        const uint32_t v = uint32_t{in[3 * j]} | uint32_t{in[3 * j + 1]} << 8 |
+                           uint32_t{in[3 * j + 2]} << 16;
+        for (uint32_t k = 0; k < 4; ++k) f[4 * j + k] = static_cast<uint16_t>((v >> (6 * k)) & 63);
+      }
+      return 4 * groups;
+    }
+    case 9: {
+      const size_t groups = n / 8;
+      for (size_t j = 0; j < groups; ++j) {
+        uint64_t lo = 0;
+        for (uint32_t b = 0; b < 8; ++b) lo |= uint64_t{in[9 * j + b]} << (8 * b);
+        for (uint32_t k = 0; k < 7; ++k) f[8 * j + k] = static_cast<uint16_t>((lo >> (9 * k)) & 511);
+        f[8 * j + 7] = static_cast<uint16_t>((lo >> 63) | uint32_t{in[9 * j + 8]} << 1);
+      }
+      return 8 * groups;
+    }
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
 void unpackFields(const uint8_t* packed, size_t first, size_t n, uint32_t width, uint16_t* fields) {
   const uint8_t* in = packed + first * width / 8;
+  const size_t grouped = unpackGroups(in, n, width, fields);
+  in += grouped * width / 8;
+  fields += grouped;
+  n -= grouped;
   if (width == 16) {
     for (size_t i = 0; i < n; ++i) {
       fields[i] = static_cast<uint16_t>(in[2 * i] | (uint32_t{in[2 * i + 1]} << 8));

@@ -45,10 +45,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include "bench/bench_data.h"
+#include "compressors/apply.h"
 #include "compressors/codes.h"
 #include "compressors/compressor.h"
 #include "compressors/registry.h"
@@ -353,6 +355,27 @@ void runSparseps(benchmark::State& state, const ElementCase& c) {
   state.counters["projection"] = proj;
 }
 
+// What the server does with a push: W = W - decode(s), fused (scatterAdd), in read passes
+// of the vector (a dense push's W - p reads two vectors and writes one).
+void runDecode(benchmark::State& state, const ElementCase& c) {
+  absl::Span<const float> x = input();
+  std::unique_ptr<Compressor> comp = make(c.spec);
+  SelectContext ctx;
+  ctx.seed = 42;
+  ctx.rows = c.rows;
+  SegmentData s;
+  comp->compress(x, c.density, ctx, &s);
+  std::vector<float> w(x.begin(), x.end());
+  const double before = std::accumulate(w.begin(), w.end(), 0.0);
+  timeAndRecord(state, x, "BM_" + c.name + "/decode", [&] {
+    scatterAdd(absl::MakeSpan(w), s, -1.0f);
+    benchmark::DoNotOptimize(w.data());
+    benchmark::ClobberMemory();
+  });
+  // The decode moved W: a kernel that did nothing would leave its sum.
+  if (std::accumulate(w.begin(), w.end(), 0.0) == before) state.SkipWithError("W did not move");
+}
+
 void runTorch(benchmark::State& state, const ElementCase& c) {
   absl::Span<const float> x = input();
   torch::Tensor t = asTensor(x);
@@ -543,6 +566,8 @@ void registerAll() {
                                     [c](benchmark::State& s) { runSparseps(s, c); }));
     ms(benchmark::RegisterBenchmark(("BM_" + c.name + "/torch").c_str(),
                                     [c](benchmark::State& s) { runTorch(s, c); }));
+    ms(benchmark::RegisterBenchmark(("BM_" + c.name + "/decode").c_str(),
+                                    [c](benchmark::State& s) { runDecode(s, c); }));
   }
   ms(benchmark::RegisterBenchmark(("BM_ReadPass/" + std::to_string(kPsRows * kPsCols)).c_str(),
                                   [](benchmark::State& s) { runReadPass(s, powerInput()); }));
