@@ -22,7 +22,6 @@ namespace {
 // Fields are decoded in chunks of this many elements (a multiple of 8, so that every
 // chunk starts on a byte), each expanded to floats in cache and then added.
 constexpr size_t kChunk = 4096;
-constexpr double kBound = 18446744073709551616.0;  // 2^64
 
 uint32_t qsgdLevelBits(uint32_t levels) { return static_cast<uint32_t>(absl::bit_width(levels)); }
 
@@ -144,12 +143,13 @@ absl::Status checkFields(const SegmentData& s, bool bound_values) {
       switch (s.code) {
         case Code::kTernary: bad = f == 3; break;
         case Code::kQsgd: bad = (f & ((1u << qsgdLevelBits(s.code_arg)) - 1)) > s.code_arg; break;
-        // Exponent 191 is 2^64.
-        case Code::kNatural: bad = (f & 0xff) == 0xff || (bound_values && (f & 0xff) >= 191); break;
+        case Code::kNatural:
+          bad = (f & 0xff) == 0xff || (bound_values && (f & 0xff) >= kBoundExponent);
+          break;
         case Code::kF16: bad = halfIsNonFinite(static_cast<uint16_t>(f)); break;
         case Code::kBf16: {
           const uint32_t e = (f >> 7) & 0xff;
-          bad = e == 0xff || (bound_values && e >= 191);
+          bad = e == 0xff || (bound_values && e >= kBoundExponent);
           break;
         }
         default: break;
@@ -184,7 +184,7 @@ absl::Status checkLowRank(const SegmentData& s, bool bound_values) {
     for (size_t i = rows * rank; i < s.params.size(); ++i) {
       max_q = std::max(max_q, std::fabs(double{s.params[i]}));
     }
-    if (static_cast<double>(rank) * max_p * max_q >= kBound) {
+    if (static_cast<double>(rank) * max_p * max_q >= double{kValueBound}) {
       return absl::InvalidArgumentError(absl::StrCat(
           "low-rank segment ", s.segment_id,
           ": its factors can decode to a value beyond the bound 2^64 on any value"));
@@ -230,7 +230,7 @@ absl::Status validateCoded(const SegmentData& s, bool bound_values) {
   }
   for (size_t i = 0; i < s.params.size(); ++i) {
     const float p = s.params[i];
-    if (!std::isfinite(p) || (bound_values && std::fabs(double{p}) >= kBound)) {
+    if (!std::isfinite(p) || (bound_values && std::fabs(p) >= kValueBound)) {
       return absl::InvalidArgumentError(absl::StrCat(
           what, ": parameter ", i, " is ", p, ", not finite or beyond the bound 2^64"));
     }
@@ -314,10 +314,19 @@ void startCoded(SegmentData* s, uint32_t segment_id, size_t numel, Code code, ui
 namespace {
 
 // Packs whole groups of fields that fill whole bytes with plain shifts the compiler
-// vectorizes (widths 2: 4 fields per byte; 6: 4 per 3 bytes; 9: 8 per 9 bytes); returns
-// the fields packed.
+// vectorizes (widths 1: 8 fields per byte; 2: 4 per byte; 6: 4 per 3 bytes; 9: 8 per 9
+// bytes; 16: one per 2 bytes); returns the fields packed. packFields does the rest.
 SPARSEPS_MULTIVERSION size_t packGroups(const uint16_t* f, size_t n, uint32_t width, uint8_t* out) {
   switch (width) {
+    case 1: {
+      const size_t groups = n / 8;
+      for (size_t j = 0; j < groups; ++j) {
+        uint32_t byte = 0;
+        for (uint32_t k = 0; k < 8; ++k) byte |= uint32_t{f[8 * j + k]} << k;
+        out[j] = static_cast<uint8_t>(byte);
+      }
+      return 8 * groups;
+    }
     case 2: {
       const size_t groups = n / 4;
       for (size_t j = 0; j < groups; ++j) {
@@ -348,6 +357,12 @@ SPARSEPS_MULTIVERSION size_t packGroups(const uint16_t* f, size_t n, uint32_t wi
       }
       return 8 * groups;
     }
+    case 16:
+      for (size_t i = 0; i < n; ++i) {
+        out[2 * i] = static_cast<uint8_t>(f[i]);
+        out[2 * i + 1] = static_cast<uint8_t>(f[i] >> 8);
+      }
+      return n;
     default:
       return 0;
   }
@@ -361,27 +376,7 @@ void packFields(const uint16_t* fields, size_t n, uint32_t width, size_t first, 
   out += grouped * width / 8;  // groups end on a byte
   fields += grouped;
   n -= grouped;
-  if (width == 16) {
-    for (size_t i = 0; i < n; ++i) {
-      out[2 * i] = static_cast<uint8_t>(fields[i]);
-      out[2 * i + 1] = static_cast<uint8_t>(fields[i] >> 8);
-    }
-    return;
-  }
-  if (width == 1) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      uint32_t byte = 0;
-      for (uint32_t b = 0; b < 8; ++b) byte |= uint32_t{fields[i + b]} << b;
-      out[i / 8] = static_cast<uint8_t>(byte);
-    }
-    if (i < n) {  // the last, partial byte: written whole, padding bits zero
-      uint32_t byte = 0;
-      for (uint32_t b = 0; i + b < n; ++b) byte |= uint32_t{fields[i + b]} << b;
-      out[i / 8] = static_cast<uint8_t>(byte);
-    }
-    return;
-  }
+  // Other widths, and the fields after the last whole group.
   uint64_t acc = 0;  // bits not yet written, LSB first
   uint32_t held = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -398,8 +393,8 @@ void packFields(const uint16_t* fields, size_t n, uint32_t width, size_t first, 
 
 namespace {
 
-// Unpacks whole groups of fields that fill whole bytes (widths 1, 2, 6, 9); returns the
-// fields unpacked.
+// Unpacks whole groups of fields that fill whole bytes (the widths of packGroups); returns
+// the fields unpacked. unpackFields does the rest.
 SPARSEPS_MULTIVERSION size_t unpackGroups(const uint8_t* in, size_t n, uint32_t width, uint16_t* f) {
   switch (width) {
     case 1: {
@@ -435,6 +430,11 @@ SPARSEPS_MULTIVERSION size_t unpackGroups(const uint8_t* in, size_t n, uint32_t 
       }
       return 8 * groups;
     }
+    case 16:
+      for (size_t i = 0; i < n; ++i) {
+        f[i] = static_cast<uint16_t>(in[2 * i] | (uint32_t{in[2 * i + 1]} << 8));
+      }
+      return n;
     default:
       return 0;
   }
@@ -448,16 +448,7 @@ void unpackFields(const uint8_t* packed, size_t first, size_t n, uint32_t width,
   in += grouped * width / 8;
   fields += grouped;
   n -= grouped;
-  if (width == 16) {
-    for (size_t i = 0; i < n; ++i) {
-      fields[i] = static_cast<uint16_t>(in[2 * i] | (uint32_t{in[2 * i + 1]} << 8));
-    }
-    return;
-  }
-  if (width == 1) {
-    for (size_t i = 0; i < n; ++i) fields[i] = (in[i / 8] >> (i % 8)) & 1;
-    return;
-  }
+  // Other widths, and the fields after the last whole group.
   const uint32_t mask = (1u << width) - 1;
   uint64_t acc = 0;
   uint32_t held = 0;

@@ -44,6 +44,12 @@ inline size_t packedBytes(Code code, uint32_t code_arg, size_t numel) {
 
 const char* codeName(Code code);
 
+// The bound on the magnitude of every value that travels, decoded ones included (the wire
+// format's ValueCheck::kBounded): 2^64. In an f32's bits, the biased exponents from
+// kBoundExponent up.
+inline constexpr float kValueBound = 18446744073709551616.0f;
+inline constexpr uint32_t kBoundExponent = 127 + 64;
+
 // The most levels kQsgd takes (15 bits, so that a field fits 16 bits).
 inline constexpr uint32_t kMaxQsgdLevels = (1u << 15) - 1;
 

@@ -19,8 +19,12 @@ std::unique_ptr<Compressor> make(const std::string& spec, bool f16) {
 
 }  // namespace
 
+const char* selectorName(Selection selection) {
+  return selection == Selection::kSampled ? "sampled" : "topk";
+}
+
 std::unique_ptr<Compressor> makeSelector(Selection selection, bool f16) {
-  return make(selection == Selection::kSampled ? "sampled" : "topk", f16);
+  return make(selectorName(selection), f16);
 }
 
 std::unique_ptr<Compressor> makeCompressor(const MethodOptions& options) {

@@ -14,6 +14,9 @@ namespace sparseps {
 // (compressors/half_rounding.h) so that the rule's state keeps what was really sent.
 std::unique_ptr<Compressor> makeSelector(Selection selection, bool f16 = false);
 
+// The registry name of a selection's selector: "topk" or "sampled".
+const char* selectorName(Selection selection);
+
 // gd's compressor: options.compressor by name (validated by MethodOptions::validate), or
 // the selector of options.selection when it is empty; rounded to half with options.f16.
 std::unique_ptr<Compressor> makeCompressor(const MethodOptions& options);

@@ -335,12 +335,18 @@ std::vector<float> checkedSparseps(const ElementCase& c, const Compressor& comp,
   return d;
 }
 
-void runSparseps(benchmark::State& state, const ElementCase& c) {
-  absl::Span<const float> x = input();
-  std::unique_ptr<Compressor> comp = make(c.spec);
+// The context every run of a case compresses with (a fixed seed: the same draws).
+SelectContext contextOf(const ElementCase& c) {
   SelectContext ctx;
   ctx.seed = 42;
   ctx.rows = c.rows;
+  return ctx;
+}
+
+void runSparseps(benchmark::State& state, const ElementCase& c) {
+  absl::Span<const float> x = input();
+  std::unique_ptr<Compressor> comp = make(c.spec);
+  SelectContext ctx = contextOf(c);
   double proj = 0;
   checkedSparseps(c, *comp, x, ctx, &proj);
   state.SetLabel(c.spec);
@@ -360,9 +366,7 @@ void runSparseps(benchmark::State& state, const ElementCase& c) {
 void runDecode(benchmark::State& state, const ElementCase& c) {
   absl::Span<const float> x = input();
   std::unique_ptr<Compressor> comp = make(c.spec);
-  SelectContext ctx;
-  ctx.seed = 42;
-  ctx.rows = c.rows;
+  SelectContext ctx = contextOf(c);
   SegmentData s;
   comp->compress(x, c.density, ctx, &s);
   std::vector<float> w(x.begin(), x.end());
@@ -382,9 +386,7 @@ void runTorch(benchmark::State& state, const ElementCase& c) {
   {
     // The same rule: the sparseps result once more, and the torch one beside it.
     std::unique_ptr<Compressor> comp = make(c.spec);
-    SelectContext ctx;
-    ctx.seed = 42;
-    ctx.rows = c.rows;
+    SelectContext ctx = contextOf(c);
     double proj = 0;
     std::vector<float> want = checkedSparseps(c, *comp, x, ctx, &proj);
     torch::Tensor got_t = c.torch_decode(c.torch_compress(t)).contiguous();

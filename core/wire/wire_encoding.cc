@@ -121,14 +121,15 @@ void copyDenseChunk(uint8_t* dst, const uint8_t* src, size_t n, bool streaming,
 }
 
 // The first of n floats at bytes (host order) that kBounded refuses, or n. The scan adds
-// 65 to the exponent field: it carries into the sign bit exactly when the biased exponent
-// is 191 or more, i.e. |v| >= 2^64 (191 = 127 + 64), inf and NaN (255) included. Plain
+// 256 - kBoundExponent (65) to the exponent field: it carries into the sign bit exactly
+// when the biased exponent is kBoundExponent (191 = 127 + 64) or more, i.e. |v| >= 2^64,
+// inf and NaN (255) included. Plain
 // arithmetic ORed over the block vectorizes; only a hit pays for the search. Bytes, not a
 // float pointer: a received body need not be aligned.
 inline uint32_t refusedBit(const uint8_t* bytes, size_t i) {
   uint32_t bits;
   std::memcpy(&bits, bytes + 4 * i, sizeof bits);
-  return ((bits & 0x7f800000u) + (65u << 23)) & 0x80000000u;
+  return ((bits & 0x7f800000u) + ((256u - kBoundExponent) << 23)) & 0x80000000u;
 }
 
 SPARSEPS_MULTIVERSION uint32_t anyRefused(const uint8_t* bytes, size_t n) {
@@ -252,11 +253,11 @@ absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
 absl::Status validateSegment(const SegmentData& segment) {
   if (segment.coded()) {
     if (absl::Status s = validateCoded(segment, /*bound_values=*/false); !s.ok()) return s;
-    if (encodedBytes(segment, codeEncoding(segment.code)) > maxEncodedBytes(segment.numel)) {
+    const size_t bytes = encodedBytes(segment, codeEncoding(segment.code));
+    if (bytes > maxEncodedBytes(segment.numel)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          codeName(segment.code), " segment ", segment.segment_id, " takes more bytes (",
-          encodedBytes(segment, codeEncoding(segment.code)), ") than its ", segment.numel,
-          " elements may on the wire"));
+          codeName(segment.code), " segment ", segment.segment_id, " takes more bytes (", bytes,
+          ") than its ", segment.numel, " elements may on the wire"));
     }
     return absl::OkStatus();
   }
@@ -383,11 +384,7 @@ absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t nu
   segment.segment_id = segment_id;
   segment.numel = numel;
   segment.dense = false;
-  segment.index_seed.reset();
-  segment.code = Code::kNone;
-  segment.code_arg = 0;
-  segment.params.clear();
-  segment.packed.clear();
+  segment.clearCoding();
   if (encodingCode(encoding) != Code::kNone) {
     if (nonzeros != numel) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -24,6 +24,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "compressors/codes.h"
 #include "compressors/segment_data.h"
 #include "core/wire/wire_checksum.h"
 #include "core/wire/wire_header.h"
@@ -62,13 +63,13 @@ Code encodingCode(Encoding encoding);
 
 const char* encodingName(Encoding encoding);
 
-// The values a decoder accepts. kBounded: finite, and of magnitude below kValueBound. No
+// The values a decoder accepts. kBounded: finite, and of magnitude below kValueBound
+// (compressors/codes.h). No
 // gradient, update, model or BN value of a training run comes near 2^64, so a larger one
 // comes from a diverged or a hostile sender; refusing it at decode names that sender
 // before anything is applied, and an update under the bound cannot carry a model under it
 // past a float's range. kAny: every bit pattern (tests, tools).
 enum class ValueCheck { kBounded, kAny };
-inline constexpr float kValueBound = 18446744073709551616.0f;  // 2^64
 
 // The most bytes any encoding can take for a segment of numel elements: its 13-byte header,
 // 8 per element (index/value pairs with every element set; per element dense takes 4 B,

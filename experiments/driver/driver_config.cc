@@ -15,6 +15,7 @@
 #include "compressors/registry.h"
 #include "experiments/datasets/make_dataset.h"
 #include "experiments/models/model_factory.h"
+#include "optim/selection.h"
 #include "transport/link_shaping.h"
 
 namespace sparseps {
@@ -639,7 +640,7 @@ int threadsFor(const DriverConfig& c) {
 std::string effectiveCompressor(const DriverConfig& c) {
   if (c.method == "gd" && !c.compressor.empty()) return c.compressor;
   if (c.method == "gd" || c.method == "dgs" || c.method == "dgc") {
-    return c.selection == "sampled" ? "sampled" : "topk";
+    return selectorName(checkedName(kSelectionNames, c.selection));
   }
   return "none";
 }

@@ -17,25 +17,14 @@
 #include "compressors/codes.h"
 #include "compressors/registry.h"
 #include "tests/compressors/code_reference.h"
+#include "tests/compressors/quantizer_util.h"
 
 namespace sparseps {
 namespace {
 
+using testing::implDecode;
+using testing::normals;
 using testing::refDecode;
-
-std::vector<float> implDecode(const SegmentData& s) {
-  std::vector<float> out(s.numel, 0.0f);
-  scatterAdd(absl::MakeSpan(out), s, 1.0f);
-  return out;
-}
-
-std::vector<float> normals(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (float& v : x) v = normal(rng);
-  return x;
-}
 
 double frobenius(const std::vector<double>& a) {
   double s = 0;

@@ -39,6 +39,15 @@ inline std::vector<float> implDecode(const SegmentData& s) {
   return out;
 }
 
+// n standard normal values from seed.
+inline std::vector<float> normals(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (float& v : x) v = normal(rng);
+  return x;
+}
+
 // Normal values with zeros, negative zeros, powers of two and tiny values mixed in.
 inline std::vector<float> mixedInput(size_t n, uint64_t seed, float scale = 1.0f) {
   std::mt19937_64 rng(seed);

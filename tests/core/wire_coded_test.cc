@@ -18,13 +18,15 @@
 #include "compressors/registry.h"
 #include "core/wire/wire.h"
 #include "core/wire/wire_bytes.h"
+#include "tests/compressors/code_reference.h"
+#include "tests/compressors/quantizer_util.h"
 #include "tests/core/wire_random.h"
 #include "tests/core/wire_reseal.h"
 
 namespace sparseps {
 namespace {
 
-using testing::HasSubstr;
+using ::testing::HasSubstr;
 
 // A single-segment message: its segment header, then the body.
 constexpr size_t kSeg = kHeaderBytes;
@@ -35,20 +37,9 @@ constexpr size_t kParamCountAt = kBody + 4;
 constexpr size_t paramAt(size_t i) { return kBody + 8 + 4 * i; }
 constexpr size_t packedAt(size_t params) { return kBody + 8 + 4 * params; }
 
+using testing::normals;
 // Bits to hold v (the layout's bit width of qsgd's levels), computed without the library.
-uint32_t bitsFor(uint32_t v) {
-  uint32_t b = 0;
-  while (v >> b) ++b;
-  return b;
-}
-
-std::vector<float> normalValues(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> value(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (float& v : x) v = value(rng);
-  return x;
-}
+using testing::refBitWidth;
 
 // spec's compression of n normal values (seeded by seed) as segment id, viewed with rows.
 SegmentData compressWith(const std::string& spec, uint32_t id, uint32_t n, uint32_t rows,
@@ -62,7 +53,7 @@ SegmentData compressWith(const std::string& spec, uint32_t id, uint32_t n, uint3
   ctx.step = 7;
   ctx.seed = seed;
   ctx.rows = rows;
-  const std::vector<float> x = normalValues(n, seed);
+  const std::vector<float> x = normals(n, seed);
   (*c)->compress(x, density, ctx, &out);
   return out;
 }
@@ -192,7 +183,7 @@ TEST(WireCoded, EncodingsAndCodesCorrespond) {
 
 TEST(WireCoded, EveryCompressorRoundTripsBitForBit) {
   const uint64_t seed = wire_test::freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   for (const Case& c : allCases()) {
     SCOPED_TRACE(c.spec + " numel " + std::to_string(c.numel) + " rows " + std::to_string(c.rows));
     const SegmentData sent = compressWith(c.spec, 3, c.numel, c.rows, seed);
@@ -236,7 +227,7 @@ TEST(WireCoded, BytesPerElement) {
         kHead + kPrefix + 256 * 2 * 4 + n / 8);
   check(compressWith("terngrad", 0, n, 0, 1), Encoding::kTernary2, kHead + kPrefix + 4 + n / 4);
   {
-    const uint32_t width = 1 + bitsFor(16);  // sign and level
+    const uint32_t width = 1 + refBitWidth(16);  // sign and level
     ASSERT_EQ(width, 6u);
     check(compressWith("qsgd:levels=16,bucket=512", 0, n, 0, 1), Encoding::kQsgd,
           kHead + kPrefix + 4 * (n / 512) + (size_t{width} * n + 7) / 8);
@@ -267,7 +258,7 @@ TEST(WireCoded, BytesPerElement) {
 
 TEST(WireCoded, AMixedMessageRoundTrips) {
   const uint64_t seed = wire_test::freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   std::vector<SegmentData> sent;
   sent.push_back(wire_test::randomDense(0, 50, rng));
@@ -295,7 +286,7 @@ TEST(WireCoded, AMixedMessageRoundTrips) {
   ASSERT_TRUE(got.ok()) << got.status();
   ASSERT_EQ(got->size(), sent.size());
   for (size_t i = 0; i < sent.size(); ++i) {
-    SCOPED_TRACE(testing::Message() << "segment " << i);
+    SCOPED_TRACE(::testing::Message() << "segment " << i);
     expectSameSegment(sent[i], (*got)[i]);
   }
 }
@@ -304,7 +295,7 @@ TEST(WireCoded, AMixedMessageRoundTrips) {
 // seeded, dense) may next receive a coded segment, and the reverse.
 TEST(WireCoded, DecodesIntoReusedSegments) {
   const uint64_t seed = wire_test::freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   std::vector<SegmentData> floats = {wire_test::randomSparse(0, 900, 0.1, rng),
                                      compressWith("randomk", 1, 900, 0, seed, 0.1),
@@ -341,7 +332,7 @@ TEST(WireCodedErrors, TruncatedAtEveryByte) {
     SCOPED_TRACE(encodingName(static_cast<Encoding>(e.message[kSeg])));
     ASSERT_TRUE(decode(e.message, e.limits).ok());
     for (size_t length = kHeaderBytes; length < e.message.size(); ++length) {
-      SCOPED_TRACE(testing::Message() << "length " << length);
+      SCOPED_TRACE(::testing::Message() << "length " << length);
       std::vector<uint8_t> m(e.message.begin(), e.message.begin() + length);
       reseal(m);
       absl::StatusOr<std::vector<SegmentData>> d = decode(m, e.limits);
@@ -693,7 +684,7 @@ TEST(WireCodedErrors, EncoderRefusesBadCodedSegments) {
 // cleanly, and what it accepts is a valid coded segment.
 TEST(WireCodedErrors, RandomCorruptionNeverCrashes) {
   const uint64_t seed = wire_test::freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   for (const Encoded& e : {encoded("onebit", 64, 8), encoded("terngrad", 64),
                            encoded("qsgd:levels=255,bucket=16", 64), encoded("natural", 64),
