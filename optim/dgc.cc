@@ -9,7 +9,7 @@
 //   (with f16 the pushed lr*v(.)M is rounded to half and v keeps what the rounding took)
 // v is error feedback (compressors/error_feedback.h) around the selector with x = u
 // (Nesterov: x = u + g). r follows the warm-up schedule by epoch when warmup is on
-// (MethodOptions::densityAt). topk is exact or the sampled threshold.
+// (DgcOptions::densityAt). topk is exact or the sampled threshold.
 // Dense segments take plain momentum SGD: u = m*u + g, push lr*u (Nesterov:
 // u = m*(u + g), push lr*(u + g)).
 // Server: W = W - p; downlink dense W or dual-way sparse.
@@ -43,7 +43,7 @@ class DgcWorker : public SegmentWorker {
     resizePush(push);
     const float m = static_cast<float>(options_.momentum);
     const float coef = clipCoefficient(grad, w);
-    const double density = options_.densityAt(ctx.epoch);
+    const double density = options_.dgc.densityAt(ctx.epoch, options_.density);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
       absl::Span<const float> g = foldedGradient(spec, grad, w, coef);
@@ -51,7 +51,7 @@ class DgcWorker : public SegmentWorker {
       // x = what enters the accumulation (v) or, for dense segments, the pushed direction.
       if (x_.size() < spec.numel) x_.resize(spec.numel);
       for (size_t j = 0; j < spec.numel; ++j) {
-        if (options_.nesterov) {
+        if (options_.dgc.nesterov) {
           u[j] = m * (u[j] + g[j]);
           x_[j] = u[j] + g[j];
         } else {
@@ -85,7 +85,7 @@ class DgcWorker : public SegmentWorker {
  private:
   // min(1, thr / |g|) with thr = clip_norm / sqrt(N); 1 when clipping is off.
   float clipCoefficient(absl::Span<const float> grad, absl::Span<const float> w) const {
-    if (options_.clip_norm <= 0.0) return 1.0f;
+    if (options_.dgc.clip_norm <= 0.0) return 1.0f;
     const double wd = static_cast<float>(options_.weight_decay);
     double sum = 0.0;
     for (const SegmentSpec& spec : index_.specs()) {
@@ -95,7 +95,8 @@ class DgcWorker : public SegmentWorker {
       }
     }
     const double norm = std::sqrt(sum);
-    const double thr = options_.clip_norm / std::sqrt(static_cast<double>(options_.num_workers));
+    const double thr =
+        options_.dgc.clip_norm / std::sqrt(static_cast<double>(options_.num_workers));
     return norm > thr ? static_cast<float>(thr / norm) : 1.0f;
   }
 

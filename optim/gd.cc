@@ -4,7 +4,7 @@
 // No momentum. Per compressed segment, in docs/methods.md notation:
 //   v = v + lr*g;  s = C(v);  push s;  v = v - s
 // which is error feedback (compressors/error_feedback.h) around the compressor C, with
-// x = lr*g and residual v. C is MethodOptions.compressor, or top-k (exact or the sampled
+// x = lr*g and residual v. C is GdOptions.compressor, or top-k (exact or the sampled
 // threshold, MethodOptions.selection); with f16 the selected values are rounded to half
 // first, and v keeps the rounding. With error_feedback off the residual is dropped:
 // push C(lr*g). Dense segments push lr*g dense. Server: W = W - decode(p); downlink dense
@@ -26,7 +26,7 @@ class GdWorker : public SegmentWorker {
  public:
   GdWorker(const SegmentSpecs& specs, const MethodOptions& options)
       : SegmentWorker(specs, options), v_(makeCompressor(options)) {
-    if (options.error_feedback) keepState(&v_);
+    if (options.gd.error_feedback) keepState(&v_);
   }
 
   void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
@@ -41,7 +41,7 @@ class GdWorker : public SegmentWorker {
         continue;
       }
       const SelectContext select{spec.id, ctx.step, options_.seed, spec.rows};
-      if (options_.error_feedback) {
+      if (options_.gd.error_feedback) {
         v_.compress(lr_g, options_.density, select, &(*push)[i]);
       } else {
         v_.inner().compress(lr_g, options_.density, select, &(*push)[i]);

@@ -15,21 +15,49 @@ Downlink defaultDownlink(const std::string& method) {
 
 namespace {
 
-absl::Status bad(absl::string_view field, absl::string_view rule, double got) {
+absl::Status bad(absl::string_view field, absl::string_view rule, double got,
+                 absl::string_view owner = "MethodOptions") {
   return absl::InvalidArgumentError(
-      absl::StrCat("MethodOptions.", field, ": must be ", rule, ", got ", got));
+      absl::StrCat(owner, ".", field, ": must be ", rule, ", got ", got));
 }
 
 bool isFraction(double v) { return v > 0.0 && v <= 1.0; }  // false for NaN too
 
 }  // namespace
 
-double MethodOptions::densityAt(int epoch) const {
+double DgcOptions::densityAt(int epoch, double density) const {
   if (warmup && epoch >= 0 && static_cast<size_t>(epoch) < warmup_densities.size()) {
     // The warm-up only ever sends more than the target: never below it.
     return std::max(density, warmup_densities[static_cast<size_t>(epoch)]);
   }
   return density;
+}
+
+absl::Status GdOptions::validate() const {
+  if (compressor.empty()) return absl::OkStatus();
+  if (auto made = makeBuiltinCompressor(compressor); !made.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GdOptions.compressor: ", made.status().message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DgcOptions::validate() const {
+  if (!(clip_norm >= 0.0) || !std::isfinite(clip_norm)) {
+    return bad("clip_norm", "a finite number >= 0 (0 = off)", clip_norm, "DgcOptions");
+  }
+  if (!warmup) return absl::OkStatus();  // the schedule is only checked when it is used
+  if (warmup_densities.empty()) {
+    return absl::InvalidArgumentError(
+        "DgcOptions.warmup_densities: must not be empty when warmup is on");
+  }
+  for (size_t i = 0; i < warmup_densities.size(); ++i) {
+    if (!isFraction(warmup_densities[i])) {
+      return bad(absl::StrCat("warmup_densities[", i, "]"), "in (0, 1]", warmup_densities[i],
+                 "DgcOptions");
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status MethodOptions::validate() const {
@@ -41,28 +69,9 @@ absl::Status MethodOptions::validate() const {
   if (!isFraction(density)) return bad("density", "in (0, 1]", density);
   if (!isFraction(server_density)) return bad("server_density", "in (0, 1]", server_density);
   if (resync_every < 1) return bad("resync_every", ">= 1 pushes", resync_every);
-  if (!(clip_norm >= 0.0) || !std::isfinite(clip_norm)) {
-    return bad("clip_norm", "a finite number >= 0 (0 = off)", clip_norm);
-  }
   if (num_workers < 1) return bad("num_workers", ">= 1", num_workers);
-  if (!compressor.empty()) {
-    if (auto made = makeBuiltinCompressor(compressor); !made.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("MethodOptions.compressor: ", made.status().message()));
-    }
-  }
-  if (warmup) {
-    if (warmup_densities.empty()) {
-      return absl::InvalidArgumentError(
-          "MethodOptions.warmup_densities: must not be empty when warmup is on");
-    }
-    for (size_t i = 0; i < warmup_densities.size(); ++i) {
-      if (!isFraction(warmup_densities[i])) {
-        return bad(absl::StrCat("warmup_densities[", i, "]"), "in (0, 1]", warmup_densities[i]);
-      }
-    }
-  }
-  return absl::OkStatus();
+  if (auto s = gd.validate(); !s.ok()) return s;
+  return dgc.validate();
 }
 
 }  // namespace sparseps

@@ -1,5 +1,6 @@
 #pragma once
-// Every hyperparameter a method reads, with the defaults of docs/methods.md.
+// Every hyperparameter a method reads, with the defaults of docs/methods.md: the shared
+// ones, and each method's own struct.
 // Chained setters keep call sites readable; validate() names the bad field.
 
 #include <cstdint>
@@ -25,6 +26,43 @@ inline constexpr NameTable<Selection, 2> kSelectionNames{
 // (DGS's reply is dual-way sparse whatever this says).
 Downlink defaultDownlink(const std::string& method);
 
+// gd's own options (the error-feedback family around any compressor).
+struct GdOptions {
+  // "NAME[:key=value,...]" from compressors/registry.h; empty: the selection's top-k.
+  std::string compressor;
+  // Keep what the compressor did not send (error feedback); off: it is dropped.
+  bool error_feedback = true;
+
+  GdOptions& setCompressor(std::string v) { compressor = std::move(v); return *this; }
+  GdOptions& setErrorFeedback(bool v) { error_feedback = v; return *this; }
+  // The error names the field ("GdOptions.compressor: ...").
+  absl::Status validate() const;
+};
+
+// dgc's own options (Lin et al.'s additions to momentum correction).
+struct DgcOptions {
+  bool nesterov = false;  // Nesterov momentum
+  double clip_norm = 0.0;  // local gradient clipping threshold (0 = off); scaled by N^-1/2
+  bool warmup = false;     // density warm-up over the first epochs
+  // The warm-up's density per epoch, then the method's density.
+  std::vector<double> warmup_densities = {0.25, 0.0625, 0.015625, 0.004, 0.001};
+
+  DgcOptions& setNesterov(bool v) { nesterov = v; return *this; }
+  DgcOptions& setClipNorm(double v) { clip_norm = v; return *this; }
+  DgcOptions& setWarmup(bool v) { warmup = v; return *this; }
+  DgcOptions& setWarmupDensities(std::vector<double> v) {
+    warmup_densities = std::move(v);
+    return *this;
+  }
+  // The density a worker selects with in `epoch` when the target is `density`: the
+  // warm-up schedule while it lasts, never below the target.
+  double densityAt(int epoch, double density) const;
+  // The error names the field ("DgcOptions.clip_norm: ...").
+  absl::Status validate() const;
+};
+
+// The options every method's rules read (each reads those optim/method_option_table.h
+// lists for it), and the ones a method owns alone, in its own struct.
 struct MethodOptions {
   double lr0 = 0.1;              // initial learning rate (DGS scales density by lr / lr0)
   double momentum = 0.9;
@@ -34,21 +72,13 @@ struct MethodOptions {
   Downlink downlink = Downlink::kDense;
   Selection selection = Selection::kExact;
   int resync_every = 150;        // R: W_sync = W at every R-th push of the first worker
-  bool nesterov = false;         // DGC's Nesterov variant
-  double clip_norm = 0.0;        // DGC local clipping threshold (0 = off); scaled by N^-1/2
   int num_workers = 1;
-  // DGC warm-up: density per epoch for the first epochs, then `density`.
-  std::vector<double> warmup_densities = {0.25, 0.0625, 0.015625, 0.004, 0.001};
-  bool warmup = false;
   uint64_t seed = 0;             // sampled threshold's sample start; give each rank its own
   // Sparse values travel in half precision (the wire's f16, --f16): every rule rounds what
   // it sends and keeps the rounding in its state (residuals, momentum, A_k).
   bool f16 = false;
-  // gd's compressor, "NAME[:key=value,...]" from compressors/registry.h; empty: the
-  // selection's top-k. The other methods select with `selection` and refuse this.
-  std::string compressor;
-  // gd keeps what its compressor did not send (error feedback); off: it is dropped.
-  bool error_feedback = true;
+  GdOptions gd;
+  DgcOptions dgc;
 
   MethodOptions& setLr0(double v) { lr0 = v; return *this; }
   MethodOptions& setMomentum(double v) { momentum = v; return *this; }
@@ -58,24 +88,14 @@ struct MethodOptions {
   MethodOptions& setDownlink(Downlink v) { downlink = v; return *this; }
   MethodOptions& setSelection(Selection v) { selection = v; return *this; }
   MethodOptions& setResyncEvery(int v) { resync_every = v; return *this; }
-  MethodOptions& setNesterov(bool v) { nesterov = v; return *this; }
-  MethodOptions& setClipNorm(double v) { clip_norm = v; return *this; }
   MethodOptions& setNumWorkers(int v) { num_workers = v; return *this; }
-  MethodOptions& setWarmup(bool v) { warmup = v; return *this; }
-  MethodOptions& setWarmupDensities(std::vector<double> v) {
-    warmup_densities = std::move(v);
-    return *this;
-  }
   MethodOptions& setSeed(uint64_t v) { seed = v; return *this; }
   MethodOptions& setF16(bool v) { f16 = v; return *this; }
-  MethodOptions& setCompressor(std::string v) { compressor = std::move(v); return *this; }
-  MethodOptions& setErrorFeedback(bool v) { error_feedback = v; return *this; }
+  MethodOptions& setGd(GdOptions v) { gd = std::move(v); return *this; }
+  MethodOptions& setDgc(DgcOptions v) { dgc = std::move(v); return *this; }
 
-  // The density a worker selects with in `epoch`: the warm-up schedule while it lasts.
-  double densityAt(int epoch) const;
-
-  // Checks every field; the error names the field ("MethodOptions.density: ..."); a
-  // compressor must be one compressors/registry.h makes, with valid options.
+  // Checks every field, the methods' own structs included; the error names the field
+  // ("MethodOptions.density: ...", "GdOptions.compressor: ...").
   absl::Status validate() const;
 };
 

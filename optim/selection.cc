@@ -28,8 +28,8 @@ std::unique_ptr<Compressor> makeSelector(Selection selection, bool f16) {
 }
 
 std::unique_ptr<Compressor> makeCompressor(const MethodOptions& options) {
-  if (options.compressor.empty()) return makeSelector(options.selection, options.f16);
-  return make(options.compressor, options.f16);
+  if (options.gd.compressor.empty()) return makeSelector(options.selection, options.f16);
+  return make(options.gd.compressor, options.f16);
 }
 
 }  // namespace sparseps

@@ -1,6 +1,6 @@
 #pragma once
 // The selector a rule uses for topk(x, r): exact top-k or DGC's sampled threshold
-// (MethodOptions.selection), and gd's compressor (MethodOptions.compressor), built by name
+// (MethodOptions.selection), and gd's compressor (GdOptions.compressor), built by name
 // through compressors/registry.h. One place maps the options to a kernel.
 
 #include <memory>
@@ -17,7 +17,7 @@ std::unique_ptr<Compressor> makeSelector(Selection selection, bool f16 = false);
 // The registry name of a selection's selector: "topk" or "sampled".
 const char* selectorName(Selection selection);
 
-// gd's compressor: options.compressor by name (validated by MethodOptions::validate), or
+// gd's compressor: options.gd.compressor by name (validated by MethodOptions::validate), or
 // the selector of options.selection when it is empty; rounded to half with options.f16.
 std::unique_ptr<Compressor> makeCompressor(const MethodOptions& options);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <thread>
+#include <variant>
 
 #include <CLI/CLI.hpp>
 
@@ -12,9 +13,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/match.h"
+#include "absl/strings/strip.h"
 #include "compressors/registry.h"
 #include "experiments/datasets/make_dataset.h"
 #include "experiments/models/model_factory.h"
+#include "optim/method_option_table.h"
 #include "optim/selection.h"
 #include "transport/link_shaping.h"
 
@@ -61,16 +64,6 @@ std::string modelHelp() {
   return help;
 }
 
-// A CLI11 check that the registry makes the compressor the text names.
-CLI::Validator compressorCheck() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        auto made = makeBuiltinCompressor(text);
-        return made.ok() ? "" : std::string(made.status().message());
-      },
-      "NAME[:key=value,...]", "compressor");
-}
-
 // A CLI11 check that the text parses with parseBandwidth / parseDuration.
 CLI::Validator bandwidthCheck() {
   return CLI::Validator(
@@ -90,19 +83,6 @@ CLI::Validator durationCheck() {
                                   " (examples: 0, 50us, 1ms)";
       },
       "DURATION", "duration");
-}
-
-// (0, 1]
-CLI::Validator densityCheck() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        double v = 0;
-        if (!CLI::detail::lexical_cast(text, v) || !(v > 0 && v <= 1)) {
-          return "must be a number in (0, 1], e.g. 0.01 for 1%";
-        }
-        return "";
-      },
-      "(0,1]", "density");
 }
 
 absl::StatusOr<std::vector<double>> parseMilestones(const std::string& text, int epochs) {
@@ -217,6 +197,56 @@ absl::Status resolveTimeModel(DriverConfig* c) {
   return t.validate();
 }
 
+// One flag per row of the method option table, bound to its field in `options`; the help
+// names the methods that read it. Ranges are checked by MethodOptions::validate when the
+// config resolves (flagError names the flag).
+void addMethodOptionFlags(CLI::App& app, MethodOptions* options, const std::string& group) {
+  for (const MethodOptionRow& row : methodOptionRows()) {
+    const std::string flag = row.flag();
+    const std::string help =
+        row.readers.empty() ? row.help
+                            : absl::StrCat("(", absl::StrJoin(row.readers, ", "), ") ", row.help);
+    CLI::Option* option = std::visit(
+        Overloaded{
+            [&](const FieldRef<bool>& f) {  // --f16, --f16=off
+              return app.add_flag(flag, f.of(*options), help)
+                  ->default_str(f.get(*options) ? "on" : "off");
+            },
+            [&](const FieldRef<std::vector<double>>& f) {
+              return app.add_option(flag, f.of(*options), help)->delimiter(',');
+            },
+            [&](const ChoiceRef& f) {
+              return app
+                  .add_option_function<std::string>(
+                      flag,
+                      [options, &f](const std::string& text) {
+                        (void)f.set(*options, text);  // the check let only f.names through
+                      },
+                      help)
+                  ->check(CLI::IsMember(f.names))
+                  ->default_str(f.get(*options));
+            },
+            [&](const auto& f) { return app.add_option(flag, f.of(*options), help); },
+        },
+        row.ref);
+    option->group(group);
+  }
+}
+
+// A MethodOptions error ("MethodOptions.density: must be ...") named by its flag instead
+// ("--density: must be ...").
+absl::Status flagError(const absl::Status& status) {
+  for (const MethodOptionRow& row : methodOptionRows()) {
+    absl::string_view rest = status.message();
+    // The whole field: "DgcOptions.warmup" is not "DgcOptions.warmup_densities[1]".
+    if (absl::ConsumePrefix(&rest, row.field) && !rest.empty() &&
+        (rest[0] == ':' || rest[0] == '[')) {
+      return absl::InvalidArgumentError(absl::StrCat(row.flag(), rest));
+    }
+  }
+  return status;
+}
+
 }  // namespace
 
 void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::string>& methods) {
@@ -282,42 +312,11 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "linear learning-rate warm-up over the first epochs (may be fractional); "
                  "default 0, or for resnet50 min(5, epochs / 5)")
       ->check(kNonNegative)->group(opt);
-  app.add_option("--momentum", c->momentum, "momentum m")->check(CLI::Range(0.0, 1.0))
+  addMethodOptionFlags(app, &c->options, opt);
+  app.add_flag("--ignore-unread-options", c->ignore_unread_options,
+               "a method option the method does not read is ignored instead of refused (the "
+               "sweep scripts give one set of flags to several methods)")
       ->group(opt);
-  app.add_option("--weight-decay", c->weight_decay, "L2 weight decay, g = grad + wd * w")
-      ->check(kNonNegative)->group(opt);
-  app.add_option("--density", c->density, "worker-side top-k density r, in (0, 1]")
-      ->check(densityCheck())->group(opt);
-  app.add_option("--server-density", c->server_density,
-                 "server reply density (dgs, sparse downlink), in (0, 1]")
-      ->check(densityCheck())->group(opt);
-  app.add_option("--downlink", c->downlink,
-                 "what the server sends back: dense (the model difference) or sparse "
-                 "(top-k of it, dual-way)")
-      ->check(CLI::IsMember(namesOf(kDownlinkNames)))->group(opt);
-  app.add_option("--selection", c->selection,
-                 "top-k selection: exact, or sampled (DGC's sampled threshold)")
-      ->check(CLI::IsMember(namesOf(kSelectionNames)))->group(opt);
-  app.add_option("--compressor", c->compressor,
-                 "gd's compressor, NAME or NAME:key=value,... (default: the --selection "
-                 "top-k); gd keeps what it did not send (error feedback). One of:\n" +
-                     builtinCompressors().help())
-      ->check(compressorCheck())->group(opt);
-  app.add_option("--error-feedback", c->error_feedback,
-                 "gd: keep what the compressor did not send and add it to the next step "
-                 "(on), or drop it (off: plain compressed SGD, e.g. unbiased QSGD)")
-      ->check(CLI::IsMember({"on", "off"}))->group(opt);
-  app.add_flag("--nesterov", c->nesterov, "Nesterov momentum (dgc)")->group(opt);
-  app.add_option("--clip-norm", c->clip_norm, "DGC local gradient clipping threshold; 0 = off")
-      ->check(kNonNegative)->group(opt);
-  app.add_flag("--dgc-warmup", c->dgc_warmup,
-               "DGC density warm-up (25%, 6.25%, 1.5625%, 0.4%, 0.1% over the first epochs)")
-      ->group(opt);
-  app.add_option("--resync-every", c->resync_every,
-                 "dgs and the sparse downlink: W_sync = W at every this many pushes of the "
-                 "first worker (about every this many x workers server versions)")
-      ->check(kPositive)->group(opt);
-  app.add_flag("--f16", c->f16, "allow lossy half-precision values on the wire")->group(opt);
 
   auto* net = "Links";
   app.add_option("--bandwidth", c->bandwidth,
@@ -473,13 +472,12 @@ void applyPreset(DriverConfig* c, const std::set<std::string>& given) {
   }
   if (unset("--lr-gamma")) c->lr_gamma = 0.1;
   const bool dgs_or_dgc = c->method == "dgs" || c->method == "dgc";
-  if (unset("--momentum")) c->momentum = dgs_or_dgc && workers >= 32 ? 0.3 : 0.9;
-  if (unset("--weight-decay")) c->weight_decay = 5e-4;
-  if (unset("--density")) c->density = 0.01;
-  if (unset("--server-density")) c->server_density = 0.01;
-  if (unset("--downlink")) {
-    c->downlink = nameOf(kDownlinkNames, defaultDownlink(c->method));
-  }
+  MethodOptions& o = c->options;
+  if (unset("--momentum")) o.momentum = dgs_or_dgc && workers >= 32 ? 0.3 : 0.9;
+  if (unset("--weight-decay")) o.weight_decay = 5e-4;
+  if (unset("--density")) o.density = 0.01;
+  if (unset("--server-density")) o.server_density = 0.01;
+  if (unset("--downlink")) o.downlink = defaultDownlink(c->method);
 }
 
 // The model's defaults (ModelInfo) for the flags not given: the rate rule and the crop.
@@ -553,10 +551,12 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
   if (c->mode == "staleness" && c->staleness < 1) {
     return absl::InvalidArgumentError("--mode=staleness needs --staleness=N with N >= 1");
   }
-  if (c->method != "gd" && (!c->compressor.empty() || c->error_feedback != "on")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--compressor and --error-feedback apply to --method=gd (compress with error "
-        "feedback); ", c->method, " selects with --selection"));
+  for (const MethodOptionRow& row : methodOptionRows()) {
+    if (given.count(row.flag()) > 0 && !row.readBy(c->method) && !c->ignore_unread_options) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          row.flag(), ": --method=", c->method, " does not read it (read by ",
+          absl::StrJoin(row.readers, ", "), "); drop it, or give --ignore-unread-options"));
+    }
   }
   if (c->multiMachine()) {
     if (!bandwidth_given) c->bandwidth = "none";
@@ -584,7 +584,8 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
     return milestones.status();
   }
   if (c->data_dir.empty()) c->data_dir = defaultDataDir(c->dataset);
-  return makeJobSpec(*c, 1).validate();
+  if (auto s = makeJobSpec(*c, 1).validate(); !s.ok()) return flagError(s);
+  return absl::OkStatus();
 }
 
 JobSpec makeJobSpec(const DriverConfig& c, double pushes_per_epoch) {
@@ -592,26 +593,13 @@ JobSpec makeJobSpec(const DriverConfig& c, double pushes_per_epoch) {
   job.num_servers = c.servers;
   job.num_workers = c.numWorkers();
   job.method = c.method;
-  job.method_options.setLr0(c.lr)
-      .setMomentum(c.momentum)
-      .setWeightDecay(c.weight_decay)
-      .setDensity(c.density)
-      .setServerDensity(c.server_density)
-      .setDownlink(checkedName(kDownlinkNames, c.downlink))
-      .setSelection(checkedName(kSelectionNames, c.selection))
-      .setResyncEvery(c.resync_every)
-      .setNesterov(c.nesterov)
-      .setClipNorm(c.clip_norm)
-      .setWarmup(c.dgc_warmup)
-      .setF16(c.f16)
-      .setCompressor(c.compressor)
-      .setErrorFeedback(c.error_feedback == "on")
-      .setSeed(c.seed);  // resolveJob gives each rank seed + rank
+  job.method_options = c.options;
+  job.method_options.setLr0(c.lr).setSeed(c.seed);  // resolveJob gives each rank seed + rank
   job.server.mode = checkedName(kConsistencyModeNames, c.mode);
   job.server.staleness = c.staleness;
   job.server.lr = LrSchedule{c.lr, c.milestones, c.lr_gamma, c.warmup_epochs};
   job.server.pushes_per_epoch = pushes_per_epoch;
-  job.encode.allowF16(c.f16);
+  job.encode.allowF16(c.options.f16);
   if (!c.out.empty()) job.checkpoint_path = c.checkpointPath();
   job.checkpoint_every = c.checkpoint_every;
   job.peer_timeout = std::chrono::milliseconds(static_cast<int64_t>(c.peer_timeout * 1e3));
@@ -638,10 +626,9 @@ int threadsFor(const DriverConfig& c) {
 // What the worker compresses with: gd's compressor or selection, the selection of dgs and
 // dgc, nothing for the dense methods.
 std::string effectiveCompressor(const DriverConfig& c) {
-  if (c.method == "gd" && !c.compressor.empty()) return c.compressor;
-  if (c.method == "gd" || c.method == "dgs" || c.method == "dgc") {
-    return selectorName(checkedName(kSelectionNames, c.selection));
-  }
+  const MethodOptions& o = c.options;
+  if (c.method == "gd" && !o.gd.compressor.empty()) return o.gd.compressor;
+  if (findMethodOption("selection")->readBy(c.method)) return selectorName(o.selection);
   return "none";
 }
 
@@ -665,19 +652,6 @@ nlohmann::json DriverConfig::toJson() const {
       {"lr_milestones", milestones},
       {"lr_gamma", lr_gamma},
       {"warmup_epochs", warmup_epochs},
-      {"momentum", momentum},
-      {"weight_decay", weight_decay},
-      {"density", density},
-      {"server_density", server_density},
-      {"downlink", downlink},
-      {"selection", selection},
-      {"compressor", effectiveCompressor(*this)},
-      {"error_feedback", error_feedback},
-      {"nesterov", nesterov},
-      {"clip_norm", clip_norm},
-      {"dgc_warmup", dgc_warmup},
-      {"resync_every", resync_every},
-      {"f16", f16},
       {"bandwidth", bandwidth},
       {"bandwidth_bps", bandwidth_bps},
       {"latency", latency},
@@ -699,6 +673,12 @@ nlohmann::json DriverConfig::toJson() const {
       {"iface", iface},
       {"run_id", run_id},
   };
+  for (const MethodOptionRow& row : methodOptionRows()) {
+    if (!row.readBy(method)) continue;  // what the method ran with, nothing it ignored
+    resolved[row.name] =
+        std::visit([this](const auto& f) { return nlohmann::json(f.get(options)); }, row.ref);
+  }
+  resolved["compressor"] = effectiveCompressor(*this);  // "none" for the dense methods
   if (virtualClock()) {
     const bool fixed = time.step == TimeModel::Step::kFixed;
     resolved["time_model"] = {

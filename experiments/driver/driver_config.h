@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "core/runtime/job.h"
 #include "core/virtual/time_model.h"
+#include "optim/method_options.h"
 
 namespace CLI {
 class App;
@@ -41,19 +42,10 @@ struct DriverConfig {
   std::string lr_milestones = "auto";  // "auto", "none" or a comma list of epochs
   double lr_gamma = 0.1;
   double warmup_epochs = 0;        // resolve: the model's warm-up when not given
-  double momentum = 0.9;
-  double weight_decay = 5e-4;
-  double density = 0.01;
-  double server_density = 0.01;
-  std::string downlink = "dense";
-  std::string selection = "exact";
-  std::string compressor;          // gd: "NAME[:key=value,...]"; empty: the selection's
-  std::string error_feedback = "on";
-  bool nesterov = false;
-  double clip_norm = 0;
-  bool dgc_warmup = false;
-  int resync_every = 150;
-  bool f16 = false;
+  // The method's options, one flag per row of optim/method_option_table.h (lr0, the seed
+  // and num_workers come from the job in makeJobSpec).
+  MethodOptions options;
+  bool ignore_unread_options = false;  // a method option the method does not read: ignored
   // Links.
   std::string bandwidth = "1gbit";
   std::string latency = "0";

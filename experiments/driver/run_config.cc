@@ -14,13 +14,17 @@ absl::Status writeRunConfig(const DriverConfig& config, const MethodRegistry& me
   if (!method.ok()) return method.status();
   const Downlink downlink = (*method)->downlink(job.method_options);
   const bool sparse_downlink = downlink == Downlink::kSparse;
-  resolved["downlink_flag"] = config.downlink;
+  resolved["downlink_flag"] = nameOf(kDownlinkNames, config.options.downlink);
   resolved["downlink"] = nameOf(kDownlinkNames, downlink);
-  if (!sparse_downlink) resolved.erase("server_density");
-  if (config.method == "dgc" && config.dgc_warmup) {
-    std::vector<double> schedule;
-    for (size_t e = 0; e < job.method_options.warmup_densities.size(); ++e) {
-      schedule.push_back(job.method_options.densityAt(static_cast<int>(e)));
+  if (!sparse_downlink) {  // the dual-way downlink's options, unread
+    resolved.erase("server_density");
+    resolved.erase("resync_every");
+  }
+  if (resolved.contains("dgc_warmup_densities")) {
+    const MethodOptions& o = job.method_options;
+    std::vector<double> schedule;  // the densities selected with: never below the target
+    for (size_t e = 0; o.dgc.warmup && e < o.dgc.warmup_densities.size(); ++e) {
+      schedule.push_back(o.dgc.densityAt(static_cast<int>(e), o.density));
     }
     resolved["dgc_warmup_densities"] = schedule;
   }

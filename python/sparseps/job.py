@@ -18,19 +18,17 @@ import torch
 from . import _C
 from .world import World, current
 
-# Keywords beyond the common five, with their defaults. None: the method's own default.
+# The method's options beyond the common five (momentum, weight_decay and density are
+# arguments), one per row of the C++ option table, with their C++ defaults; two default to
+# None, meaning the method's own: server_density (= density) and downlink (sparse for gd
+# and dgc). The rows' help is in _C.METHOD_OPTIONS and docs/methods.md.
+_ARGUMENTS = ("momentum", "weight_decay", "density")
+_ROWS = {row["name"]: row for row in _C.METHOD_OPTIONS if row["name"] not in _ARGUMENTS}
+METHOD_OPTIONS = {name: getattr(_C.MethodOptions(), name) for name in _ROWS}
+METHOD_OPTIONS.update(server_density=None, downlink=None)
+
+# The job's own keywords, with their defaults.
 JOB_OPTIONS = {
-    "server_density": None,   # DGS / sparse-downlink reply density (default: density)
-    "downlink": None,         # "dense" or "sparse" (default: sparse for gd and dgc)
-    "selection": "exact",     # "exact" top-k or DGC's "sampled" threshold
-    "resync_every": 150,      # DGS: W_sync = W every R-th push of the first worker
-    "nesterov": False,        # DGC's Nesterov variant
-    "clip_norm": 0.0,         # DGC local gradient clipping (0: off)
-    "warmup": False,          # DGC's density warm-up over the first epochs
-    "warmup_densities": None,
-    "f16": False,             # sparse values travel in half precision
-    "compressor": "",         # gd: "NAME[:key=value,...]" (e.g. "qsgd:levels=4"); "": top-k
-    "error_feedback": True,   # gd: keep what the compressor did not send
     "mode": "async",          # "async", "sync" or "staleness"
     "staleness": 0,           # the bound in "staleness" mode
     "milestones": (),         # epochs at which the rate is multiplied by gamma
@@ -43,28 +41,30 @@ JOB_OPTIONS = {
 
 def job_config(world: World, method: str, lr: float, momentum: float, weight_decay: float,
                density: float, options: Dict) -> "_C.RankOptions":
-    unknown = sorted(set(options) - set(JOB_OPTIONS))
+    known = list(METHOD_OPTIONS) + list(JOB_OPTIONS)
+    unknown = sorted(set(options) - set(known))
     if unknown:
         raise TypeError(f"sparseps: unknown job option {unknown[0]!r}; known: "
-                        f"lr, momentum, weight_decay, density, {', '.join(JOB_OPTIONS)}")
-    o = dict(JOB_OPTIONS, **options)
+                        f"lr, momentum, weight_decay, density, {', '.join(known)}")
+    for name in sorted(set(options) & set(_ROWS)):
+        readers = _ROWS[name]["readers"]
+        if readers and method not in readers:
+            raise ValueError(f"sparseps: {name}: method {method!r} does not read it (read by "
+                             f"{', '.join(readers)}); drop it")
+    o = dict(JOB_OPTIONS, **{k: v for k, v in options.items() if k in JOB_OPTIONS})
     c = world.config()
     c.method, c.lr, c.mode, c.staleness = method, float(lr), o["mode"], int(o["staleness"])
     c.milestones = [float(m) for m in o["milestones"]]
     c.gamma, c.warmup_epochs = float(o["gamma"]), float(o["warmup_epochs"])
     c.pushes_per_epoch = float(o["epoch_steps"] or 0)
     c.seed = int(o["seed"])
-    c.downlink = o["downlink"] or ""
+    c.downlink = options.get("downlink") or ""  # "": the method's own
     m = c.method_options
     m.momentum, m.weight_decay, m.density = float(momentum), float(weight_decay), float(density)
-    sd = o["server_density"]
-    m.server_density = float(density if sd is None else sd)
-    m.selection, m.resync_every = o["selection"], int(o["resync_every"])
-    m.nesterov, m.clip_norm, m.warmup = bool(o["nesterov"]), float(o["clip_norm"]), bool(o["warmup"])
-    if o["warmup_densities"] is not None:
-        m.warmup_densities = [float(d) for d in o["warmup_densities"]]
-    m.f16 = bool(o["f16"])
-    m.compressor, m.error_feedback = str(o["compressor"]), bool(o["error_feedback"])
+    m.server_density = float(density)
+    for name, value in options.items():
+        if name in _ROWS and name != "downlink" and value is not None:
+            setattr(m, name, value)
     c.method_options = m
     c.validate()
     return c

@@ -6,6 +6,7 @@
 
 #include "core/runtime/allocator.h"
 #include "optim/builtin_methods.h"
+#include "optim/method_option_table.h"
 #include "python/src/compress.h"
 #include "core/torch/rank_options.h"
 #include "python/src/serve.h"
@@ -18,28 +19,35 @@ namespace sparseps::python {
 namespace {
 
 void bindRankOptions(py::module_& m) {
-  py::class_<MethodOptions>(m, "MethodOptions")
-      .def(py::init<>())
-      .def_readwrite("momentum", &MethodOptions::momentum)
-      .def_readwrite("weight_decay", &MethodOptions::weight_decay)
-      .def_readwrite("density", &MethodOptions::density)
-      .def_readwrite("server_density", &MethodOptions::server_density)
-      .def_property(
-          "selection",
-          [](const MethodOptions& o) { return nameOf(kSelectionNames, o.selection); },
-          [](MethodOptions& o, const std::string& v) {
-            auto parsed = parseName(kSelectionNames, "selection", v);
-            if (!parsed.ok()) throw py::value_error(std::string(parsed.status().message()));
-            o.selection = *parsed;
-          })
-      .def_readwrite("resync_every", &MethodOptions::resync_every)
-      .def_readwrite("nesterov", &MethodOptions::nesterov)
-      .def_readwrite("clip_norm", &MethodOptions::clip_norm)
-      .def_readwrite("warmup", &MethodOptions::warmup)
-      .def_readwrite("warmup_densities", &MethodOptions::warmup_densities)
-      .def_readwrite("f16", &MethodOptions::f16)
-      .def_readwrite("compressor", &MethodOptions::compressor)
-      .def_readwrite("error_feedback", &MethodOptions::error_feedback);
+  // One property per row of the method option table, named as config.json names it.
+  auto options = py::class_<MethodOptions>(m, "MethodOptions").def(py::init<>());
+  py::list rows;
+  for (const MethodOptionRow& row : methodOptionRows()) {
+    std::visit(
+        Overloaded{
+            [&](const ChoiceRef& f) {
+              options.def_property(
+                  row.name.c_str(), [f](const MethodOptions& o) { return f.get(o); },
+                  [f](MethodOptions& o, const std::string& v) {
+                    const absl::Status s = f.set(o, v);
+                    if (!s.ok()) throw py::value_error(std::string(s.message()));
+                  });
+            },
+            [&](const auto& f) {
+              using T = std::decay_t<decltype(f.get(MethodOptions()))>;
+              options.def_property(
+                  row.name.c_str(), [f](const MethodOptions& o) { return f.get(o); },
+                  [f](MethodOptions& o, const T& v) { f.of(o) = v; });
+            },
+        },
+        row.ref);
+    py::dict info;
+    info["name"] = row.name;
+    info["readers"] = row.readers;
+    info["help"] = row.help;
+    rows.append(info);
+  }
+  m.attr("METHOD_OPTIONS") = rows;
 
   py::class_<RankOptions>(m, "RankOptions")
       .def(py::init<>())

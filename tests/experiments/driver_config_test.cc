@@ -72,10 +72,10 @@ TEST(DriverConfigTest, ACompressorIsGdsAndReachesTheJobAndConfig) {
   auto c = resolve("--world-size=5 --method=gd --compressor=qsgd:levels=4 --error-feedback=off");
   ASSERT_TRUE(c.ok()) << c.status();
   const JobSpec job = makeJobSpec(*c, 1);
-  EXPECT_EQ(job.method_options.compressor, "qsgd:levels=4");
-  EXPECT_FALSE(job.method_options.error_feedback);
+  EXPECT_EQ(job.method_options.gd.compressor, "qsgd:levels=4");
+  EXPECT_FALSE(job.method_options.gd.error_feedback);
   EXPECT_EQ(c->toJson()["compressor"], "qsgd:levels=4");
-  EXPECT_EQ(c->toJson()["error_feedback"], "off");
+  EXPECT_EQ(c->toJson()["error_feedback"], false);
   // What dgs really selects with, and nothing for a dense method.
   c = resolve("--world-size=5 --method=dgs --selection=sampled");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -84,12 +84,77 @@ TEST(DriverConfigTest, ACompressorIsGdsAndReachesTheJobAndConfig) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->toJson()["compressor"], "none");
 
+  // A bad compressor or option is named with its flag.
+  for (const char* spec : {"qsgd:levels=0", "nope"}) {
+    c = resolve(std::string("--world-size=5 --method=gd --compressor=") + spec);
+    ASSERT_FALSE(c.ok()) << spec;
+    EXPECT_THAT(std::string(c.status().message()), HasSubstr("--compressor: ")) << spec;
+  }
+}
+
+// Every method option is a flag made from the option table, and reaches the job.
+TEST(DriverConfigTest, MethodOptionFlagsReachTheJob) {
+  auto c = resolve(
+      "--world-size=5 --method=dgc --momentum=0.5 --weight-decay=0.001 --density=0.05 "
+      "--server-density=0.2 --downlink=sparse --selection=sampled --resync-every=9 --f16 "
+      "--nesterov --clip-norm=2 --dgc-warmup --dgc-warmup-densities=0.5,0.2");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const MethodOptions o = makeJobSpec(*c, 1).method_options;
+  EXPECT_EQ(o.momentum, 0.5);
+  EXPECT_EQ(o.weight_decay, 0.001);
+  EXPECT_EQ(o.density, 0.05);
+  EXPECT_EQ(o.server_density, 0.2);
+  EXPECT_EQ(o.downlink, Downlink::kSparse);
+  EXPECT_EQ(o.selection, Selection::kSampled);
+  EXPECT_EQ(o.resync_every, 9);
+  EXPECT_TRUE(o.f16);
+  EXPECT_TRUE(o.dgc.nesterov);
+  EXPECT_EQ(o.dgc.clip_norm, 2.0);
+  EXPECT_TRUE(o.dgc.warmup);
+  EXPECT_EQ(o.dgc.warmup_densities, (std::vector<double>{0.5, 0.2}));
+  const nlohmann::json json = c->toJson();
+  EXPECT_EQ(json["momentum"], 0.5);
+  EXPECT_EQ(json["selection"], "sampled");
+  EXPECT_EQ(json["nesterov"], true);
+  EXPECT_EQ(json["dgc_warmup_densities"], nlohmann::json({0.5, 0.2}));
+}
+
+TEST(DriverConfigTest, AnOptionTheMethodDoesNotReadIsRefusedOrIgnoredWhenAsked) {
+  auto c = resolve("--world-size=5 --method=asgd --momentum=0.5");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("--momentum: --method=asgd does not read it (read by dgc, dgs, msgd)"));
   c = resolve("--world-size=5 --method=dgs --compressor=qsgd");
   ASSERT_FALSE(c.ok());
-  EXPECT_THAT(std::string(c.status().message()), HasSubstr("--method=gd"));
-  // The flag's own check names a bad compressor or option before anything resolves.
-  EXPECT_THROW(resolve("--world-size=5 --compressor=qsgd:levels=0"), CLI::ValidationError);
-  EXPECT_THROW(resolve("--world-size=5 --compressor=nope"), CLI::ValidationError);
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("(read by gd)"));
+  c = resolve("--world-size=5 --method=gd --nesterov");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("--nesterov"));
+
+  // A sweep gives one set of flags to several methods: each ignores what it does not
+  // read, and config.json records only what it read.
+  c = resolve("--world-size=5 --method=asgd --momentum=0.5 --nesterov --ignore-unread-options");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const nlohmann::json json = c->toJson();
+  EXPECT_FALSE(json.contains("momentum"));
+  EXPECT_FALSE(json.contains("nesterov"));
+  EXPECT_FALSE(json.contains("density"));
+  EXPECT_TRUE(json.contains("weight_decay"));
+}
+
+TEST(DriverConfigTest, AnOutOfRangeMethodOptionIsNamedByItsFlag) {
+  for (const auto& [flags, want] : std::vector<std::pair<std::string, std::string>>{
+           {"--density=2", "--density: must be in (0, 1], got 2"},
+           {"--momentum=1", "--momentum: must be in [0, 1), got 1"},
+           {"--resync-every=0", "--resync-every: must be >= 1"},
+           {"--method=dgc --dgc-warmup --dgc-warmup-densities=0.5,3",
+            "--dgc-warmup-densities[1]: must be in (0, 1], got 3"},
+       }) {
+    auto c = resolve("--world-size=5 " + flags);
+    ASSERT_FALSE(c.ok()) << flags;
+    EXPECT_THAT(std::string(c.status().message()), HasSubstr(want)) << flags;
+  }
+  EXPECT_THROW(resolve("--world-size=5 --downlink=both"), CLI::ValidationError);
 }
 
 TEST(DriverConfigTest, ImageSizeIsImagenettesAndDefaultsToTheModels) {

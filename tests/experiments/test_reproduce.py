@@ -74,7 +74,8 @@ class ReproduceTest(unittest.TestCase):
                                           "msgd-w1-s1", "msgd-w1-s2"])
         dgs = by_out["dgs-w4-s2"]
         for flag in ("--method=dgs", "--world-size=5", "--seed=2", "--preset=dgs-paper",
-                     "--clock=virtual", "--bandwidth=1gbit", "--epochs=3"):
+                     "--clock=virtual", "--bandwidth=1gbit", "--epochs=3",
+                     "--ignore-unread-options"):
             self.assertIn(flag, dgs)
         alone = by_out["msgd-w1-s1"]
         for flag in ("--world-size=2", "--bandwidth=none", "--latency=0", "--codec-time=0",

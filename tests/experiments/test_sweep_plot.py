@@ -321,7 +321,7 @@ class GridTest(SweepTestCase):
         self.assertEqual(shlex.split(lines[0]), [
             "launch", "--x", "--method=msgd", "--world-size=2", "--bandwidth=none",
             "--latency=0", f"--out={os.path.join(self.sweep, 'msgd-alone')}", "--epochs=3",
-            "--max-steps=7"])
+            "--max-steps=7", "--ignore-unread-options"])
         expected = [(m, ws, bw) for bw in ("100mbit", "1gbit") for m in ("dgs", "asgd")
                     for ws in (2, 3)]
         self.assertEqual(len(lines), 1 + len(expected))
@@ -329,7 +329,7 @@ class GridTest(SweepTestCase):
             self.assertEqual(shlex.split(line), [
                 "launch", "--x", f"--method={m}", f"--world-size={ws}", f"--bandwidth={bw}",
                 f"--out={os.path.join(self.sweep, f'{m}-ws{ws}-{bw}')}",
-                "--epochs=3", "--latency=1ms", "--max-steps=7"])
+                "--epochs=3", "--latency=1ms", "--max-steps=7", "--ignore-unread-options"])
         self.assertFalse(os.path.exists(self.sweep), "--dry-run created the sweep directory")
 
     def test_virtual_baseline_codes_for_free_and_has_no_stragglers(self):

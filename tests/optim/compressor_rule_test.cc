@@ -33,7 +33,9 @@ TEST_P(GdCompressorTest, SignWithAndWithoutErrorFeedbackMatchesTheReference) {
   const SegmentSpecs specs = mixedSpecs();
   const size_t n = extent(specs);
   MethodOptions o;
-  o.setWeightDecay(0.01).setCompressor("signsgd").setErrorFeedback(feedback).setNumWorkers(1);
+  o.setWeightDecay(0.01)
+      .setGd(GdOptions().setCompressor("signsgd").setErrorFeedback(feedback))
+      .setNumWorkers(1);
   MethodRegistry registry;
   ASSERT_TRUE(registerBuiltinMethods(registry).ok());
   auto method = registry.find("gd");
@@ -90,11 +92,12 @@ INSTANTIATE_TEST_SUITE_P(ErrorFeedback, GdCompressorTest, ::testing::Bool(),
 
 TEST(GdCompressorOptions, AnUnknownCompressorOrABadOptionNamesTheField) {
   for (const char* spec : {"nope", "qsgd:levels=0", "qsgd:frobnicate=1", "powersgd:rank=x"}) {
-    const absl::Status s = MethodOptions().setCompressor(spec).validate();
+    const absl::Status s = MethodOptions().setGd(GdOptions().setCompressor(spec)).validate();
     EXPECT_FALSE(s.ok()) << spec;
-    EXPECT_NE(s.message().find("MethodOptions.compressor"), std::string::npos) << s;
+    EXPECT_NE(s.message().find("GdOptions.compressor"), std::string::npos) << s;
   }
-  EXPECT_TRUE(MethodOptions().setCompressor("qsgd:levels=4,bucket=128").validate().ok());
+  EXPECT_TRUE(
+      MethodOptions().setGd(GdOptions().setCompressor("qsgd:levels=4,bucket=128")).validate().ok());
 }
 
 }  // namespace

@@ -10,10 +10,13 @@
 namespace sparseps {
 namespace {
 
+// `field` as validate() names it: "density" (MethodOptions.density) or "DgcOptions.x".
 void expectNamesField(const MethodOptions& o, const std::string& field) {
   absl::Status s = o.validate();
+  const std::string named =
+      field.find('.') == std::string::npos ? "MethodOptions." + field : field;
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << field;
-  EXPECT_NE(s.message().find("MethodOptions." + field + ":"), std::string::npos) << s;
+  EXPECT_NE(s.message().find(named + ":"), std::string::npos) << s;
 }
 
 TEST(MethodOptionsTest, DefaultsAreValidAndFollowMethodsMd) {
@@ -54,36 +57,38 @@ TEST(MethodOptionsTest, EachBadFieldIsNamed) {
   expectNamesField(MethodOptions().setDensity(nan), "density");
   expectNamesField(MethodOptions().setServerDensity(0), "server_density");
   expectNamesField(MethodOptions().setResyncEvery(0), "resync_every");
-  expectNamesField(MethodOptions().setClipNorm(-1), "clip_norm");
   expectNamesField(MethodOptions().setNumWorkers(0), "num_workers");
-  expectNamesField(MethodOptions().setWarmup(true).setWarmupDensities({}), "warmup_densities");
-  expectNamesField(MethodOptions().setWarmup(true).setWarmupDensities({0.5, 2.0}),
-                   "warmup_densities[1]");
+  expectNamesField(MethodOptions().setDgc(DgcOptions().setClipNorm(-1)), "DgcOptions.clip_norm");
+  expectNamesField(MethodOptions().setDgc(DgcOptions().setWarmup(true).setWarmupDensities({})),
+                   "DgcOptions.warmup_densities");
+  expectNamesField(
+      MethodOptions().setDgc(DgcOptions().setWarmup(true).setWarmupDensities({0.5, 2.0})),
+      "DgcOptions.warmup_densities[1]");
+  expectNamesField(MethodOptions().setGd(GdOptions().setCompressor("nope")),
+                   "GdOptions.compressor");
   // The schedule is only checked when it is used.
-  EXPECT_TRUE(MethodOptions().setWarmupDensities({}).validate().ok());
+  EXPECT_TRUE(MethodOptions().setDgc(DgcOptions().setWarmupDensities({})).validate().ok());
 }
 
 TEST(MethodOptionsTest, DensityFollowsTheWarmupByEpoch) {
-  MethodOptions o;
-  o.setDensity(0.001);
-  EXPECT_DOUBLE_EQ(o.densityAt(0), 0.001);  // warm-up off
+  DgcOptions o;
+  EXPECT_DOUBLE_EQ(o.densityAt(0, 0.001), 0.001);  // warm-up off
   o.setWarmup(true);
-  EXPECT_DOUBLE_EQ(o.densityAt(0), 0.25);
-  EXPECT_DOUBLE_EQ(o.densityAt(1), 0.0625);
-  EXPECT_DOUBLE_EQ(o.densityAt(2), 0.015625);
-  EXPECT_DOUBLE_EQ(o.densityAt(3), 0.004);
-  EXPECT_DOUBLE_EQ(o.densityAt(4), 0.001);
-  EXPECT_DOUBLE_EQ(o.densityAt(5), 0.001);
-  EXPECT_DOUBLE_EQ(o.densityAt(50), 0.001);
+  const double want[] = {0.25, 0.0625, 0.015625, 0.004, 0.001, 0.001};
+  for (int epoch = 0; epoch < 6; ++epoch) {
+    EXPECT_DOUBLE_EQ(o.densityAt(epoch, 0.001), want[epoch]) << epoch;
+  }
+  EXPECT_DOUBLE_EQ(o.densityAt(50, 0.001), 0.001);
 }
 
 // With the default target 0.01 the fixed schedule 0.25 ... 0.001 would drop below the
 // target in epochs 3 and 4 and jump back up: the warm-up never goes below it.
 TEST(MethodOptionsTest, WarmupNeverGoesBelowTheTarget) {
-  MethodOptions o;
-  o.setDensity(0.01).setWarmup(true);
+  const DgcOptions o = DgcOptions().setWarmup(true);
   const double want[] = {0.25, 0.0625, 0.015625, 0.01, 0.01, 0.01};
-  for (int epoch = 0; epoch < 6; ++epoch) EXPECT_DOUBLE_EQ(o.densityAt(epoch), want[epoch]) << epoch;
+  for (int epoch = 0; epoch < 6; ++epoch) {
+    EXPECT_DOUBLE_EQ(o.densityAt(epoch, 0.01), want[epoch]) << epoch;
+  }
 }
 
 }  // namespace

@@ -136,13 +136,13 @@ class RefWorker {
     const float wd = static_cast<float>(o_.weight_decay);
     const float lr = ctx.lr;
     float coef = 1.0f;
-    if (method_ == "dgc" && o_.clip_norm > 0) {
+    if (method_ == "dgc" && o_.dgc.clip_norm > 0) {
       double sum = 0;
       for (size_t j = 0; j < extent(specs_); ++j) {
         double g = grad[j] + static_cast<double>(wd) * w[j];
         sum += g * g;
       }
-      double thr = o_.clip_norm / std::sqrt(static_cast<double>(o_.num_workers));
+      double thr = o_.dgc.clip_norm / std::sqrt(static_cast<double>(o_.num_workers));
       if (std::sqrt(sum) > thr) coef = static_cast<float>(thr / std::sqrt(sum));
     }
     Message out;
@@ -177,7 +177,7 @@ class RefWorker {
       } else if (method_ == "dgc") {
         std::vector<float> x(s.numel);
         for (size_t j = 0; j < s.numel; ++j) {
-          if (o_.nesterov) {
+          if (o_.dgc.nesterov) {
             u[j] = m * (u[j] + g[j]);
             x[j] = u[j] + g[j];
           } else {
@@ -191,9 +191,10 @@ class RefWorker {
         }
         for (size_t j = 0; j < s.numel; ++j) v[j] = v[j] + x[j];
         double density = o_.density;
-        if (o_.warmup && ctx.epoch < static_cast<int>(o_.warmup_densities.size()) &&
-            o_.warmup_densities[ctx.epoch] > density) {
-          density = o_.warmup_densities[ctx.epoch];
+        const DgcOptions& dgc = o_.dgc;
+        if (dgc.warmup && ctx.epoch < static_cast<int>(dgc.warmup_densities.size()) &&
+            dgc.warmup_densities[ctx.epoch] > density) {
+          density = dgc.warmup_densities[ctx.epoch];
         }
         std::vector<uint32_t> M = mask(v, density);
         out.push_back(sparseOf(s.id, v, M, lr));

@@ -63,11 +63,12 @@ TEST_P(RulesTest, MatchesReferenceStepByStep) {
       .setDownlink(c.downlink)
       .setSelection(c.selection)
       .setResyncEvery(7)
-      .setNesterov(c.nesterov)
-      .setClipNorm(c.clip_norm)
       .setNumWorkers(kWorkers)
-      .setWarmup(c.warmup)
-      .setWarmupDensities({0.5, 0.25, 0.125})
+      .setDgc(DgcOptions()
+                  .setNesterov(c.nesterov)
+                  .setClipNorm(c.clip_norm)
+                  .setWarmup(c.warmup)
+                  .setWarmupDensities({0.5, 0.25, 0.125}))
       .setSeed(seed);
 
   MethodRegistry registry;

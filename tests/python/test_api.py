@@ -53,13 +53,37 @@ def test_a_bad_method_is_a_value_error_naming_it(worker_world):
     (dict(mode="eventually"), ValueError, "mode"),
     (dict(downlink="both"), ValueError, "downlink"),
     (dict(selection="best"), ValueError, "selection"),
-    (dict(compressor="qsgd:levels=0"), ValueError, "compressor"),
+    (dict(method="gd", compressor="qsgd:levels=0"), ValueError, "GdOptions.compressor"),
+    (dict(method="dgc", dgc_warmup=True, dgc_warmup_densities=[2.0]), ValueError,
+     r"DgcOptions.warmup_densities\[0\]"),
+    (dict(compressor="qsgd"), ValueError,
+     r"compressor: method 'dgs' does not read it \(read by gd\)"),
+    (dict(method="asgd", nesterov=True), ValueError, r"nesterov: .* \(read by dgc\)"),
     (dict(densty=0.1), TypeError, "unknown job option 'densty'"),
     (dict(milestones=[2]), ValueError, "give epoch_steps"),
 ])
 def test_bad_job_options_name_the_option(worker_world, kwargs, error, text):
+    kwargs = dict(dict(method="dgs"), **kwargs)
     with pytest.raises(error, match=text):
-        sparseps.Optimizer(torch.nn.Linear(4, 2).parameters(), method="dgs", **kwargs)
+        sparseps.Optimizer(torch.nn.Linear(4, 2).parameters(), **kwargs)
+
+
+def test_every_method_option_of_the_core_is_a_keyword_and_reaches_it(worker_world):
+    from sparseps import _C, job
+    names = {row["name"] for row in _C.METHOD_OPTIONS}
+    assert set(job.METHOD_OPTIONS) == names - {"momentum", "weight_decay", "density"}
+    c = job.job_config(worker_world, "dgc", 0.1, 0.5, 1e-3, 0.02, dict(
+        nesterov=True, clip_norm=2, dgc_warmup=True, dgc_warmup_densities=[0.5, 0.25],
+        selection="sampled", server_density=0.3, resync_every=9, f16=True))
+    m = c.method_options
+    assert (m.momentum, m.weight_decay, m.density) == (0.5, 1e-3, 0.02)
+    assert m.nesterov and m.dgc_warmup and m.f16
+    assert (m.clip_norm, m.dgc_warmup_densities) == (2.0, [0.5, 0.25])
+    assert (m.selection, m.server_density, m.resync_every) == ("sampled", 0.3, 9)
+    c = job.job_config(worker_world, "gd", 0.1, 0.9, 5e-4, 0.01,
+                       dict(compressor="signsgd", error_feedback=False))
+    assert (c.method_options.compressor, c.method_options.error_feedback) == ("signsgd", False)
+    assert c.method_options.server_density == 0.01  # the density unless given
 
 
 def test_roles_are_checked(worker_world):

@@ -1,0 +1,111 @@
+#include "optim/method_option_table.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "compressors/registry.h"
+
+namespace sparseps {
+namespace {
+
+template <typename T>
+OptionRef shared(T MethodOptions::*member) {
+  return FieldRef<T>{[member](MethodOptions& o) -> T& { return o.*member; }};
+}
+
+template <typename S, typename T>
+OptionRef owned(S MethodOptions::*owner, T S::*member) {
+  return FieldRef<T>{[owner, member](MethodOptions& o) -> T& { return (o.*owner).*member; }};
+}
+
+template <typename E, size_t N>
+OptionRef choice(E MethodOptions::*member, const NameTable<E, N>& table, const char* name) {
+  return ChoiceRef{
+      namesOf(table),
+      [member, &table](const MethodOptions& o) { return nameOf(table, o.*member); },
+      [member, &table, name](MethodOptions& o, absl::string_view text) -> absl::Status {
+        auto parsed = parseName(table, name, text);
+        if (!parsed.ok()) return parsed.status();
+        o.*member = *parsed;
+        return absl::OkStatus();
+      }};
+}
+
+std::vector<MethodOptionRow> makeRows() {
+  using M = MethodOptions;
+  const std::vector<std::string> all;
+  const std::vector<std::string> sparse_workers = {"dgc", "dgs", "gd"};
+  return {
+      {"momentum", "MethodOptions.momentum", "momentum m, in [0, 1)", {"dgc", "dgs", "msgd"},
+       shared(&M::momentum)},
+      {"weight_decay", "MethodOptions.weight_decay", "L2 weight decay, g = grad + wd * w", all,
+       shared(&M::weight_decay)},
+      {"density", "MethodOptions.density", "worker-side top-k density r, in (0, 1]", sparse_workers,
+       shared(&M::density)},
+      {"server_density", "MethodOptions.server_density",
+       "server reply density where the downlink is sparse (dgs always), in (0, 1]", all,
+       shared(&M::server_density)},
+      {"downlink", "MethodOptions.downlink",
+       "what the server sends back: dense (the model) or sparse (top-k of its change, "
+       "dual-way); dgs always replies sparse",
+       all, choice(&M::downlink, kDownlinkNames, "downlink")},
+      {"selection", "MethodOptions.selection",
+       "top-k selection: exact, or sampled (DGC's sampled threshold)", sparse_workers,
+       choice(&M::selection, kSelectionNames, "selection")},
+      {"resync_every", "MethodOptions.resync_every",
+       "where the downlink is sparse: W_sync = W at every this many pushes of the first "
+       "worker (about every this many x workers server versions)",
+       all, shared(&M::resync_every)},
+      {"f16", "MethodOptions.f16",
+       "sparse values travel in half precision (lossy); every rule keeps the rounding in its "
+       "state",
+       all, shared(&M::f16)},
+      {"compressor", "GdOptions.compressor",
+       absl::StrCat("NAME or NAME:key=value,...; default: the selection's top-k (gradient "
+                    "dropping). One of:\n",
+                    builtinCompressors().help()),
+       {"gd"}, owned(&M::gd, &GdOptions::compressor)},
+      {"error_feedback", "GdOptions.error_feedback",
+       "keep what the compressor did not send and add it to the next step (on), or drop it "
+       "(off: plain compressed SGD, e.g. unbiased QSGD)",
+       {"gd"}, owned(&M::gd, &GdOptions::error_feedback)},
+      {"nesterov", "DgcOptions.nesterov", "Nesterov momentum", {"dgc"},
+       owned(&M::dgc, &DgcOptions::nesterov)},
+      {"clip_norm", "DgcOptions.clip_norm",
+       "local gradient clipping threshold, scaled by workers^-1/2; 0 = off", {"dgc"},
+       owned(&M::dgc, &DgcOptions::clip_norm)},
+      {"dgc_warmup", "DgcOptions.warmup",
+       "density warm-up: each epoch of --dgc-warmup-densities selects max(that, --density), "
+       "then --density",
+       {"dgc"}, owned(&M::dgc, &DgcOptions::warmup)},
+      {"dgc_warmup_densities", "DgcOptions.warmup_densities",
+       "the warm-up's density per epoch, a comma list in (0, 1]", {"dgc"},
+       owned(&M::dgc, &DgcOptions::warmup_densities)},
+  };
+}
+
+}  // namespace
+
+std::string MethodOptionRow::flag() const {
+  return "--" + absl::StrReplaceAll(name, {{"_", "-"}});
+}
+
+bool MethodOptionRow::readBy(absl::string_view method) const {
+  return readers.empty() || std::find(readers.begin(), readers.end(), method) != readers.end();
+}
+
+const std::vector<MethodOptionRow>& methodOptionRows() {
+  static const std::vector<MethodOptionRow> rows = makeRows();
+  return rows;
+}
+
+const MethodOptionRow* findMethodOption(absl::string_view name) {
+  for (const MethodOptionRow& row : methodOptionRows()) {
+    if (row.name == name) return &row;
+  }
+  return nullptr;
+}
+
+}  // namespace sparseps
