@@ -13,20 +13,22 @@ namespace {
 
 constexpr size_t kChunk = 4096;
 
-SPARSEPS_MULTIVERSION void roundToPowers(const float* x, size_t n, uint32_t first, uint64_t bits,
-                                         uint16_t* fields) {
-  for (size_t i = 0; i < n; ++i) {
-    uint32_t word;
-    std::memcpy(&word, &x[i], sizeof word);
-    const uint32_t sign = word >> 31;
-    const uint32_t exponent = (word >> 23) & 0xff;
-    const float fraction = static_cast<float>(word & 0x7fffff) * (1.0f / 8388608.0f);
-    const bool up = elementUniform(bits, first + static_cast<uint32_t>(i)) < fraction;
-    // Exponent 0 (zero, subnormal) rounds to 0 or to 2^-126; 254 cannot round up to 255.
-    const uint32_t e = std::min<uint32_t>(exponent + (up ? 1u : 0u), 254u);
-    fields[i] = static_cast<uint16_t>(e | ((e != 0 ? sign : 0u) << 8));
-  }
-}
+SPARSEPS_MULTIVERSION_WIDE(
+    void roundToPowers(const float* x, size_t n, uint32_t first, uint64_t bits,
+                       uint16_t* fields),
+    {
+      for (size_t i = 0; i < n; ++i) {
+        uint32_t word;
+        std::memcpy(&word, &x[i], sizeof word);
+        const uint32_t sign = word >> 31;
+        const uint32_t exponent = (word >> 23) & 0xff;
+        const float fraction = static_cast<float>(word & 0x7fffff) * (1.0f / 8388608.0f);
+        const bool up = elementUniform(bits, first + static_cast<uint32_t>(i)) < fraction;
+        // Exponent 0 (zero, subnormal) rounds to 0 or to 2^-126; 254 cannot round up to 255.
+        const uint32_t e = std::min<uint32_t>(exponent + (up ? 1u : 0u), 254u);
+        fields[i] = static_cast<uint16_t>(e | ((e != 0 ? sign : 0u) << 8));
+      }
+    })
 
 }  // namespace
 

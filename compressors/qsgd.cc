@@ -36,25 +36,26 @@ SPARSEPS_MULTIVERSION float sumOfSquares(const float* x, size_t n) {
 #define SPARSEPS_NO_CONTRACT
 #endif
 
-SPARSEPS_MULTIVERSION SPARSEPS_NO_CONTRACT void quantize(const float* x, size_t n, uint32_t first,
-                                                         float scale, uint32_t levels,
-                                                         uint32_t sign_shift, uint64_t bits,
-                                                         uint16_t* fields) {
+SPARSEPS_MULTIVERSION_WIDE(
+    SPARSEPS_NO_CONTRACT void quantize(const float* x, size_t n, uint32_t first, float scale,
+                                       uint32_t levels, uint32_t sign_shift, uint64_t bits,
+                                       uint16_t* fields),
+    {
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #endif
-  const float top = static_cast<float>(levels);
-  // floor(min(v, s)) = min(floor(v), s) for an integer s, and the conversion truncates,
-  // which is the floor of v >= 0: no std::floor, which GCC does not vectorize (it may not
-  // drop floor's inexact exception under the default -ftrapping-math).
-  for (size_t i = 0; i < n; ++i) {
-    const float level = std::min(std::fabs(x[i]) * scale +
-                                     elementUniform(bits, first + static_cast<uint32_t>(i)),
-                                 top);
-    fields[i] = static_cast<uint16_t>(static_cast<uint32_t>(level) |
-                                      (static_cast<uint32_t>(x[i] < 0) << sign_shift));
-  }
-}
+      const float top = static_cast<float>(levels);
+      // floor(min(v, s)) = min(floor(v), s) for an integer s, and the conversion truncates,
+      // which is the floor of v >= 0: no std::floor, which GCC does not vectorize (it may
+      // not drop floor's inexact exception under the default -ftrapping-math).
+      for (size_t i = 0; i < n; ++i) {
+        const float level = std::min(std::fabs(x[i]) * scale +
+                                         elementUniform(bits, first + static_cast<uint32_t>(i)),
+                                     top);
+        fields[i] = static_cast<uint16_t>(static_cast<uint32_t>(level) |
+                                          (static_cast<uint32_t>(x[i] < 0) << sign_shift));
+      }
+    })
 
 }  // namespace
 

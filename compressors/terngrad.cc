@@ -25,14 +25,16 @@ SPARSEPS_MULTIVERSION float maxMagnitude(const float* x, size_t n) {
   return m;
 }
 
-SPARSEPS_MULTIVERSION void ternarize(const float* x, size_t n, uint32_t first, float inv_scale,
-                                     uint64_t bits, uint16_t* fields) {
-  for (size_t i = 0; i < n; ++i) {
-    const bool keep =
-        elementUniform(bits, first + static_cast<uint32_t>(i)) < std::fabs(x[i]) * inv_scale;
-    fields[i] = static_cast<uint16_t>(keep ? (x[i] < 0 ? 2 : 1) : 0);
-  }
-}
+SPARSEPS_MULTIVERSION_WIDE(
+    void ternarize(const float* x, size_t n, uint32_t first, float inv_scale, uint64_t bits,
+                   uint16_t* fields),
+    {
+      for (size_t i = 0; i < n; ++i) {
+        const bool keep =
+            elementUniform(bits, first + static_cast<uint32_t>(i)) < std::fabs(x[i]) * inv_scale;
+        fields[i] = static_cast<uint16_t>(keep ? (x[i] < 0 ? 2 : 1) : 0);
+      }
+    })
 
 }  // namespace
 
