@@ -21,12 +21,12 @@ OptionRef owned(S MethodOptions::*owner, T S::*member) {
 }
 
 template <typename E, size_t N>
-OptionRef choice(E MethodOptions::*member, const NameTable<E, N>& table, const char* name) {
+OptionRef choice(E MethodOptions::*member, const NameTable<E, N>& table) {
   return ChoiceRef{
       namesOf(table),
       [member, &table](const MethodOptions& o) { return nameOf(table, o.*member); },
-      [member, &table, name](MethodOptions& o, absl::string_view text) -> absl::Status {
-        auto parsed = parseName(table, name, text);
+      [member, &table](MethodOptions& o, absl::string_view text) -> absl::Status {
+        auto parsed = parseName(table, "", text);
         if (!parsed.ok()) return parsed.status();
         o.*member = *parsed;
         return absl::OkStatus();
@@ -50,10 +50,10 @@ std::vector<MethodOptionRow> makeRows() {
       {"downlink", "MethodOptions.downlink",
        "what the server sends back: dense (the model) or sparse (top-k of its change, "
        "dual-way); dgs always replies sparse",
-       all, choice(&M::downlink, kDownlinkNames, "downlink")},
+       all, choice(&M::downlink, kDownlinkNames)},
       {"selection", "MethodOptions.selection",
        "top-k selection: exact, or sampled (DGC's sampled threshold)", sparse_workers,
-       choice(&M::selection, kSelectionNames, "selection")},
+       choice(&M::selection, kSelectionNames)},
       {"resync_every", "MethodOptions.resync_every",
        "where the downlink is sparse: W_sync = W at every this many pushes of the first "
        "worker (about every this many x workers server versions)",

@@ -29,7 +29,8 @@ struct FieldRef {
 struct ChoiceRef {
   std::vector<std::string> names;
   std::function<std::string(const MethodOptions&)> get;
-  std::function<absl::Status(MethodOptions&, absl::string_view)> set;  // refuses a bad spelling
+  // Refuses a bad spelling: ": 'x'; use a, b" (the caller puts the option's name first).
+  std::function<absl::Status(MethodOptions&, absl::string_view)> set;
 };
 
 using OptionRef = std::variant<FieldRef<bool>, FieldRef<int>, FieldRef<double>,

@@ -19,13 +19,12 @@ from . import _C
 from .world import World, current
 
 # The method's options beyond the common five (momentum, weight_decay and density are
-# arguments), one per row of the C++ option table, with their C++ defaults; two default to
-# None, meaning the method's own: server_density (= density) and downlink (sparse for gd
-# and dgc). The rows' help is in _C.METHOD_OPTIONS and docs/methods.md.
+# arguments): the rows of the C++ option table by name, each with its help and the methods
+# that read it. Not given, an option keeps its C++ default (_C.MethodOptions()), but for
+# two that follow the method: server_density (= density) and downlink (sparse for gd and
+# dgc).
 _ARGUMENTS = ("momentum", "weight_decay", "density")
-_ROWS = {row["name"]: row for row in _C.METHOD_OPTIONS if row["name"] not in _ARGUMENTS}
-METHOD_OPTIONS = {name: getattr(_C.MethodOptions(), name) for name in _ROWS}
-METHOD_OPTIONS.update(server_density=None, downlink=None)
+METHOD_OPTIONS = {row["name"]: row for row in _C.METHOD_OPTIONS if row["name"] not in _ARGUMENTS}
 
 # The job's own keywords, with their defaults.
 JOB_OPTIONS = {
@@ -46,8 +45,8 @@ def job_config(world: World, method: str, lr: float, momentum: float, weight_dec
     if unknown:
         raise TypeError(f"sparseps: unknown job option {unknown[0]!r}; known: "
                         f"lr, momentum, weight_decay, density, {', '.join(known)}")
-    for name in sorted(set(options) & set(_ROWS)):
-        readers = _ROWS[name]["readers"]
+    for name in sorted(set(options) & set(METHOD_OPTIONS)):
+        readers = METHOD_OPTIONS[name]["readers"]
         if readers and method not in readers:
             raise ValueError(f"sparseps: {name}: method {method!r} does not read it (read by "
                              f"{', '.join(readers)}); drop it")
@@ -63,7 +62,7 @@ def job_config(world: World, method: str, lr: float, momentum: float, weight_dec
     m.momentum, m.weight_decay, m.density = float(momentum), float(weight_decay), float(density)
     m.server_density = float(density)
     for name, value in options.items():
-        if name in _ROWS and name != "downlink" and value is not None:
+        if name in METHOD_OPTIONS and name != "downlink" and value is not None:
             setattr(m, name, value)
     c.method_options = m
     c.validate()

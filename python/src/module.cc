@@ -28,9 +28,9 @@ void bindRankOptions(py::module_& m) {
             [&](const ChoiceRef& f) {
               options.def_property(
                   row.name.c_str(), [f](const MethodOptions& o) { return f.get(o); },
-                  [f](MethodOptions& o, const std::string& v) {
+                  [f, name = row.name](MethodOptions& o, const std::string& v) {
                     const absl::Status s = f.set(o, v);
-                    if (!s.ok()) throw py::value_error(std::string(s.message()));
+                    if (!s.ok()) throw py::value_error(name + std::string(s.message()));
                   });
             },
             [&](const auto& f) {

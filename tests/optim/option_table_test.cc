@@ -61,7 +61,9 @@ void setOther(const MethodOptionRow& row, MethodOptions* o) {
                  [o](const FieldRef<std::vector<double>>& f) { f.of(*o) = {0.5, 0.3}; },
                  [o](const ChoiceRef& f) {
                    for (const std::string& name : f.names) {
-                     if (name != f.get(*o)) ASSERT_TRUE(f.set(*o, name).ok());
+                     if (name != f.get(*o)) {
+                       ASSERT_TRUE(f.set(*o, name).ok());
+                     }
                    }
                  },
              },
