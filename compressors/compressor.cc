@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace sparseps {
 
 void produceAll(StreamedVector& x) {
@@ -9,6 +11,14 @@ void produceAll(StreamedVector& x) {
   for (size_t begin = 0; begin < n; begin += kStreamChunk) {
     x.produce(begin, std::min(n, begin + kStreamChunk));
   }
+}
+
+absl::Status Compressor::restoreState(const SelectContext& ctx, size_t /*numel*/,
+                                      absl::Span<const float> state) {
+  if (state.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(name(), " keeps no state, but segment ",
+                                                 ctx.segment_id, "'s holds ", state.size(),
+                                                 " values (saved with another compressor?)"));
 }
 
 }  // namespace sparseps

@@ -1,12 +1,16 @@
 #pragma once
-// Compressor: selects what of one segment travels. Compressors are stateless and
-// return owned results; state such as residuals lives in decorators (error_feedback.h)
-// and in the methods of optim/, keyed by the stable segment id, never by an address.
+// Compressor: selects what of one segment travels. Compressors return owned results and
+// are stateless but for PowerSGD's warm start, which they save and restore for
+// checkpoints through savedState/restoreState; state such as residuals lives in
+// decorators (error_feedback.h) and in the methods of optim/, keyed by the stable segment
+// id, never by an address.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "compressors/segment_data.h"
 
@@ -64,6 +68,15 @@ class Compressor {
     compress(x.whole(), density, ctx, out);
   }
   virtual std::string name() const = 0;
+
+  // What this compressor carries from one compression of a segment to the next (PowerSGD's
+  // Q), for checkpoints; empty when nothing (before the first compression, and always for
+  // the stateless ones).
+  virtual std::vector<float> savedState(uint32_t /*segment_id*/) const { return {}; }
+  // Restores what savedState gave for the segment of ctx (ctx.rows, and numel elements);
+  // empty restores "nothing yet". An error says why the state cannot be this segment's.
+  virtual absl::Status restoreState(const SelectContext& ctx, size_t numel,
+                                    absl::Span<const float> state);
 };
 
 }  // namespace sparseps

@@ -38,6 +38,7 @@ class ErrorFeedback {
   void clear() { residuals_.clear(); }
 
   const Compressor& inner() const { return *inner_; }
+  Compressor& inner() { return *inner_; }
   std::string name() const { return "ef(" + inner_->name() + ")"; }
 
  private:

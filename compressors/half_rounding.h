@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "compressors/compressor.h"
 
@@ -31,6 +32,13 @@ class HalfRounding : public Compressor {
     roundValuesToHalf(out);
   }
   std::string name() const override { return "f16(" + inner_->name() + ")"; }
+  std::vector<float> savedState(uint32_t segment_id) const override {
+    return inner_->savedState(segment_id);
+  }
+  absl::Status restoreState(const SelectContext& ctx, size_t numel,
+                            absl::Span<const float> state) override {
+    return inner_->restoreState(ctx, numel, state);
+  }
 
  private:
   std::unique_ptr<Compressor> inner_;

@@ -40,6 +40,13 @@ void orthonormalize(float* P, size_t rows, size_t rank) {
   }
 }
 
+// Factors lighter than the matrix: r (rows + cols) < rows * cols. A matrix with no such
+// rank (a single row or column, 2 x 2) travels whole, as the paper sends its vectors.
+size_t factorRank(const MatrixShape& m, uint32_t rank) {
+  if (m.rows == 0) return 0;
+  return std::min<size_t>(rank, (m.rows * m.cols - 1) / (m.rows + m.cols));
+}
+
 }  // namespace
 
 absl::Status PowersgdOptions::validate() const {
@@ -58,9 +65,7 @@ MatrixShape matrixView(size_t numel, uint32_t rows) {
 void PowersgdCompressor::compress(absl::Span<const float> x, double /*density*/,
                                   const SelectContext& ctx, SegmentData* out) const {
   const MatrixShape m = matrixView(x.size(), ctx.rows);
-  // Factors lighter than the matrix: r (rows + cols) < rows * cols. A matrix with no such
-  // rank (a single row or column, 2 x 2) travels whole, as the paper sends its vectors.
-  const size_t rank = std::min<size_t>(options_.rank, (m.rows * m.cols - 1) / (m.rows + m.cols));
+  const size_t rank = factorRank(m, options_.rank);
   if (rank == 0) {
     denseSegment(x, ctx.segment_id, out);
     return;
@@ -92,6 +97,32 @@ void PowersgdCompressor::compress(absl::Span<const float> x, double /*density*/,
   orthonormalize(P, m.rows, rank);
   multiplyTransposed(x.data(), P, m.rows, m.cols, rank, Q);
   std::copy(Q, Q + m.cols * rank, q->begin());
+}
+
+std::vector<float> PowersgdCompressor::savedState(uint32_t segment_id) const {
+  if (!options_.warm_start) return {};  // a fresh Q every step: nothing carries over
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = q_.find(segment_id);
+  return it == q_.end() ? std::vector<float>{} : it->second;
+}
+
+absl::Status PowersgdCompressor::restoreState(const SelectContext& ctx, size_t numel,
+                                              absl::Span<const float> state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state.empty()) {
+    q_.erase(ctx.segment_id);
+    return absl::OkStatus();
+  }
+  const MatrixShape m = matrixView(numel, ctx.rows);
+  const size_t expected = options_.warm_start ? m.cols * factorRank(m, options_.rank) : 0;
+  if (state.size() != expected) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "powersgd: segment ", ctx.segment_id, "'s saved Q holds ", state.size(),
+        " values, this run's Q has ", expected, " (", m.rows, " x ", m.cols, ", rank ",
+        options_.rank, options_.warm_start ? "" : ", no warm start", ")"));
+  }
+  q_[ctx.segment_id].assign(state.begin(), state.end());
+  return absl::OkStatus();
 }
 
 CompressorInfo powersgdInfo() {

@@ -10,8 +10,9 @@
 // capped below rows * cols / (rows + cols), where the factors would weigh as much as the
 // matrix; a matrix too small for rank 1 (a single row or column, 2 x 2) travels dense, as
 // the paper sends vectors. Meant for error feedback, as the paper uses it (gd's worker rule).
-// Keeps Q per segment id: one PowersgdCompressor per sender. Q is not checkpointed; a
-// resumed run starts it fresh, as the first step does.
+// Keeps Q per segment id: one PowersgdCompressor per sender. Q is its saved state
+// (savedState/restoreState), so a run resumed from a checkpoint warm-starts where it
+// stopped.
 
 #include <cstdint>
 #include <mutex>
@@ -47,6 +48,9 @@ class PowersgdCompressor : public Compressor {
   void compress(absl::Span<const float> x, double density, const SelectContext& ctx,
                 SegmentData* out) const override;
   std::string name() const override { return "powersgd"; }
+  std::vector<float> savedState(uint32_t segment_id) const override;
+  absl::Status restoreState(const SelectContext& ctx, size_t numel,
+                            absl::Span<const float> state) override;
 
  private:
   PowersgdOptions options_;

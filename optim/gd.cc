@@ -27,6 +27,7 @@ class GdWorker : public SegmentWorker {
   GdWorker(const SegmentSpecs& specs, const MethodOptions& options)
       : SegmentWorker(specs, options), v_(makeCompressor(options)) {
     if (options.gd.error_feedback) keepState(&v_);
+    keepState(&v_.inner());  // with or without error feedback (PowerSGD's Q)
   }
 
   void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,

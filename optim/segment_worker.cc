@@ -49,6 +49,7 @@ std::string SegmentWorker::saveState() const {
   w.u32(static_cast<uint32_t>(arrays_.size()));
   w.u32(static_cast<uint32_t>(memories_.size()));
   w.u32(static_cast<uint32_t>(index_lists_.size()));
+  w.u32(static_cast<uint32_t>(compressors_.size()));
   for (const auto* per_spec : arrays_) {
     for (const std::vector<float>& a : *per_spec) w.floats(a);
   }
@@ -66,6 +67,11 @@ std::string SegmentWorker::saveState() const {
   for (const auto* per_spec : index_lists_) {
     for (const std::vector<uint32_t>& list : *per_spec) w.indices(list);
   }
+  for (const Compressor* compressor : compressors_) {
+    for (const SegmentSpec& spec : index_.specs()) {
+      if (spec.compressed) w.floats(compressor->savedState(spec.id));
+    }
+  }
   return w.take();
 }
 
@@ -81,6 +87,10 @@ absl::Status SegmentWorker::loadState(const std::string& bytes) {
     return s;
   }
   if (auto s = r.expectU32("index list count", static_cast<uint32_t>(index_lists_.size()));
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = r.expectU32("compressor count", static_cast<uint32_t>(compressors_.size()));
       !s.ok()) {
     return s;
   }
@@ -108,13 +118,56 @@ absl::Status SegmentWorker::loadState(const std::string& bytes) {
       if (auto s = r.indices("index list", index_[i].numel, &per_list[i]); !s.ok()) return s;
     }
   }
+  // Compressor states: at most a segment's size each; the compressor checks the rest.
+  std::vector<std::vector<std::vector<float>>> compressor_states(compressors_.size());
+  for (auto& per_compressor : compressor_states) {
+    for (const SegmentSpec& spec : index_.specs()) {
+      if (!spec.compressed) continue;
+      per_compressor.emplace_back();
+      if (auto s = r.floatsAtMost("compressor state", spec.numel, &per_compressor.back());
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
   if (auto s = r.finish(); !s.ok()) return s;
+  if (auto s = restoreCompressors(compressor_states); !s.ok()) return s;
   for (size_t k = 0; k < arrays_.size(); ++k) *arrays_[k] = std::move(arrays[k]);
   for (size_t k = 0; k < index_lists_.size(); ++k) *index_lists_[k] = std::move(lists[k]);
   for (size_t m = 0; m < memories_.size(); ++m) {
     size_t next = 0;
     for (const SegmentSpec& spec : index_.specs()) {
       if (spec.compressed) memories_[m]->setResidual(spec.id, residuals[m][next++]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SegmentWorker::restoreCompressors(
+    const std::vector<std::vector<std::vector<float>>>& states) {
+  // The compressor judges each state; if it refuses one, what was restored before it is
+  // put back, so a refused load changes nothing.
+  struct Restored {
+    Compressor* compressor;
+    SelectContext ctx;
+    size_t numel;
+    std::vector<float> before;
+  };
+  std::vector<Restored> done;
+  for (size_t c = 0; c < compressors_.size(); ++c) {
+    size_t next = 0;
+    for (const SegmentSpec& spec : index_.specs()) {
+      if (!spec.compressed) continue;
+      Restored r{compressors_[c], SelectContext{spec.id, 0, options_.seed, spec.rows}, spec.numel,
+                 compressors_[c]->savedState(spec.id)};
+      absl::Status s = r.compressor->restoreState(r.ctx, r.numel, states[c][next++]);
+      if (!s.ok()) {
+        for (const Restored& d : done) {
+          d.compressor->restoreState(d.ctx, d.numel, d.before).IgnoreError();  // its own state
+        }
+        return s;
+      }
+      done.push_back(std::move(r));
     }
   }
   return absl::OkStatus();

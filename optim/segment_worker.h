@@ -3,7 +3,8 @@
 // the specs, the folded gradient g = grad + wd * w of one segment (as a buffer, or fused
 // into the method's own update pass), applyReply (a dense reply segment is the model, a
 // sparse one a delta: see method.h), and checkpoints of the state a method registers with
-// keepState (per-segment arrays such as momentum u, and error-feedback residuals), in
+// keepState (per-segment arrays such as momentum u, error-feedback residuals, and what a
+// compressor carries between steps, such as PowerSGD's Q), in
 // optim/state_io.h's format. A rule refills the push message in place (one slot per spec,
 // in spec order), so the vectors of the last step's push are reused.
 
@@ -39,6 +40,8 @@ class SegmentWorker : public WorkerRule {
   void keepState(ErrorFeedback* memory) { memories_.push_back(memory); }
   // One sorted index list per spec (as the last push's indices).
   void keepState(std::vector<std::vector<uint32_t>>* per_spec) { index_lists_.push_back(per_spec); }
+  // A compressor's own state of the compressed segments (Compressor::savedState).
+  void keepState(Compressor* compressor) { compressors_.push_back(compressor); }
   // coef * (grad + wd * w) over `spec`, valid until the next call.
   absl::Span<const float> foldedGradient(const SegmentSpec& spec, absl::Span<const float> grad,
                                          absl::Span<const float> w, float coef = 1.0f);
@@ -67,6 +70,10 @@ class SegmentWorker : public WorkerRule {
   std::vector<std::vector<std::vector<float>>*> arrays_;
   std::vector<ErrorFeedback*> memories_;
   std::vector<std::vector<std::vector<uint32_t>>*> index_lists_;
+  std::vector<Compressor*> compressors_;
+
+  // Restores states[c][k] (the k-th compressed spec's) into compressors_[c].
+  absl::Status restoreCompressors(const std::vector<std::vector<std::vector<float>>>& states);
 };
 
 }  // namespace sparseps

@@ -96,9 +96,24 @@ absl::Status StateReader::floats(absl::string_view what, size_t expected, std::v
     return absl::DataLossError(absl::StrCat("method state: ", what, " holds ", *n,
                                             " values, this rule expects ", expected));
   }
-  if (auto s = need(expected * 4, what); !s.ok()) return s;
-  out->resize(expected);
-  for (size_t i = 0; i < expected; ++i) {
+  return floatValues(what, expected, out);
+}
+
+absl::Status StateReader::floatsAtMost(absl::string_view what, size_t most,
+                                       std::vector<float>* out) {
+  absl::StatusOr<uint64_t> n = u64(what);
+  if (!n.ok()) return n.status();
+  if (*n > most) {
+    return absl::DataLossError(absl::StrCat("method state: ", what, " holds ", *n,
+                                            " values, more than the ", most, " it can"));
+  }
+  return floatValues(what, *n, out);
+}
+
+absl::Status StateReader::floatValues(absl::string_view what, size_t n, std::vector<float>* out) {
+  if (auto s = need(n * 4, what); !s.ok()) return s;
+  out->resize(n);
+  for (size_t i = 0; i < n; ++i) {
     uint32_t bits = *u32(what);
     std::memcpy(&(*out)[i], &bits, sizeof bits);
     if (!std::isfinite((*out)[i])) {

@@ -19,7 +19,8 @@
 namespace sparseps {
 
 inline constexpr uint32_t kStateMagic = 0x53505352;  // "SPSR"
-inline constexpr uint32_t kStateFormatVersion = 2;  // 2: the dual-way server keeps B_k
+// 2: the dual-way server keeps B_k; 3: a worker's compressors keep theirs (PowerSGD's Q)
+inline constexpr uint32_t kStateFormatVersion = 3;
 
 class StateWriter {
  public:
@@ -46,6 +47,8 @@ class StateReader {
   absl::Status expectU32(absl::string_view what, uint32_t expected);
   // Reads a float array whose stored length must equal `expected`; values must be finite.
   absl::Status floats(absl::string_view what, size_t expected, std::vector<float>* out);
+  // The same for an array of any length up to `most`.
+  absl::Status floatsAtMost(absl::string_view what, size_t most, std::vector<float>* out);
   // Reads an index list of at most `numel` strictly increasing indices below numel.
   absl::Status indices(absl::string_view what, size_t numel, std::vector<uint32_t>* out);
   // Every byte was consumed.
@@ -53,6 +56,7 @@ class StateReader {
 
  private:
   absl::Status need(size_t n, absl::string_view what) const;
+  absl::Status floatValues(absl::string_view what, size_t n, std::vector<float>* out);
   absl::string_view bytes_;
   size_t pos_ = 0;
 };

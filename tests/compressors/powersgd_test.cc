@@ -180,6 +180,71 @@ TEST(PowerSgd, ColdStartDependsOnTheContextOnly) {
   EXPECT_EQ(a.params, b.params);
 }
 
+// A checkpoint's view: Q saved after some steps and restored into a new compressor goes
+// on exactly as the compressor it came from (the warm start survives a resume).
+TEST(PowerSgd, RestoredQContinuesLikeTheOriginal) {
+  auto a = makeBuiltinCompressor("powersgd:rank=2");
+  auto b = makeBuiltinCompressor("powersgd:rank=2");
+  auto fresh = makeBuiltinCompressor("powersgd:rank=2");
+  ASSERT_TRUE(a.ok() && b.ok() && fresh.ok());
+  const size_t rows = 8, cols = 10;
+  SelectContext ctx;
+  ctx.segment_id = 5;
+  ctx.rows = rows;
+  ctx.seed = 9;
+  EXPECT_TRUE((*a)->savedState(5).empty()) << "state before the first compression";
+  SegmentData s;
+  for (uint64_t t = 0; t < 3; ++t) {
+    ctx.step = t;
+    (*a)->compress(normals(rows * cols, 10 + t), 0.1, ctx, &s);
+  }
+  const std::vector<float> q = (*a)->savedState(5);
+  ASSERT_EQ(q.size(), cols * 2);
+  // Q is what the last compression sent as its second factor.
+  EXPECT_EQ(q, std::vector<float>(s.params.begin() + rows * 2, s.params.end()));
+  ASSERT_TRUE((*b)->restoreState(ctx, rows * cols, q).ok());
+  EXPECT_EQ((*b)->savedState(5), q);
+  ctx.step = 3;
+  const std::vector<float> M = normals(rows * cols, 13);
+  SegmentData sa, sb, sf;
+  (*a)->compress(M, 0.1, ctx, &sa);
+  (*b)->compress(M, 0.1, ctx, &sb);
+  (*fresh)->compress(M, 0.1, ctx, &sf);
+  EXPECT_EQ(sb.params, sa.params);
+  EXPECT_NE(sf.params, sa.params) << "a fresh Q gives the same factors: the test shows nothing";
+}
+
+TEST(PowerSgd, RestoreRefusesAQOfAnotherShapeAndChangesNothing) {
+  auto made = makeBuiltinCompressor("powersgd:rank=2");
+  ASSERT_TRUE(made.ok());
+  Compressor& c = **made;
+  SelectContext ctx;
+  ctx.segment_id = 1;
+  ctx.rows = 8;
+  SegmentData s;
+  c.compress(normals(80, 1), 0.1, ctx, &s);
+  const std::vector<float> q = c.savedState(1);
+  absl::Status bad = c.restoreState(ctx, 80, std::vector<float>(q.size() + 1, 0.5f));
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("saved Q holds 21 values, this run's Q has 20"), std::string::npos)
+      << bad;
+  EXPECT_EQ(c.savedState(1), q);
+  // Another view of the same numel (4 rows: Q is 20 x 2) does not fit either.
+  ctx.rows = 4;
+  EXPECT_FALSE(c.restoreState(ctx, 80, q).ok());
+  // Without warm start there is no state to save, and none is taken.
+  auto cold = makeBuiltinCompressor("powersgd:rank=2,warm_start=0");
+  ASSERT_TRUE(cold.ok());
+  (*cold)->compress(normals(80, 1), 0.1, ctx, &s);
+  EXPECT_TRUE((*cold)->savedState(1).empty());
+  EXPECT_FALSE((*cold)->restoreState(ctx, 80, q).ok());
+  // A stateless compressor refuses any state but none.
+  auto topk = makeBuiltinCompressor("topk");
+  ASSERT_TRUE(topk.ok());
+  EXPECT_TRUE((*topk)->restoreState(ctx, 80, {}).ok());
+  EXPECT_FALSE((*topk)->restoreState(ctx, 80, q).ok());
+}
+
 // A zero matrix makes P and Q zero; the next step must not warm-start from that zero Q
 // (it would send nothing for good), but draw it afresh.
 TEST(PowerSgd, ZeroMatrixDoesNotStickTheWarmStart) {

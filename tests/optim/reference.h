@@ -96,6 +96,18 @@ inline void expectMessagesNear(const Message& got, const Message& want, const st
     ASSERT_EQ(g.segment_id, w.segment_id) << what << " segment " << i;
     ASSERT_EQ(g.numel, w.numel) << what << " segment " << w.segment_id;
     ASSERT_EQ(g.dense, w.dense) << what << " segment " << w.segment_id;
+    ASSERT_EQ(g.code, w.code) << what << " segment " << w.segment_id;
+    if (g.coded()) {  // the same code: its parameters near, its packed fields equal
+      ASSERT_EQ(g.code_arg, w.code_arg) << what << " segment " << w.segment_id;
+      ASSERT_EQ(g.packed, w.packed) << what << " segment " << w.segment_id;
+      ASSERT_EQ(g.params.size(), w.params.size()) << what << " segment " << w.segment_id;
+      for (size_t j = 0; j < g.params.size(); ++j) {
+        ASSERT_TRUE(near(g.params[j], w.params[j], tol))
+            << what << " segment " << w.segment_id << " param " << j << ": got " << g.params[j]
+            << ", want " << w.params[j];
+      }
+      continue;
+    }
     if (!g.dense) {
       ASSERT_TRUE(std::is_sorted(g.indices.begin(), g.indices.end())) << what;
       ASSERT_EQ(g.indices.size(), g.values.size()) << what;

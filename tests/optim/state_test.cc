@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -179,11 +180,16 @@ Message push(WorkerRule& worker, const std::vector<float>& grad, const std::vect
 TEST(StateTest, WorkerStateRoundTripContinuesIdentically) {
   const uint64_t seed = freshSeed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
-  for (const std::string name : {"msgd", "asgd", "gd", "dgc", "dgs"}) {
-    SCOPED_TRACE(name);
+  // gd also with PowerSGD, whose warm-start Q is state, with and without error feedback.
+  const std::vector<std::tuple<std::string, std::string, bool>> cases = {
+      {"msgd", "", true}, {"asgd", "", true}, {"gd", "", true}, {"dgc", "", true},
+      {"dgs", "", true}, {"gd", "powersgd:rank=2", true}, {"gd", "powersgd:rank=2", false}};
+  for (const auto& [name, compressor, error_feedback] : cases) {
+    SCOPED_TRACE(name + " " + compressor + (error_feedback ? "" : " without error feedback"));
     std::mt19937_64 rng(seed);
     MethodOptions o;
     o.setDensity(0.1).setWeightDecay(1e-3);
+    o.gd.setCompressor(compressor).setErrorFeedback(error_feedback);
     const size_t n = extent(mixedSpecs());
     const std::vector<float> w = randomVector(rng, n);
     auto a = makeWorker(name, o);
@@ -202,7 +208,8 @@ TEST(StateTest, WorkerStateRoundTripContinuesIdentically) {
                          0.0f);
       Message pf = push(*fresh, grad, w, t);
       for (size_t i = 0; i < pa.size(); ++i) {
-        differs_from_fresh |= pa[i].indices != pf[i].indices || pa[i].values != pf[i].values;
+        differs_from_fresh |= pa[i].indices != pf[i].indices || pa[i].values != pf[i].values ||
+                              pa[i].params != pf[i].params;
       }
     }
     // Every method but asgd carries state from step to step: without it the pushes differ.
@@ -242,6 +249,29 @@ TEST(StateTest, BadWorkerStateGivesAClearErrorAndChangesNothing) {
   expectFails(makeWorker("dgs", o)->saveState(), "residual memory count");
   expectFails(makeWorker("dgc", o, {SegmentSpec{10, 0, 120, true}})->saveState(), "segment count");
   ASSERT_TRUE(worker->loadState(good).ok());
+}
+
+TEST(StateTest, APowersgdQOfAnotherRankIsRefusedAndChangesNothing) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  MethodOptions o;
+  o.gd.setCompressor("powersgd:rank=2");
+  auto worker = makeWorker("gd", o);
+  const std::vector<float> w = randomVector(rng, extent(mixedSpecs()));
+  for (uint64_t t = 0; t < 3; ++t) push(*worker, randomVector(rng, w.size()), w, t);
+  const std::string good = worker->saveState();
+
+  MethodOptions rank3 = o;
+  rank3.gd.setCompressor("powersgd:rank=3");
+  auto other = makeWorker("gd", rank3);
+  push(*other, randomVector(rng, w.size()), w, 0);
+  absl::Status s = worker->loadState(other->saveState());
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("saved Q holds"), std::string::npos) << s;
+  EXPECT_EQ(worker->saveState(), good) << "a failed load changed the state";
+  // A state of a worker without the compressor's state (top-k) is refused by its count.
+  EXPECT_FALSE(worker->loadState(makeWorker("dgc", o)->saveState()).ok());
 }
 
 }  // namespace
