@@ -9,7 +9,9 @@
 
 namespace sparseps {
 
-inline float elementUniform(uint64_t bits, uint32_t i) {
+// The draw as a 24-bit integer: elementUniform is it times 2^-24, so a comparison of the
+// uniform with k / 2^24 can be made in integers, exactly.
+inline uint32_t elementDraw24(uint64_t bits, uint32_t i) {
   uint32_t x = (i * 0x9e3779b9u) ^ static_cast<uint32_t>(bits);
   x += static_cast<uint32_t>(bits >> 32);
   x ^= x >> 16;
@@ -17,7 +19,11 @@ inline float elementUniform(uint64_t bits, uint32_t i) {
   x ^= x >> 15;
   x *= 0x846ca68bu;
   x ^= x >> 16;
-  return static_cast<float>(x >> 8) * (1.0f / 16777216.0f);
+  return x >> 8;
+}
+
+inline float elementUniform(uint64_t bits, uint32_t i) {
+  return static_cast<float>(elementDraw24(bits, i)) * (1.0f / 16777216.0f);
 }
 
 // Buckets of a segment of numel elements cut into `buckets` pieces: every bucket holds

@@ -14,16 +14,19 @@ namespace {
 constexpr size_t kChunk = 4096;
 
 SPARSEPS_MULTIVERSION_WIDE(
-    void roundToPowers(const float* x, size_t n, uint32_t first, uint64_t bits,
+    void roundToPowers(const float* x, uint32_t n, uint32_t first, uint64_t bits,
                        uint16_t* fields),
     {
-      for (size_t i = 0; i < n; ++i) {
+      // 32-bit counters: a size_t index would make the vector loop widen every position
+      // to 64 bits before hashing it.
+      for (uint32_t i = 0; i < n; ++i) {
         uint32_t word;
         std::memcpy(&word, &x[i], sizeof word);
         const uint32_t sign = word >> 31;
         const uint32_t exponent = (word >> 23) & 0xff;
-        const float fraction = static_cast<float>(word & 0x7fffff) * (1.0f / 8388608.0f);
-        const bool up = elementUniform(bits, first + static_cast<uint32_t>(i)) < fraction;
+        // Up with probability fraction = mantissa / 2^23: uniform = draw / 2^24 < fraction,
+        // compared in integers.
+        const bool up = elementDraw24(bits, first + i) < ((word & 0x7fffff) << 1);
         // Exponent 0 (zero, subnormal) rounds to 0 or to 2^-126; 254 cannot round up to 255.
         const uint32_t e = std::min<uint32_t>(exponent + (up ? 1u : 0u), 254u);
         fields[i] = static_cast<uint16_t>(e | ((e != 0 ? sign : 0u) << 8));
@@ -40,7 +43,8 @@ void NaturalCompressor::compress(absl::Span<const float> x, double /*density*/,
   uint16_t fields[kChunk];
   for (size_t first = 0; first < n; first += kChunk) {
     const size_t m = std::min(kChunk, n - first);
-    roundToPowers(x.data() + first, m, static_cast<uint32_t>(first), bits, fields);
+    roundToPowers(x.data() + first, static_cast<uint32_t>(m), static_cast<uint32_t>(first), bits,
+                  fields);
     packFields(fields, m, 9, first, out->packed.data());
   }
 }

@@ -27,6 +27,16 @@ SPARSEPS_MULTIVERSION float sumOfSquares(const float* x, size_t n) {
   return sum;
 }
 
+// The norm of x: its sum of squares in float lanes, and again in double where that
+// overflowed (|x| near 2^64 squares past the float range).
+float norm(const float* x, size_t n) {
+  const float sum = sumOfSquares(x, n);
+  if (std::isfinite(sum)) return std::sqrt(sum);
+  double wide = 0;
+  for (size_t i = 0; i < n; ++i) wide += double{x[i]} * x[i];
+  return static_cast<float>(std::sqrt(wide));
+}
+
 // |x| * scale + u is rounded twice, a product then a sum, in every clone and at every
 // position: no fused multiply-add (which the AVX-512 clone would use in some paths and
 // not others), so that a level depends only on x, u and the scale.
@@ -37,7 +47,7 @@ SPARSEPS_MULTIVERSION float sumOfSquares(const float* x, size_t n) {
 #endif
 
 SPARSEPS_MULTIVERSION_WIDE(
-    SPARSEPS_NO_CONTRACT void quantize(const float* x, size_t n, uint32_t first, float scale,
+    SPARSEPS_NO_CONTRACT void quantize(const float* x, uint32_t n, uint32_t first, float scale,
                                        uint32_t levels, uint32_t sign_shift, uint64_t bits,
                                        uint16_t* fields),
     {
@@ -48,10 +58,8 @@ SPARSEPS_MULTIVERSION_WIDE(
       // floor(min(v, s)) = min(floor(v), s) for an integer s, and the conversion truncates,
       // which is the floor of v >= 0: no std::floor, which GCC does not vectorize (it may
       // not drop floor's inexact exception under the default -ftrapping-math).
-      for (size_t i = 0; i < n; ++i) {
-        const float level = std::min(std::fabs(x[i]) * scale +
-                                         elementUniform(bits, first + static_cast<uint32_t>(i)),
-                                     top);
+      for (uint32_t i = 0; i < n; ++i) {  // 32-bit positions (see natural.cc)
+        const float level = std::min(std::fabs(x[i]) * scale + elementUniform(bits, first + i), top);
         fields[i] = static_cast<uint16_t>(static_cast<uint32_t>(level) |
                                           (static_cast<uint32_t>(x[i] < 0) << sign_shift));
       }
@@ -86,15 +94,15 @@ void QsgdCompressor::compress(absl::Span<const float> x, double /*density*/,
     // Norms of the buckets this chunk touches (a small bucket is read again from cache).
     for (; normed <= (end - 1) / bucket; ++normed) {
       const size_t b0 = normed * bucket, b1 = std::min(n, b0 + bucket);
-      out->params[normed] = std::sqrt(sumOfSquares(x.data() + b0, b1 - b0));
+      out->params[normed] = norm(x.data() + b0, b1 - b0);
     }
     for (size_t i = first; i < end;) {
       const size_t b = i / bucket;
       const size_t stop = std::min(end, (b + 1) * bucket);
       const float norm = out->params[b];
       const float scale = norm > 0 ? static_cast<float>(s) / norm : 0.0f;
-      quantize(x.data() + i, stop - i, static_cast<uint32_t>(i), scale, s, sign_shift, bits,
-               fields + (i - first));
+      quantize(x.data() + i, static_cast<uint32_t>(stop - i), static_cast<uint32_t>(i), scale, s,
+               sign_shift, bits, fields + (i - first));
       i = stop;
     }
     packFields(fields, end - first, width, first, out->packed.data());

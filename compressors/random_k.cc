@@ -8,33 +8,35 @@
 
 namespace sparseps {
 
-std::vector<uint32_t> randomKIndices(size_t numel, size_t k, uint64_t random_bits) {
+void randomKIndices(size_t numel, size_t k, uint64_t random_bits, std::vector<uint32_t>* out) {
   k = std::min(k, numel);
-  std::vector<uint32_t> out;
-  out.reserve(k);
+  out->clear();
+  out->reserve(k);
   uint64_t state = random_bits;
   if (k * 16 <= numel) {
     // Floyd: for j = numel-k .. numel-1 draw t in [0, j]; take t, or j if t was taken.
-    absl::flat_hash_set<uint32_t> taken;
+    // The set is the thread's, emptied by erasing what was taken (clear() would free it):
+    // it grows to the largest k seen (which a message's values bound) and no further.
+    thread_local absl::flat_hash_set<uint32_t> taken;
     taken.reserve(k);
     for (size_t j = numel - k; j < numel; ++j) {
-      uint32_t t = static_cast<uint32_t>(boundedRandom(&state, j + 1));
-      uint32_t pick = taken.insert(t).second ? t : static_cast<uint32_t>(j);
+      const uint32_t t = static_cast<uint32_t>(boundedRandom(&state, j + 1));
+      const uint32_t pick = taken.insert(t).second ? t : static_cast<uint32_t>(j);
       if (pick != t) taken.insert(pick);
-      out.push_back(pick);
+      out->push_back(pick);
     }
-    std::sort(out.begin(), out.end());
+    for (uint32_t i : *out) taken.erase(i);
+    std::sort(out->begin(), out->end());
   } else {
     // Algorithm S: keep i with probability (still needed) / (still left).
     size_t needed = k;
     for (size_t i = 0; i < numel && needed > 0; ++i) {
       if (boundedRandom(&state, numel - i) < needed) {
-        out.push_back(static_cast<uint32_t>(i));
+        out->push_back(static_cast<uint32_t>(i));
         --needed;
       }
     }
   }
-  return out;
 }
 
 void RandomKCompressor::compress(absl::Span<const float> x, double density,
@@ -44,7 +46,7 @@ void RandomKCompressor::compress(absl::Span<const float> x, double density,
   out->dense = false;
   out->clearCoding();
   const uint64_t seed = selectSeed(ctx);
-  out->indices = randomKIndices(x.size(), topkCount(x.size(), density), seed);
+  randomKIndices(x.size(), topkCount(x.size(), density), seed, &out->indices);
   out->index_seed = seed;  // the receiver regenerates the indices: only the values travel
   out->values.resize(out->indices.size());
   for (size_t j = 0; j < out->indices.size(); ++j) out->values[j] = x[out->indices[j]];

@@ -26,12 +26,11 @@ SPARSEPS_MULTIVERSION float maxMagnitude(const float* x, size_t n) {
 }
 
 SPARSEPS_MULTIVERSION_WIDE(
-    void ternarize(const float* x, size_t n, uint32_t first, float inv_scale, uint64_t bits,
+    void ternarize(const float* x, uint32_t n, uint32_t first, float inv_scale, uint64_t bits,
                    uint16_t* fields),
     {
-      for (size_t i = 0; i < n; ++i) {
-        const bool keep =
-            elementUniform(bits, first + static_cast<uint32_t>(i)) < std::fabs(x[i]) * inv_scale;
+      for (uint32_t i = 0; i < n; ++i) {  // 32-bit positions (see natural.cc)
+        const bool keep = elementUniform(bits, first + i) < std::fabs(x[i]) * inv_scale;
         fields[i] = static_cast<uint16_t>(keep ? (x[i] < 0 ? 2 : 1) : 0);
       }
     })
@@ -49,7 +48,8 @@ void TernGradCompressor::compress(absl::Span<const float> x, double /*density*/,
   uint16_t fields[kChunk];
   for (size_t first = 0; first < n; first += kChunk) {
     const size_t m = std::min(kChunk, n - first);
-    ternarize(x.data() + first, m, static_cast<uint32_t>(first), inv, bits, fields);
+    ternarize(x.data() + first, static_cast<uint32_t>(m), static_cast<uint32_t>(first), inv, bits,
+              fields);
     packFields(fields, m, 2, first, out->packed.data());
   }
 }

@@ -51,7 +51,7 @@ sparseps::SegmentData seeded(uint32_t id, uint32_t numel, size_t k, uint64_t see
   s.segment_id = id;
   s.numel = numel;
   s.index_seed = seed;
-  s.indices = sparseps::randomKIndices(numel, k, seed);
+  sparseps::randomKIndices(numel, k, seed, &s.indices);
   std::normal_distribution<float> value(0.0f, 1.0f);
   for (size_t i = 0; i < s.indices.size(); ++i) s.values.push_back(value(rng));
   return s;

@@ -535,7 +535,7 @@ absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t nu
       segment.values.resize(nonzeros);
       loadArrayLe(p, segment.values.data(), nonzeros);
       p += size_t{nonzeros} * 4;
-      segment.indices = randomKIndices(numel, nonzeros, *segment.index_seed);
+      randomKIndices(numel, nonzeros, *segment.index_seed, &segment.indices);
       break;
     }
     default:

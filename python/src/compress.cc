@@ -88,7 +88,8 @@ py::tuple sampledTopk(const torch::Tensor& x, double density, uint64_t seed) {
 py::tuple randomK(const torch::Tensor& x, double density, uint64_t seed) {
   auto in = flatInput(x, "random_k");
   checkDensity(density, "random_k");
-  std::vector<uint32_t> indices = randomKIndices(in.size(), topkCount(in.size(), density), seed);
+  std::vector<uint32_t> indices;
+  randomKIndices(in.size(), topkCount(in.size(), density), seed, &indices);
   std::vector<float> values(indices.size());
   for (size_t i = 0; i < indices.size(); ++i) values[i] = in[indices[i]];
   return py::make_tuple(indexTensor(indices), valueTensor(values));

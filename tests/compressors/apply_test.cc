@@ -31,7 +31,7 @@ TEST(Apply, ScatterAddAndAxpyMatchPlainLoops) {
 
     SegmentData sparse;
     sparse.numel = static_cast<uint32_t>(n);
-    sparse.indices = randomKIndices(n, n / 3 + 1, rng());
+    randomKIndices(n, n / 3 + 1, rng(), &sparse.indices);
     for (uint32_t i : sparse.indices) sparse.values.push_back(x[i]);
     want = y;
     for (size_t j = 0; j < sparse.indices.size(); ++j) want[sparse.indices[j]] += -2.0f * sparse.values[j];

@@ -224,6 +224,26 @@ TEST(Qsgd, LevelsAreFloorOrCeilOfTheBucketNormScaledValue) {
   }
 }
 
+// Values near 2^64, whose squares pass the float range: the norm is still the norm.
+TEST(Qsgd, NormOfValuesWhoseSquaresOverflowAFloat) {
+  // One bucket of 20, and buckets of 7, 7 and 6 (codes.h's rule) with both in the first.
+  for (auto [spec, first_bucket] : {std::pair<const char*, size_t>{"qsgd:levels=4,bucket=0", 20},
+                                    {"qsgd:levels=4,bucket=8", 7}}) {
+    SCOPED_TRACE(spec);
+    auto c = make(spec);
+    std::vector<float> x = mixedInput(20, 7);
+    x[3] = 3e19f;  // 9e38 squared: past a float's 3.4e38
+    x[4] = -2e19f;
+    double sum = 0;
+    for (size_t i = 0; i < first_bucket; ++i) sum += double{x[i]} * x[i];
+    SelectContext ctx;
+    SegmentData s = run(*c, x, ctx);
+    ASSERT_FALSE(s.params.empty());
+    EXPECT_TRUE(std::isfinite(s.params[0]));
+    EXPECT_NEAR(s.params[0], std::sqrt(sum), 1e-6 * std::sqrt(sum));
+  }
+}
+
 TEST(TernGrad, ZeroOrSignedMaxMagnitude) {
   auto c = make("terngrad");
   for (size_t n : kSizes) {
