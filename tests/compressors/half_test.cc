@@ -75,7 +75,7 @@ uint16_t nearestHalf(float f) {
 
 TEST(WireHalf, RoundsToNearestEvenOnRandomFloats) {
   const uint64_t seed = wire_test::freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<uint32_t> bits(0, 0x477fffffu);  // every finite float below 65536
   for (int i = 0; i < 200000; ++i) {

@@ -12,7 +12,7 @@
 namespace sparseps {
 namespace {
 
-using testing::HasSubstr;
+using ::testing::HasSubstr;
 using wire_test::freshSeed;
 using wire_test::randomDense;
 using wire_test::randomSparse;
@@ -26,7 +26,7 @@ TEST(PayloadChecksum, IsXxh3OfThePayload) {
 
 TEST(PayloadChecksum, AnySplitGivesTheOneShotValue) {
   const uint64_t seed = freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   std::vector<uint8_t> bytes(300000);
   for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
@@ -56,7 +56,7 @@ DecodeLimits largeLimits() { return DecodeLimits().allow(0, 1500001).allow(1, 10
 
 TEST(WireLargeDense, RoundTripsExactly) {
   const uint64_t seed = freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   const std::vector<SegmentData> sent = largeMessage(rng);
   absl::StatusOr<std::vector<uint8_t>> m = encodeMessage(MessageHeader{}, sent);
@@ -100,7 +100,7 @@ TEST(WireLargeDense, NamesTheElementThatIsNotFinite) {
 
 TEST(WireReuse, BuffersCarryNothingOverBetweenMessages) {
   const uint64_t seed = freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   const DecodeLimits limits = DecodeLimits().allow(0, 5000).allow(1, 300);
   std::vector<uint8_t> message;

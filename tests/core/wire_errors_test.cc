@@ -15,7 +15,7 @@
 namespace sparseps {
 namespace {
 
-using testing::HasSubstr;
+using ::testing::HasSubstr;
 
 constexpr uint32_t kNumel = 100;
 constexpr size_t kBody = kHeaderBytes + kSegmentHeaderBytes;  // first byte of segment 0's data
@@ -361,7 +361,7 @@ TEST(WireErrors, RandomCorruptionNeverCrashes) {
   // Flip random payload bytes and reseal: whatever the decoder says, it must say it
   // cleanly (sanitizer builds and the fuzzer check the memory side).
   const uint64_t seed = wire_test::freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   for (Encoding e : kFloatEncodings) {
     const std::vector<uint8_t> good = encode(e);

@@ -33,12 +33,12 @@ void expectWithinHalf(float sent, float got) {
   EXPECT_LE(std::fabs(sent - got), bound) << "sent " << sent << " got " << got;
 }
 
-class WireRoundTrip : public testing::TestWithParam<std::tuple<Encoding, double>> {};
+class WireRoundTrip : public ::testing::TestWithParam<std::tuple<Encoding, double>> {};
 
 TEST_P(WireRoundTrip, DecodesWhatWasSent) {
   const auto [encoding, density] = GetParam();
   const uint64_t seed = freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   std::vector<SegmentData> sent;
   // kDenseF32 carries dense segments: the same random data, densified.
@@ -97,9 +97,9 @@ TEST_P(WireRoundTrip, DecodesWhatWasSent) {
 
 INSTANTIATE_TEST_SUITE_P(
     EncodingsAndDensities, WireRoundTrip,
-    testing::Combine(testing::ValuesIn(kFloatEncodings),
-                     testing::Values(0.0001, 0.001, 0.01, 0.1, 0.5, 1.0)),
-    [](const testing::TestParamInfo<WireRoundTrip::ParamType>& info) {
+    ::testing::Combine(::testing::ValuesIn(kFloatEncodings),
+                     ::testing::Values(0.0001, 0.001, 0.01, 0.1, 0.5, 1.0)),
+    [](const ::testing::TestParamInfo<WireRoundTrip::ParamType>& info) {
       std::string density = std::to_string(std::get<1>(info.param));
       for (char& c : density) if (c == '.') c = '_';
       return std::string(encodingName(std::get<0>(info.param))) + "_" + density;
@@ -107,11 +107,11 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(WireEncoder, PicksTheSmallestEncoding) {
   const uint64_t seed = freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   for (bool allow_f16 : {false, true}) {
     for (double density : {0.0001, 0.001, 0.01, 0.1, 0.3, 0.5, 0.9, 1.0}) {
-      SCOPED_TRACE(testing::Message() << "density " << density << " f16 " << allow_f16);
+      SCOPED_TRACE(::testing::Message() << "density " << density << " f16 " << allow_f16);
       const SegmentData segment = randomSparse(0, 50000, density, rng);
       size_t smallest = SIZE_MAX;  // over the sparse encodings: a sparse segment stays sparse
       for (Encoding e : kFloatEncodings) {
@@ -133,7 +133,7 @@ TEST(WireEncoder, PicksTheSmallestEncoding) {
 
 TEST(WireEncoder, ExpectedChoicesAtTheExtremes) {
   const uint64_t seed = freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   auto chosen = [](const SegmentData& s, const EncodeOptions& o) {
     absl::StatusOr<std::vector<uint8_t>> m = encodeMessage(MessageHeader{}, {s}, o);
@@ -156,7 +156,7 @@ TEST(WireEncoder, ExpectedChoicesAtTheExtremes) {
 
 TEST(WireHeader, RoundTripsEveryField) {
   const uint64_t seed = freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   for (uint16_t kind = 1; kind <= 6; ++kind) {
     MessageHeader h;

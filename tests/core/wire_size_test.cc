@@ -13,7 +13,7 @@ namespace {
 
 TEST(WireSize, BytesPerNonzeroOnAMillionElements) {
   const uint64_t seed = wire_test::freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   constexpr uint32_t kNumel = 1000000;
   std::printf("%-9s %9s", "density", "nonzeros");

@@ -11,7 +11,7 @@ namespace {
 
 TEST(WireVarint, RoundTripsBoundariesAndRandomValues) {
   const uint64_t seed = wire_test::freshSeed();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   std::vector<uint32_t> values = {0, 1, 127, 128, 16383, 16384, (1u << 21) - 1, 1u << 21,
                                   (1u << 28) - 1, 1u << 28, 0xffffffffu};
