@@ -57,7 +57,9 @@ class Compressor {
  public:
   virtual ~Compressor() = default;
   // Fills out from x: dense, sparse at the given density (strictly increasing indices), or
-  // coded (quantizers, casts and low-rank compressors, which ignore the density).
+  // coded (quantizers, casts and low-rank compressors, which ignore the density). x is
+  // host memory, but for the selection compressors, which also take device memory
+  // (device_kernels.h).
   virtual void compress(absl::Span<const float> x, double density, const SelectContext& ctx,
                         SegmentData* out) const = 0;
   // The same selection of a vector made while it is read. By default x is produced whole

@@ -1,6 +1,7 @@
 #include "compressors/plain_threshold.h"
 
 #include "absl/strings/str_cat.h"
+#include "compressors/device_kernels.h"
 #include "compressors/threshold.h"
 
 namespace sparseps {
@@ -15,11 +16,13 @@ absl::Status PlainThresholdOptions::validate() const {
 
 void PlainThresholdCompressor::compress(absl::Span<const float> x, double /*density*/,
                                         const SelectContext& ctx, SegmentData* out) const {
-  out->segment_id = ctx.segment_id;
-  out->numel = static_cast<uint32_t>(x.size());
-  out->dense = false;
-  out->clearCoding();
-  thresholdFilter(x, static_cast<float>(options_.value), &out->indices, &out->values);
+  out->startSparse(ctx.segment_id, x.size());
+  const float thr = static_cast<float>(options_.value);
+  if (DeviceKernels* gpu = deviceKernelsFor(x.data())) {
+    requireDeviceOk(gpu->threshold(x, thr, &out->indices, &out->values), "the threshold filter");
+    return;
+  }
+  thresholdFilter(x, thr, &out->indices, &out->values);
 }
 
 CompressorInfo plainThresholdInfo() {

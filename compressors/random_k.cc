@@ -41,10 +41,7 @@ void randomKIndices(size_t numel, size_t k, uint64_t random_bits, std::vector<ui
 
 void RandomKCompressor::compress(absl::Span<const float> x, double density,
                                  const SelectContext& ctx, SegmentData* out) const {
-  out->segment_id = ctx.segment_id;
-  out->numel = static_cast<uint32_t>(x.size());
-  out->dense = false;
-  out->clearCoding();
+  out->startSparse(ctx.segment_id, x.size());
   const uint64_t seed = selectSeed(ctx);
   randomKIndices(x.size(), topkCount(x.size(), density), seed, &out->indices);
   out->index_seed = seed;  // the receiver regenerates the indices: only the values travel

@@ -54,6 +54,14 @@ struct SegmentData {
     params.clear();
     packed.clear();
   }
+  // Makes this slot a sparse segment of numel elements, its indices and values still to
+  // be filled (their buffers kept).
+  void startSparse(uint32_t id, size_t length) {
+    segment_id = id;
+    numel = static_cast<uint32_t>(length);
+    dense = false;
+    clearCoding();
+  }
 };
 
 }  // namespace sparseps

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 
+#include "compressors/device_kernels.h"
 #include "compressors/magnitude_key.h"
 #include "compressors/segment_spec.h"
 #include "compressors/select_kernels.h"
@@ -146,10 +147,14 @@ SampledThresholdResult sampledThreshold(absl::Span<const float> x, double densit
 
 void SampledThresholdCompressor::compress(absl::Span<const float> x, double density,
                                           const SelectContext& ctx, SegmentData* out) const {
-  out->segment_id = ctx.segment_id;
-  out->numel = static_cast<uint32_t>(x.size());
-  out->dense = false;
-  out->clearCoding();
+  out->startSparse(ctx.segment_id, x.size());
+  if (DeviceKernels* gpu = deviceKernelsFor(x.data())) {
+    requireDeviceOk(gpu->sampledThreshold(x, density, selectSeed(ctx), options_, &out->indices,
+                                          &out->values)
+                        .status(),
+                    "the sampled threshold");
+    return;
+  }
   sampledThreshold(x, density, selectSeed(ctx), &out->indices, &out->values, options_, level_);
 }
 

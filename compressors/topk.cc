@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "compressors/device_kernels.h"
 #include "compressors/magnitude_key.h"
 #include "compressors/segment_spec.h"
 #include "compressors/select_kernels.h"
@@ -102,16 +103,19 @@ void topkExact(absl::Span<const float> x, size_t k, std::vector<uint32_t>* indic
 
 void ExactTopkCompressor::compress(absl::Span<const float> x, double density,
                                    const SelectContext& ctx, SegmentData* out) const {
+  if (DeviceKernels* gpu = deviceKernelsFor(x.data())) {
+    out->startSparse(ctx.segment_id, x.size());
+    requireDeviceOk(gpu->topk(x, topkCount(x.size(), density), &out->indices, &out->values),
+                    "top-k");
+    return;
+  }
   SpanVector v(x);
   compressStreamed(v, density, ctx, out);
 }
 
 void ExactTopkCompressor::compressStreamed(StreamedVector& x, double density,
                                            const SelectContext& ctx, SegmentData* out) const {
-  out->segment_id = ctx.segment_id;
-  out->numel = static_cast<uint32_t>(x.size());
-  out->dense = false;
-  out->clearCoding();
+  out->startSparse(ctx.segment_id, x.size());
   topkStreamed(x, topkCount(x.size(), density), &out->indices, &out->values, level_);
 }
 

@@ -1,7 +1,10 @@
 """The selection kernels on tensors, for people who only want the kernels.
 
 Each reads a contiguous float32 CPU tensor in place (any shape, taken as flat) and returns
-int64 indices into the flattened tensor (increasing) and the float32 values there:
+int64 indices into the flattened tensor (increasing) and the float32 values there. topk,
+threshold and sampled_topk also take a CUDA tensor where sparseps was built with the CUDA
+toolkit (HAS_CUDA_KERNELS): the selection runs on its GPU, with the same result, and the
+indices and values come back as CPU tensors (what a push sends).
 
     indices, values = sparseps.compress.topk(grad, 0.01)
     dense = sparseps.compress.decompress(indices, values, grad.shape)
@@ -9,9 +12,10 @@ int64 indices into the flattened tensor (increasing) and the float32 values ther
 
 import torch
 
-from ._C import random_k, sampled_topk, threshold, topk, topk_count
+from ._C import HAS_CUDA_KERNELS, random_k, sampled_topk, threshold, topk, topk_count
 
-__all__ = ["topk", "sampled_topk", "threshold", "random_k", "topk_count", "decompress"]
+__all__ = ["topk", "sampled_topk", "threshold", "random_k", "topk_count", "decompress",
+           "HAS_CUDA_KERNELS"]
 
 
 def decompress(indices: torch.Tensor, values: torch.Tensor, shape) -> torch.Tensor:

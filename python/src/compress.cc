@@ -6,27 +6,46 @@
 #include <string>
 #include <vector>
 
+#include "compressors/device_kernels.h"
 #include "compressors/random_k.h"
 #include "compressors/segment_spec.h"
 #include "compressors/threshold.h"
 #include "compressors/topk.h"
+#include "python/src/status.h"
+#if SPARSEPS_HAVE_CUDA
+#include "compressors/cuda/cuda_kernels.h"
+#endif
 
 namespace py = pybind11;
 
 namespace sparseps::python {
 namespace {
 
-absl::Span<const float> flatInput(const torch::Tensor& t, const char* fn) {
-  if (!t.defined() || t.scalar_type() != torch::kFloat32 || !t.device().is_cpu() ||
-      !t.is_contiguous()) {
-    throw py::value_error(std::string(fn) + ": needs a contiguous float32 CPU tensor, got " +
+// x as flat floats; `where` says which devices fn takes ("CPU" or "CPU or CUDA").
+absl::Span<const float> flatInput(const torch::Tensor& t, const char* fn, bool cuda_too = false) {
+  const bool device_ok = t.defined() && (t.device().is_cpu() || (cuda_too && t.device().is_cuda()));
+  if (!t.defined() || t.scalar_type() != torch::kFloat32 || !device_ok || !t.is_contiguous()) {
+    throw py::value_error(std::string(fn) + ": needs a contiguous float32 " +
+                          (cuda_too ? "CPU or CUDA" : "CPU") + " tensor, got " +
                           (t.defined() ? t.toString() : std::string("an undefined tensor")) +
-                          " (use .float().contiguous().cpu())");
+                          " (use .float().contiguous()" + (cuda_too ? "" : ".cpu()") + ")");
   }
   if (t.numel() > static_cast<int64_t>(UINT32_MAX)) {
     throw py::value_error(std::string(fn) + ": at most 2^32 - 1 elements per call");
   }
   return {t.data_ptr<float>(), static_cast<size_t>(t.numel())};
+}
+
+// The GPU kernels for a CUDA tensor (compressors/device_kernels.h), null for a CPU one.
+DeviceKernels* kernelsFor(const torch::Tensor& t, absl::Span<const float> x, const char* fn) {
+  if (t.device().is_cpu()) return nullptr;
+  DeviceKernels* gpu = deviceKernelsFor(x.data());
+  if (gpu == nullptr) {
+    throw py::value_error(std::string(fn) +
+                          ": a CUDA tensor, but this build of sparseps has no CUDA kernels (it "
+                          "was built without the CUDA toolkit); pass x.cpu()");
+  }
+  return gpu;
 }
 
 void checkDensity(double density, const char* fn) {
@@ -50,39 +69,61 @@ torch::Tensor valueTensor(const std::vector<float>& values) {
 }
 
 py::tuple topk(const torch::Tensor& x, double density) {
-  auto in = flatInput(x, "topk");
+  auto in = flatInput(x, "topk", /*cuda_too=*/true);
   checkDensity(density, "topk");
+  DeviceKernels* gpu = kernelsFor(x, in, "topk");
+  const size_t k = topkCount(in.size(), density);
   std::vector<uint32_t> indices;
   std::vector<float> values;
+  absl::Status status;
   {
     py::gil_scoped_release release;
-    topkExact(in, topkCount(in.size(), density), &indices, &values);
+    if (gpu != nullptr) {
+      status = gpu->topk(in, k, &indices, &values);
+    } else {
+      topkExact(in, k, &indices, &values);
+    }
   }
+  check(status);
   return py::make_tuple(indexTensor(indices), valueTensor(values));
 }
 
 py::tuple threshold(const torch::Tensor& x, float thr) {
-  auto in = flatInput(x, "threshold");
+  auto in = flatInput(x, "threshold", /*cuda_too=*/true);
+  DeviceKernels* gpu = kernelsFor(x, in, "threshold");
   std::vector<uint32_t> indices;
   std::vector<float> values;
+  absl::Status status;
   {
     py::gil_scoped_release release;
-    thresholdFilter(in, thr, &indices, &values);
+    if (gpu != nullptr) {
+      status = gpu->threshold(in, thr, &indices, &values);
+    } else {
+      thresholdFilter(in, thr, &indices, &values);
+    }
   }
+  check(status);
   return py::make_tuple(indexTensor(indices), valueTensor(values));
 }
 
 py::tuple sampledTopk(const torch::Tensor& x, double density, uint64_t seed) {
-  auto in = flatInput(x, "sampled_topk");
+  auto in = flatInput(x, "sampled_topk", /*cuda_too=*/true);
   checkDensity(density, "sampled_topk");
+  DeviceKernels* gpu = kernelsFor(x, in, "sampled_topk");
   std::vector<uint32_t> indices;
   std::vector<float> values;
-  SampledThresholdResult result;
+  absl::StatusOr<SampledThresholdResult> result;
   {
     py::gil_scoped_release release;
-    result = sampledThreshold(in, density, seed, &indices, &values);
+    if (gpu != nullptr) {
+      result = gpu->sampledThreshold(in, density, seed, SampledThresholdOptions(), &indices,
+                                     &values);
+    } else {
+      result = sampledThreshold(in, density, seed, &indices, &values);
+    }
   }
-  return py::make_tuple(indexTensor(indices), valueTensor(values), result.threshold);
+  const SampledThresholdResult r = value(std::move(result));
+  return py::make_tuple(indexTensor(indices), valueTensor(values), r.threshold);
 }
 
 py::tuple randomK(const torch::Tensor& x, double density, uint64_t seed) {
@@ -98,16 +139,24 @@ py::tuple randomK(const torch::Tensor& x, double density, uint64_t seed) {
 }  // namespace
 
 void bindCompress(py::module_& m) {
+#if SPARSEPS_HAVE_CUDA
+  installDeviceKernels(gpu::makeCudaKernels());
+  m.attr("HAS_CUDA_KERNELS") = true;
+#else
+  m.attr("HAS_CUDA_KERNELS") = false;
+#endif
   m.def("topk_count", &topkCount, py::arg("numel"), py::arg("density"),
         "k = max(1, floor(numel * density)): how many elements a density keeps.");
   m.def("topk", &topk, py::arg("x"), py::arg("density"),
         "Exact magnitude top-k, k = topk_count(x.numel(), density): (indices, values), "
-        "indices increasing. Ties go to the lower index; NaN ranks above Inf.");
+        "indices increasing. Ties go to the lower index; NaN ranks above Inf. A CUDA x is "
+        "selected on its GPU.");
   m.def("threshold", &threshold, py::arg("x"), py::arg("threshold"),
-        "Every element with |x| >= |threshold|: (indices, values).");
+        "Every element with |x| >= |threshold|: (indices, values). A CUDA x is filtered on "
+        "its GPU.");
   m.def("sampled_topk", &sampledTopk, py::arg("x"), py::arg("density"), py::arg("seed") = 0,
         "DGC's sampled threshold: (indices, values, threshold); about k elements, between "
-        "0.8k and k.");
+        "0.8k and k. A CUDA x is selected on its GPU, with the same result.");
   m.def("random_k", &randomK, py::arg("x"), py::arg("density"), py::arg("seed") = 0,
         "k distinct uniform positions drawn from seed (reproducible): (indices, values).");
 }

@@ -75,3 +75,29 @@ def test_bad_inputs_are_value_errors():
         compress.topk(torch.randn(10), 0.0)
     with pytest.raises(ValueError, match="density must be in"):
         compress.random_k(torch.randn(10), 1.5)
+
+
+def test_cuda_tensors_are_for_the_selection_functions_only():
+    meta = torch.empty(8, device="meta")
+    for fn, args in [(compress.topk, (0.5,)), (compress.threshold, (0.1,)),
+                     (compress.sampled_topk, (0.5,))]:
+        with pytest.raises(ValueError, match="contiguous float32 CPU or CUDA tensor"):
+            fn(meta, *args)
+    with pytest.raises(ValueError, match="contiguous float32 CPU tensor"):
+        compress.random_k(meta, 0.5)
+    assert isinstance(compress.HAS_CUDA_KERNELS, bool)
+
+
+@pytest.mark.skipif(not (torch.cuda.is_available() and compress.HAS_CUDA_KERNELS),
+                    reason="no CUDA device (or a build without the CUDA kernels)")
+def test_a_cuda_tensor_selects_on_the_gpu_as_on_the_cpu():
+    x = torch.randn(100003, generator=torch.Generator().manual_seed(9))
+    gx = x.cuda()
+    for name, args in [("topk", (0.01,)), ("threshold", (2.5,)), ("sampled_topk", (0.01, 5))]:
+        on_cpu = getattr(compress, name)(x, *args)
+        on_gpu = getattr(compress, name)(gx, *args)
+        for a, b in zip(on_cpu, on_gpu):
+            if isinstance(a, torch.Tensor):
+                assert b.device.type == "cpu" and torch.equal(a, b), name
+            else:
+                assert a == b, name

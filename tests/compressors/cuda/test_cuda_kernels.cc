@@ -1,5 +1,6 @@
 // The CUDA kernels of compressors/cuda against the CPU kernels (topkExact,
-// thresholdFilter, sampledThreshold, scatterAdd, axpy) on random inputs. Tests that need
+// thresholdFilter, sampledThreshold, scatterAdd, axpy) on random inputs, and the
+// registry's selection compressors run on device memory through them. Tests that need
 // a GPU skip with a message where none is present; topkAuto's host path runs everywhere.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -9,17 +10,20 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <ostream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "compressors/apply.h"
+#include "compressors/cuda/cuda_kernels.h"
 #include "compressors/cuda/device_scratch.h"
 #include "compressors/cuda/sparse_ops_cuda.h"
 #include "compressors/cuda/threshold_cuda.h"
 #include "compressors/cuda/topk_auto.h"
 #include "compressors/cuda/topk_cuda.h"
+#include "compressors/registry.h"
 #include "compressors/segment_spec.h"
 #include "compressors/threshold.h"
 #include "compressors/topk.h"
@@ -250,6 +254,32 @@ TEST_P(DeviceTopkTest, TopkAutoOnDeviceMemoryMatchesTheCpuKernel) {
     EXPECT_EQ(autoIdx, cpuIdx);
     EXPECT_EQ(bitsOf(autoVal), bitsOf(cpuVal));
   }
+}
+
+// The registry's compressors, with the CUDA kernels installed: the same segment from
+// device memory and from host memory gives the same selection.
+TEST_P(DeviceTopkTest, RegistryCompressorsOnDeviceMemoryMatchTheirCpuResult) {
+  SKIP_WITHOUT_DEVICE();
+  installDeviceKernels(makeCudaKernels());
+  const std::vector<float> x = randomInput(c_.n, c_.ties, &rng_);
+  DeviceArray<float> dx(x);
+  SelectContext ctx;
+  ctx.segment_id = 3;
+  ctx.step = rng_();
+  ctx.seed = rng_();
+  for (const std::string spec : {"topk", "threshold:value=0.75", "sampled"}) {
+    SCOPED_TRACE(spec);
+    absl::StatusOr<std::unique_ptr<Compressor>> c = makeBuiltinCompressor(spec);
+    ASSERT_TRUE(c.ok()) << c.status();
+    SegmentData onHost, onDevice;
+    (*c)->compress(x, 0.05, ctx, &onHost);
+    (*c)->compress(absl::MakeConstSpan(dx.get(), c_.n), 0.05, ctx, &onDevice);
+    EXPECT_EQ(onDevice.indices, onHost.indices);
+    EXPECT_EQ(bitsOf(onDevice.values), bitsOf(onHost.values));
+    EXPECT_EQ(onDevice.numel, onHost.numel);
+    EXPECT_EQ(onDevice.segment_id, 3u);
+  }
+  installDeviceKernels(nullptr);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, DeviceTopkTest,

@@ -1,0 +1,162 @@
+// The registry's selection compressors hand input that lives on a device to the installed
+// DeviceKernels (compressors/device_kernels.h), and keep host input on the CPU. A stand-in
+// for the GPU claims one buffer as "device memory", records what it is asked and answers
+// with a selection no CPU loop would make, so where each result came from is visible.
+// (On a machine with a GPU, tests/compressors/cuda runs the real kernels this way.)
+
+#include "compressors/device_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compressors/registry.h"
+#include "compressors/segment_spec.h"
+#include "compressors/select_seed.h"
+
+namespace sparseps {
+namespace {
+
+struct Asked {
+  std::string kernel;
+  size_t n = 0, k = 0;
+  float thr = 0;
+  double density = 0;
+  uint64_t bits = 0;
+};
+
+class StandInDevice : public DeviceKernels {
+ public:
+  StandInDevice(const float* begin, size_t n, Asked* asked, bool fail)
+      : begin_(begin), n_(n), asked_(asked), fail_(fail) {}
+  bool onDevice(const void* p) const override {
+    const auto* f = static_cast<const float*>(p);
+    return f >= begin_ && f < begin_ + n_;
+  }
+  absl::Status topk(absl::Span<const float> x, size_t k, std::vector<uint32_t>* indices,
+                    std::vector<float>* values) override {
+    *asked_ = {"topk", x.size(), k};
+    return answer(indices, values);
+  }
+  absl::Status threshold(absl::Span<const float> x, float thr, std::vector<uint32_t>* indices,
+                         std::vector<float>* values) override {
+    *asked_ = {"threshold", x.size(), 0, thr};
+    return answer(indices, values);
+  }
+  absl::StatusOr<SampledThresholdResult> sampledThreshold(
+      absl::Span<const float> x, double density, uint64_t random_bits,
+      const SampledThresholdOptions& /*options*/, std::vector<uint32_t>* indices,
+      std::vector<float>* values) override {
+    *asked_ = {"sampled", x.size(), 0, 0, density, random_bits};
+    if (absl::Status s = answer(indices, values); !s.ok()) return s;
+    SampledThresholdResult r;
+    r.count = indices->size();
+    return r;
+  }
+
+ private:
+  // Elements 0 and 2 whatever the values: not what any of the CPU rules would pick here.
+  absl::Status answer(std::vector<uint32_t>* indices, std::vector<float>* values) const {
+    if (fail_) return absl::InternalError("cudaErrorIllegalAddress (stand-in)");
+    *indices = {0, 2};
+    *values = {-1.0f, -2.0f};
+    return absl::OkStatus();
+  }
+  const float* begin_;
+  size_t n_;
+  Asked* asked_;
+  bool fail_;
+};
+
+// Uninstalls the stand-in when a test ends, whatever happened.
+struct Installed {
+  Installed(const std::vector<float>& device, Asked* asked, bool fail = false) {
+    installDeviceKernels(std::make_unique<StandInDevice>(device.data(), device.size(), asked, fail));
+  }
+  ~Installed() { installDeviceKernels(nullptr); }
+};
+
+// Small values at 0 and 2, large ones elsewhere: every CPU rule below selects from 1, 3..
+std::vector<float> input() { return {0.001f, 5.0f, 0.002f, -6.0f, 7.0f, 0.0f, 8.0f, -9.0f}; }
+
+SegmentData run(const std::string& spec, const std::vector<float>& x, double density) {
+  auto c = makeBuiltinCompressor(spec);
+  EXPECT_TRUE(c.ok()) << c.status();
+  SelectContext ctx;
+  ctx.segment_id = 4;
+  ctx.step = 11;
+  ctx.seed = 3;
+  SegmentData out;
+  out.dense = true;  // a reused slot: the compressor must reset it
+  (*c)->compress(x, density, ctx, &out);
+  return out;
+}
+
+TEST(DeviceDispatch, SelectionCompressorsRunTheDeviceKernelOnDeviceInput) {
+  const std::vector<float> device = input();
+  Asked asked;
+  Installed installed(device, &asked);
+  SelectContext ctx;
+  ctx.segment_id = 4;
+  ctx.step = 11;
+  ctx.seed = 3;
+  for (const std::string spec : {"topk", "threshold:value=0.5", "sampled"}) {
+    SCOPED_TRACE(spec);
+    asked = {};
+    const SegmentData s = run(spec, device, 0.25);
+    EXPECT_EQ(s.indices, (std::vector<uint32_t>{0, 2}));
+    EXPECT_EQ(s.values, (std::vector<float>{-1.0f, -2.0f}));
+    EXPECT_EQ(s.segment_id, 4u);
+    EXPECT_EQ(s.numel, device.size());
+    EXPECT_FALSE(s.dense);
+    EXPECT_EQ(asked.n, device.size());
+    const std::string name = spec.substr(0, spec.find(':'));
+    EXPECT_EQ(asked.kernel, name);
+    if (name == "topk") {
+      EXPECT_EQ(asked.k, 2u);  // 25% of 8
+    }
+    if (name == "threshold") {
+      EXPECT_EQ(asked.thr, 0.5f);
+    }
+    if (name == "sampled") {
+      EXPECT_EQ(asked.density, 0.25);
+      EXPECT_EQ(asked.bits, selectSeed(ctx));  // the same sample start as on the CPU
+    }
+  }
+}
+
+TEST(DeviceDispatch, HostInputStaysOnTheCpu) {
+  const std::vector<float> device = input();
+  const std::vector<float> host = input();
+  Asked asked;
+  Installed installed(device, &asked);
+  const SegmentData topk = run("topk", host, 0.25);
+  EXPECT_EQ(topk.indices, (std::vector<uint32_t>{6, 7}));  // |8| and |-9|
+  const SegmentData thr = run("threshold:value=6.5", host, 0.25);
+  EXPECT_EQ(thr.indices, (std::vector<uint32_t>{4, 6, 7}));
+  const SegmentData sampled = run("sampled", host, 0.25);
+  for (uint32_t i : sampled.indices) EXPECT_TRUE(i != 0 && i != 2) << i;
+  EXPECT_EQ(asked.kernel, "") << "the device kernel ran on host input";
+}
+
+TEST(DeviceDispatch, WithoutInstalledKernelsEveryInputIsHostMemory) {
+  const SegmentData s = run("topk", input(), 0.25);
+  EXPECT_EQ(s.indices, (std::vector<uint32_t>{6, 7}));
+}
+
+TEST(DeviceDispatch, AFailedDeviceKernelEndsTheProcessNamingIt) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::vector<float> device = input();
+  Asked asked;
+  EXPECT_DEATH(
+      {
+        Installed installed(device, &asked, /*fail=*/true);
+        run("topk", device, 0.25);
+      },
+      "top-k on the GPU failed: cudaErrorIllegalAddress");
+}
+
+}  // namespace
+}  // namespace sparseps
