@@ -7,6 +7,7 @@
 #include "core/runtime/allocator.h"
 #include "optim/builtin_methods.h"
 #include "optim/method_option_table.h"
+#include "python/src/codec.h"
 #include "python/src/compress.h"
 #include "core/torch/rank_options.h"
 #include "python/src/serve.h"
@@ -93,6 +94,7 @@ PYBIND11_MODULE(_C, m) {
   bindWorker(m);
   bindServe(m);
   bindCompress(m);
+  bindCodec(m);
   m.def("keep_freed_memory", &keepFreedMemory,
         "Tunes glibc's malloc to reuse freed memory instead of returning it to the kernel "
         "(core/runtime/allocator.h): a step no longer page-faults its activations in again.");

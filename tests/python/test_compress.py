@@ -101,3 +101,76 @@ def test_a_cuda_tensor_selects_on_the_gpu_as_on_the_cpu():
                 assert b.device.type == "cpu" and torch.equal(a, b), name
             else:
                 assert a == b, name
+
+
+def test_every_registry_compressor_is_there_by_name():
+    names = compress.compressor_names()
+    for name in ["topk", "qsgd", "terngrad", "signsgd", "onebit", "natural", "fp16", "bf16",
+                 "powersgd", "randomk"]:
+        assert name in names
+        assert name in compress.compressors_help()
+    with pytest.raises(ValueError, match="unknown compressor 'nope'; known: bf16"):
+        compress.Compressor("nope")
+    with pytest.raises(ValueError, match="levels"):
+        compress.Compressor("qsgd:levels=0")
+
+
+def test_compressed_bytes_decode_to_each_rule():
+    x = torch.randn(40, 25, generator=torch.Generator().manual_seed(11))
+    # top-k: the k largest magnitudes, zeros elsewhere.
+    got = compress.decode(compress.Compressor("topk").compress(x, 0.02, key=4), x.shape, key=4)
+    idx, vals = reference_topk(x, 20)
+    want = torch.zeros(x.numel())
+    want[idx] = vals
+    assert torch.equal(got.reshape(-1), want)
+    # fp16: the nearest half.
+    got = compress.decode(compress.Compressor("fp16").compress(x), x.shape)
+    assert torch.equal(got, x.half().float())
+    # signSGD: the mean magnitude with each element's sign (sign(0) = +).
+    got = compress.decode(compress.Compressor("signsgd").compress(x), x.shape)
+    scale = x.abs().mean()
+    assert torch.allclose(got, torch.where(x < 0, -scale, scale), rtol=1e-5)
+    # PowerSGD views the tensor as 40 x 25 and sends rank 2.
+    got = compress.decode(compress.Compressor("powersgd:rank=2").compress(x), x.shape)
+    singular = torch.linalg.svdvals(got.double())
+    assert singular[1] > 0.1 * singular[0] and singular[2] < 1e-5 * singular[0]
+
+
+def test_payload_bytes_grow_by_each_codes_width():
+    # The difference between 2n and n elements is the packed codes alone.
+    a, b = torch.randn(8000), torch.randn(16000)
+    for spec, bits in [("signsgd", 1), ("terngrad", 2), ("natural", 9), ("fp16", 16),
+                       ("qsgd:levels=4,bucket=0", 4), ("dense", 32)]:
+        c = compress.Compressor(spec)
+        assert len(c.compress(b)) - len(c.compress(a)) == 8000 * bits // 8, spec
+
+
+def test_error_feedback_loses_nothing():
+    c = compress.Compressor("signsgd", error_feedback=True)
+    xs = [torch.randn(300, generator=torch.Generator().manual_seed(s)) for s in range(5)]
+    sent = torch.zeros(300, dtype=torch.float64)
+    for step, x in enumerate(xs):
+        sent += compress.decode(c.compress(x, key=2, step=step), [300], key=2).double()
+    inputs = sum(x.double() for x in xs)
+    assert torch.allclose(sent + c.residual(2, 300).double(), inputs, atol=1e-4)
+    assert c.residual(2, 300).abs().sum() > 0  # something was held back
+    assert torch.equal(c.residual(9, 300), torch.zeros(300))
+
+
+def test_bad_bytes_and_wrong_keys_are_value_errors():
+    x = torch.randn(100)
+    payload = compress.Compressor("qsgd").compress(x, key=1)
+    flipped = bytearray(payload)
+    flipped[-1] ^= 1
+    with pytest.raises(ValueError, match="checksum"):
+        compress.decode(bytes(flipped), [100], key=1)
+    with pytest.raises(ValueError, match="segment id"):
+        compress.decode(payload, [100], key=2)
+    with pytest.raises(ValueError):
+        compress.decode(payload, [99], key=1)
+    with pytest.raises(ValueError, match="truncated|short|bytes"):
+        compress.decode(payload[:10], [100], key=1)
+    with pytest.raises(ValueError, match="contiguous float32 CPU"):
+        compress.Compressor("qsgd").compress(x.double())
+    with pytest.raises(ValueError, match="density"):
+        compress.Compressor("topk").compress(x, 0.0)
