@@ -14,25 +14,13 @@
 #include "compressors/error_feedback.h"
 #include "compressors/registry.h"
 #include "core/wire/wire.h"
+#include "python/src/flat_input.h"
 #include "python/src/status.h"
 
 namespace py = pybind11;
 
 namespace sparseps::python {
 namespace {
-
-absl::Span<const float> hostFloats(const torch::Tensor& t, const char* fn) {
-  if (!t.defined() || t.scalar_type() != torch::kFloat32 || !t.device().is_cpu() ||
-      !t.is_contiguous()) {
-    throw py::value_error(std::string(fn) + ": needs a contiguous float32 CPU tensor, got " +
-                          (t.defined() ? t.toString() : std::string("an undefined tensor")) +
-                          " (use .float().contiguous().cpu())");
-  }
-  if (t.numel() > static_cast<int64_t>(UINT32_MAX)) {
-    throw py::value_error(std::string(fn) + ": at most 2^32 - 1 elements per segment");
-  }
-  return {t.data_ptr<float>(), static_cast<size_t>(t.numel())};
-}
 
 class PyCompressor {
  public:
@@ -42,7 +30,7 @@ class PyCompressor {
   // x compressed as segment `key` at `step`: the wire message that carries it.
   py::bytes compress(const torch::Tensor& x, double density, uint32_t key, uint64_t step,
                      uint64_t seed) {
-    absl::Span<const float> in = hostFloats(x, "Compressor.compress");
+    absl::Span<const float> in = flatInput(x, "Compressor.compress");
     if (!(density > 0.0 && density <= 1.0)) {
       throw py::value_error("Compressor.compress: density must be in (0, 1], got " +
                             std::to_string(density));

@@ -11,6 +11,7 @@
 #include "compressors/segment_spec.h"
 #include "compressors/threshold.h"
 #include "compressors/topk.h"
+#include "python/src/flat_input.h"
 #include "python/src/status.h"
 #if SPARSEPS_HAVE_CUDA
 #include "compressors/cuda/cuda_kernels.h"
@@ -20,21 +21,6 @@ namespace py = pybind11;
 
 namespace sparseps::python {
 namespace {
-
-// x as flat floats; `where` says which devices fn takes ("CPU" or "CPU or CUDA").
-absl::Span<const float> flatInput(const torch::Tensor& t, const char* fn, bool cuda_too = false) {
-  const bool device_ok = t.defined() && (t.device().is_cpu() || (cuda_too && t.device().is_cuda()));
-  if (!t.defined() || t.scalar_type() != torch::kFloat32 || !device_ok || !t.is_contiguous()) {
-    throw py::value_error(std::string(fn) + ": needs a contiguous float32 " +
-                          (cuda_too ? "CPU or CUDA" : "CPU") + " tensor, got " +
-                          (t.defined() ? t.toString() : std::string("an undefined tensor")) +
-                          " (use .float().contiguous()" + (cuda_too ? "" : ".cpu()") + ")");
-  }
-  if (t.numel() > static_cast<int64_t>(UINT32_MAX)) {
-    throw py::value_error(std::string(fn) + ": at most 2^32 - 1 elements per call");
-  }
-  return {t.data_ptr<float>(), static_cast<size_t>(t.numel())};
-}
 
 // The GPU kernels for a CUDA tensor (compressors/device_kernels.h), null for a CPU one.
 DeviceKernels* kernelsFor(const torch::Tensor& t, absl::Span<const float> x, const char* fn) {
