@@ -73,7 +73,8 @@ class Compressor {
 
   // What this compressor carries from one compression of a segment to the next (PowerSGD's
   // Q), for checkpoints; empty when nothing (before the first compression, and always for
-  // the stateless ones).
+  // the stateless ones). Both calls are for between steps: not while that segment is
+  // being compressed.
   virtual std::vector<float> savedState(uint32_t /*segment_id*/) const { return {}; }
   // Restores what savedState gave for the segment of ctx (ctx.rows, and numel elements);
   // empty restores "nothing yet". An error says why the state cannot be this segment's.

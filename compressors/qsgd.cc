@@ -1,6 +1,7 @@
 #include "compressors/qsgd.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 #include "absl/numeric/bits.h"
@@ -28,10 +29,11 @@ SPARSEPS_MULTIVERSION float sumOfSquares(const float* x, size_t n) {
 }
 
 // The norm of x: its sum of squares in float lanes, and again in double where that
-// overflowed (|x| near 2^64 squares past the float range).
-float norm(const float* x, size_t n) {
+// overflowed (|x| near 2^64 squares past the float range) or fell below the normal
+// floats (|x| under about 1e-19 squares to subnormals or zero).
+float bucketNorm(const float* x, size_t n) {
   const float sum = sumOfSquares(x, n);
-  if (std::isfinite(sum)) return std::sqrt(sum);
+  if (std::isfinite(sum) && sum >= FLT_MIN) return std::sqrt(sum);
   double wide = 0;
   for (size_t i = 0; i < n; ++i) wide += double{x[i]} * x[i];
   return static_cast<float>(std::sqrt(wide));
@@ -94,7 +96,7 @@ void QsgdCompressor::compress(absl::Span<const float> x, double /*density*/,
     // Norms of the buckets this chunk touches (a small bucket is read again from cache).
     for (; normed <= (end - 1) / bucket; ++normed) {
       const size_t b0 = normed * bucket, b1 = std::min(n, b0 + bucket);
-      out->params[normed] = norm(x.data() + b0, b1 - b0);
+      out->params[normed] = bucketNorm(x.data() + b0, b1 - b0);
     }
     for (size_t i = first; i < end;) {
       const size_t b = i / bucket;

@@ -15,9 +15,12 @@ void randomKIndices(size_t numel, size_t k, uint64_t random_bits, std::vector<ui
   uint64_t state = random_bits;
   if (k * 16 <= numel) {
     // Floyd: for j = numel-k .. numel-1 draw t in [0, j]; take t, or j if t was taken.
-    // The set is the thread's, emptied by erasing what was taken (clear() would free it):
-    // it grows to the largest k seen (which a message's values bound) and no further.
+    // The set is the thread's, emptied by erasing what was taken (clear() would free its
+    // memory), and freed after a k above kKeptDraws. Emptied on entry too, in case an
+    // earlier call was cut short by an exception.
+    constexpr size_t kKeptDraws = size_t{1} << 16;
     thread_local absl::flat_hash_set<uint32_t> taken;
+    if (!taken.empty()) taken.clear();
     taken.reserve(k);
     for (size_t j = numel - k; j < numel; ++j) {
       const uint32_t t = static_cast<uint32_t>(boundedRandom(&state, j + 1));
@@ -25,7 +28,11 @@ void randomKIndices(size_t numel, size_t k, uint64_t random_bits, std::vector<ui
       if (pick != t) taken.insert(pick);
       out->push_back(pick);
     }
-    for (uint32_t i : *out) taken.erase(i);
+    if (k > kKeptDraws) {
+      taken = absl::flat_hash_set<uint32_t>();
+    } else {
+      for (uint32_t i : *out) taken.erase(i);
+    }
     std::sort(out->begin(), out->end());
   } else {
     // Algorithm S: keep i with probability (still needed) / (still left).

@@ -18,8 +18,9 @@ namespace sparseps {
 
 // Fills out with k distinct indices in [0, numel), strictly increasing; a pure function of
 // the arguments. Floyd's algorithm for small k, selection sampling (Knuth's Algorithm S)
-// for large k. out's capacity is reused and Floyd's set is kept per thread, so a receiver
-// regenerating the indices of every message allocates nothing once warm.
+// for large k. out's capacity is reused and Floyd's set is kept per thread (up to 2^16
+// draws), so a receiver regenerating the indices of every message allocates nothing once
+// warm.
 void randomKIndices(size_t numel, size_t k, uint64_t random_bits, std::vector<uint32_t>* out);
 
 class RandomKCompressor : public Compressor {

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <map>
 #include <mutex>
 
 #include "compressors/cuda/cuda_status.h"
@@ -13,6 +14,78 @@
 namespace sparseps::gpu {
 namespace {
 
+constexpr cudaStream_t kStream = nullptr;  // the legacy default stream of the input's device
+
+// Device room for a selection of up to `entries` indices and values.
+struct Selection {
+  uint32_t* indices = nullptr;
+  float* values = nullptr;
+};
+
+// What the kernels keep per device: their temporaries, and the selection before it is
+// copied back (a block of its own: the kernels carve theirs from `scratch`).
+struct DeviceBuffers {
+  DeviceScratch scratch;
+  DeviceScratch selection;
+};
+
+// Makes the input's device current for the lifetime of this object, and waits for the
+// work queued on it: the input may come from any stream of the framework that made it
+// (PyTorch's are non-blocking), which the legacy stream would not wait for.
+class OnDeviceOf {
+ public:
+  explicit OnDeviceOf(const void* x) {
+    cudaPointerAttributes attributes{};
+    status_ = cudaStatus(cudaPointerGetAttributes(&attributes, x), "input's device");
+    if (status_.ok()) status_ = cudaStatus(cudaGetDevice(&previous_), "current device");
+    if (status_.ok()) {
+      device_ = attributes.device;
+      status_ = cudaStatus(cudaSetDevice(device_), "select the input's device");
+      switched_ = status_.ok();
+    }
+    if (status_.ok()) status_ = cudaStatus(cudaDeviceSynchronize(), "wait for the input");
+  }
+  ~OnDeviceOf() {
+    if (switched_) cudaSetDevice(previous_);
+  }
+  OnDeviceOf(const OnDeviceOf&) = delete;
+  OnDeviceOf& operator=(const OnDeviceOf&) = delete;
+  const absl::Status& status() const { return status_; }
+  int device() const { return device_; }
+
+ private:
+  absl::Status status_;
+  int previous_ = 0;
+  int device_ = 0;
+  bool switched_ = false;
+};
+
+absl::Status reserveSelection(size_t entries, DeviceScratch* block, Selection* room) {
+  ScratchCarver measure(nullptr);
+  measure.take<uint32_t>(entries);
+  measure.take<float>(entries);
+  void* base = nullptr;
+  SPARSEPS_CUDA_TRY(block->reserve(measure.used(), &base), "selection buffers");
+  ScratchCarver carver(base);
+  room->indices = carver.take<uint32_t>(entries);
+  room->values = carver.take<float>(entries);
+  return absl::OkStatus();
+}
+
+absl::Status copyToHost(const Selection& room, size_t count, std::vector<uint32_t>* indices,
+                        std::vector<float>* values) {
+  indices->resize(count);
+  values->resize(count);
+  if (count == 0) return absl::OkStatus();
+  SPARSEPS_CUDA_TRY(cudaMemcpyAsync(indices->data(), room.indices, count * sizeof(uint32_t),
+                                    cudaMemcpyDeviceToHost, kStream),
+                    "copy selected indices");
+  SPARSEPS_CUDA_TRY(cudaMemcpyAsync(values->data(), room.values, count * sizeof(float),
+                                    cudaMemcpyDeviceToHost, kStream),
+                    "copy selected values");
+  return cudaStatus(cudaStreamSynchronize(kStream), "selection synchronize");
+}
+
 class CudaKernels : public DeviceKernels {
  public:
   bool onDevice(const void* p) const override { return memorySideOf(p) == MemorySide::kDevice; }
@@ -20,16 +93,22 @@ class CudaKernels : public DeviceKernels {
   absl::Status topk(absl::Span<const float> x, size_t k, std::vector<uint32_t>* indices,
                     std::vector<float>* values) override {
     std::lock_guard<std::mutex> lock(mu_);
-    return topkAuto(x.data(), x.size(), k, indices, values, &scratch_, kStream);
+    OnDeviceOf on(x.data());
+    if (!on.status().ok()) return on.status();
+    return topkAuto(x.data(), x.size(), k, indices, values, &buffers_[on.device()].scratch,
+                    kStream);
   }
 
   absl::Status threshold(absl::Span<const float> x, float thr, std::vector<uint32_t>* indices,
                          std::vector<float>* values) override {
     std::lock_guard<std::mutex> lock(mu_);
+    OnDeviceOf on(x.data());
+    if (!on.status().ok()) return on.status();
+    DeviceBuffers& b = buffers_[on.device()];
     Selection room;
-    if (absl::Status s = reserveSelection(x.size(), &room); !s.ok()) return s;
+    if (absl::Status s = reserveSelection(x.size(), &b.selection, &room); !s.ok()) return s;
     absl::StatusOr<size_t> count = thresholdFilterDevice(x.data(), x.size(), thr, room.indices,
-                                                         room.values, &scratch_, kStream);
+                                                         room.values, &b.scratch, kStream);
     if (!count.ok()) return count.status();
     return copyToHost(room, *count, indices, values);
   }
@@ -39,54 +118,25 @@ class CudaKernels : public DeviceKernels {
       const SampledThresholdOptions& options, std::vector<uint32_t>* indices,
       std::vector<float>* values) override {
     std::lock_guard<std::mutex> lock(mu_);
+    OnDeviceOf on(x.data());
+    if (!on.status().ok()) return on.status();
+    DeviceBuffers& b = buffers_[on.device()];
     Selection room;
-    if (absl::Status s = reserveSelection(topkCount(x.size(), density), &room); !s.ok()) return s;
+    if (absl::Status s = reserveSelection(topkCount(x.size(), density), &b.selection, &room);
+        !s.ok()) {
+      return s;
+    }
     absl::StatusOr<SampledThresholdResult> result =
         sampledThresholdDevice(x.data(), x.size(), density, random_bits, room.indices,
-                               room.values, &scratch_, kStream, options);
+                               room.values, &b.scratch, kStream, options);
     if (!result.ok()) return result.status();
     if (absl::Status s = copyToHost(room, result->count, indices, values); !s.ok()) return s;
     return result;
   }
 
  private:
-  static constexpr cudaStream_t kStream = nullptr;
-
-  // Device room for a selection of up to `entries` indices and values (its own block: the
-  // kernels carve their temporaries from scratch_).
-  struct Selection {
-    uint32_t* indices = nullptr;
-    float* values = nullptr;
-  };
-  absl::Status reserveSelection(size_t entries, Selection* room) {
-    ScratchCarver measure(nullptr);
-    measure.take<uint32_t>(entries);
-    measure.take<float>(entries);
-    void* base = nullptr;
-    SPARSEPS_CUDA_TRY(selection_.reserve(measure.used(), &base), "selection buffers");
-    ScratchCarver carver(base);
-    room->indices = carver.take<uint32_t>(entries);
-    room->values = carver.take<float>(entries);
-    return absl::OkStatus();
-  }
-
-  static absl::Status copyToHost(const Selection& room, size_t count,
-                                 std::vector<uint32_t>* indices, std::vector<float>* values) {
-    indices->resize(count);
-    values->resize(count);
-    if (count == 0) return absl::OkStatus();
-    SPARSEPS_CUDA_TRY(cudaMemcpyAsync(indices->data(), room.indices, count * sizeof(uint32_t),
-                                      cudaMemcpyDeviceToHost, kStream),
-                      "copy selected indices");
-    SPARSEPS_CUDA_TRY(cudaMemcpyAsync(values->data(), room.values, count * sizeof(float),
-                                      cudaMemcpyDeviceToHost, kStream),
-                      "copy selected values");
-    return cudaStatus(cudaStreamSynchronize(kStream), "selection synchronize");
-  }
-
   std::mutex mu_;
-  DeviceScratch scratch_;    // the kernels' temporaries
-  DeviceScratch selection_;  // the selection, before it is copied back
+  std::map<int, DeviceBuffers> buffers_;  // by device
 };
 
 }  // namespace

@@ -1,10 +1,11 @@
 #pragma once
 // The CUDA kernels behind the registry's selection compressors (compressors/device_kernels.h):
-// the radix top-k, the threshold filter and DGC's sampled threshold of this folder, run on
-// the legacy default stream (ordered with a framework's work on it, as PyTorch's default
-// stream is), one call at a time, with the selection copied back to host vectors. Install
-// them with installDeviceKernels(makeCudaKernels()); without a device or driver, every
-// pointer reads as host memory and the CPU loops run.
+// the radix top-k, the threshold filter and DGC's sampled threshold of this folder. Each
+// call makes the input's device current, waits for the work queued on that device (the
+// input may come from any of a framework's streams), runs on its legacy default stream
+// with buffers kept per device, and copies the selection back to host vectors; one call
+// at a time. Install them with installDeviceKernels(makeCudaKernels()); without a device
+// or driver, every pointer reads as host memory and the CPU loops run.
 
 #include <memory>
 

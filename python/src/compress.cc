@@ -22,16 +22,21 @@ namespace py = pybind11;
 namespace sparseps::python {
 namespace {
 
-// The GPU kernels for a CUDA tensor (compressors/device_kernels.h), null for a CPU one.
-DeviceKernels* kernelsFor(const torch::Tensor& t, absl::Span<const float> x, const char* fn) {
-  if (t.device().is_cpu()) return nullptr;
-  DeviceKernels* gpu = deviceKernelsFor(x.data());
-  if (gpu == nullptr) {
-    throw py::value_error(std::string(fn) +
-                          ": a CUDA tensor, but this build of sparseps has no CUDA kernels (it "
-                          "was built without the CUDA toolkit); pass x.cpu()");
-  }
-  return gpu;
+// The GPU kernels for a non-empty CUDA tensor (compressors/cuda/cuda_kernels.h), null
+// for a CPU or an empty one. They are this module's own, not installed for the registry:
+// host compressions in a Python-hosted rank then never ask where their memory lives.
+DeviceKernels* kernelsFor(const torch::Tensor& t, const char* fn) {
+  if (t.device().is_cpu() || t.numel() == 0) return nullptr;
+#if SPARSEPS_HAVE_CUDA
+  (void)fn;
+  // Made once and kept for the life of the process (no CUDA teardown at exit).
+  static DeviceKernels* const kernels = gpu::makeCudaKernels().release();
+  return kernels;
+#else
+  throw py::value_error(std::string(fn) +
+                        ": a CUDA tensor, but this build of sparseps has no CUDA kernels (it "
+                        "was built without the CUDA toolkit); pass x.cpu()");
+#endif
 }
 
 void checkDensity(double density, const char* fn) {
@@ -57,7 +62,7 @@ torch::Tensor valueTensor(const std::vector<float>& values) {
 py::tuple topk(const torch::Tensor& x, double density) {
   auto in = flatInput(x, "topk", /*cuda_too=*/true);
   checkDensity(density, "topk");
-  DeviceKernels* gpu = kernelsFor(x, in, "topk");
+  DeviceKernels* gpu = kernelsFor(x, "topk");
   const size_t k = topkCount(in.size(), density);
   std::vector<uint32_t> indices;
   std::vector<float> values;
@@ -76,7 +81,7 @@ py::tuple topk(const torch::Tensor& x, double density) {
 
 py::tuple threshold(const torch::Tensor& x, float thr) {
   auto in = flatInput(x, "threshold", /*cuda_too=*/true);
-  DeviceKernels* gpu = kernelsFor(x, in, "threshold");
+  DeviceKernels* gpu = kernelsFor(x, "threshold");
   std::vector<uint32_t> indices;
   std::vector<float> values;
   absl::Status status;
@@ -95,7 +100,7 @@ py::tuple threshold(const torch::Tensor& x, float thr) {
 py::tuple sampledTopk(const torch::Tensor& x, double density, uint64_t seed) {
   auto in = flatInput(x, "sampled_topk", /*cuda_too=*/true);
   checkDensity(density, "sampled_topk");
-  DeviceKernels* gpu = kernelsFor(x, in, "sampled_topk");
+  DeviceKernels* gpu = kernelsFor(x, "sampled_topk");
   std::vector<uint32_t> indices;
   std::vector<float> values;
   absl::StatusOr<SampledThresholdResult> result;
@@ -125,12 +130,7 @@ py::tuple randomK(const torch::Tensor& x, double density, uint64_t seed) {
 }  // namespace
 
 void bindCompress(py::module_& m) {
-#if SPARSEPS_HAVE_CUDA
-  installDeviceKernels(gpu::makeCudaKernels());
-  m.attr("HAS_CUDA_KERNELS") = true;
-#else
-  m.attr("HAS_CUDA_KERNELS") = false;
-#endif
+  m.attr("HAS_CUDA_KERNELS") = SPARSEPS_HAVE_CUDA != 0;
   m.def("topk_count", &topkCount, py::arg("numel"), py::arg("density"),
         "k = max(1, floor(numel * density)): how many elements a density keeps.");
   m.def("topk", &topk, py::arg("x"), py::arg("density"),

@@ -224,8 +224,9 @@ TEST(Qsgd, LevelsAreFloorOrCeilOfTheBucketNormScaledValue) {
   }
 }
 
-// Values near 2^64, whose squares pass the float range: the norm is still the norm.
-TEST(Qsgd, NormOfValuesWhoseSquaresOverflowAFloat) {
+// Values near 2^64, whose squares pass the float range, and values whose squares fall
+// below the normal floats: the norm is still their norm (while it fits a float).
+TEST(Qsgd, NormOfValuesWhoseSquaresLeaveTheFloatRange) {
   // One bucket of 20, and buckets of 7, 7 and 6 (codes.h's rule) with both in the first.
   for (auto [spec, first_bucket] : {std::pair<const char*, size_t>{"qsgd:levels=4,bucket=0", 20},
                                     {"qsgd:levels=4,bucket=8", 7}}) {
@@ -241,6 +242,13 @@ TEST(Qsgd, NormOfValuesWhoseSquaresOverflowAFloat) {
     ASSERT_FALSE(s.params.empty());
     EXPECT_TRUE(std::isfinite(s.params[0]));
     EXPECT_NEAR(s.params[0], std::sqrt(sum), 1e-6 * std::sqrt(sum));
+
+    for (float& v : x) v *= 1e-40f;  // now 3e-21 and below: squares under 1e-41
+    sum = 0;
+    for (size_t i = 0; i < first_bucket; ++i) sum += double{x[i]} * x[i];
+    s = run(*c, x, ctx);
+    EXPECT_GT(s.params[0], 0.0f) << "a bucket of tiny values lost its norm";
+    EXPECT_NEAR(s.params[0], std::sqrt(sum), 1e-5 * std::sqrt(sum));
   }
 }
 

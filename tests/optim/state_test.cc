@@ -270,8 +270,31 @@ TEST(StateTest, APowersgdQOfAnotherRankIsRefusedAndChangesNothing) {
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("saved Q holds"), std::string::npos) << s;
   EXPECT_EQ(worker->saveState(), good) << "a failed load changed the state";
-  // A state of a worker without the compressor's state (top-k) is refused by its count.
-  EXPECT_FALSE(worker->loadState(makeWorker("dgc", o)->saveState()).ok());
+
+  // Another worker's Qs, but a Q for the last segment, which has none (1 element: rank 0):
+  // the compressor refuses it after the first two segments took theirs, and those are
+  // put back.
+  auto another = makeWorker("gd", o);
+  for (uint64_t t = 0; t < 2; ++t) push(*another, randomVector(rng, w.size()), w, t);
+  std::string bytes = another->saveState();
+  ASSERT_EQ(bytes.substr(bytes.size() - 8), std::string(8, '\0')) << "the last Q is not empty";
+  bytes.resize(bytes.size() - 8);
+  const uint64_t one = 1;  // little-endian, as the state format writes it
+  const float value = 0.5f;
+  bytes.append(reinterpret_cast<const char*>(&one), 8);
+  bytes.append(reinterpret_cast<const char*>(&value), 4);
+  s = worker->loadState(bytes);
+  EXPECT_NE(s.message().find("segment 4's saved Q holds 1 values, this run's Q has 0"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(worker->saveState(), good) << "the Qs restored before the refusal were kept";
+
+  // A state without the compressor's (asgd's, into gd without error feedback: no other
+  // state either side) is refused by the compressor count.
+  MethodOptions no_feedback = o;
+  no_feedback.gd.setErrorFeedback(false);
+  s = makeWorker("gd", no_feedback)->loadState(makeWorker("asgd", o)->saveState());
+  EXPECT_NE(s.message().find("compressor count"), std::string::npos) << s;
 }
 
 }  // namespace

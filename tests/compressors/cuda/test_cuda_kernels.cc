@@ -260,7 +260,10 @@ TEST_P(DeviceTopkTest, TopkAutoOnDeviceMemoryMatchesTheCpuKernel) {
 // device memory and from host memory gives the same selection.
 TEST_P(DeviceTopkTest, RegistryCompressorsOnDeviceMemoryMatchTheirCpuResult) {
   SKIP_WITHOUT_DEVICE();
-  installDeviceKernels(makeCudaKernels());
+  struct Installed {  // removed however the test ends
+    Installed() { installDeviceKernels(makeCudaKernels()); }
+    ~Installed() { installDeviceKernels(nullptr); }
+  } installed;
   const std::vector<float> x = randomInput(c_.n, c_.ties, &rng_);
   DeviceArray<float> dx(x);
   SelectContext ctx;
@@ -279,7 +282,6 @@ TEST_P(DeviceTopkTest, RegistryCompressorsOnDeviceMemoryMatchTheirCpuResult) {
     EXPECT_EQ(onDevice.numel, onHost.numel);
     EXPECT_EQ(onDevice.segment_id, 3u);
   }
-  installDeviceKernels(nullptr);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, DeviceTopkTest,
