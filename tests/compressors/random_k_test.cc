@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "compressors/select_seed.h"
 #include "tests/compressors/test_util.h"
 
@@ -36,6 +38,17 @@ TEST(RandomK, DistinctIncreasingInRangeAndReproducible) {
       ASSERT_EQ(reused, idx);
     }
   }
+}
+
+// Floyd's set is freed after a draw of more than 2^16; the draws after it are unchanged.
+TEST(RandomK, ALargeFloydDrawLeavesLaterDrawsAsTheyWere) {
+  const std::vector<uint32_t> before = drawIndices(1000, 20, 5);
+  const std::vector<uint32_t> large = drawIndices(size_t{1} << 21, 70000, 6);
+  ASSERT_EQ(large.size(), 70000u);
+  EXPECT_TRUE(std::adjacent_find(large.begin(), large.end(),
+                                 [](uint32_t a, uint32_t b) { return a >= b; }) == large.end());
+  EXPECT_EQ(drawIndices(1000, 20, 5), before);
+  EXPECT_EQ(drawIndices(size_t{1} << 21, 70000, 6), large);
 }
 
 TEST(RandomK, RoughlyUniformInBothAlgorithms) {

@@ -192,6 +192,16 @@ TEST_P(ThresholdTest, SampledIsReproducibleFromSeed) {
   c.compress(x, 0.001, ctx, &a);
   c.compress(x, 0.001, ctx, &b);
   EXPECT_EQ(a.indices, b.indices);
+  // The sample starts where the context's seed says, at every step.
+  for (uint64_t step : {11, 12, 13}) {
+    ctx.step = step;
+    SegmentData s;
+    c.compress(x, 0.001, ctx, &s);
+    std::vector<uint32_t> indices;
+    std::vector<float> values;
+    sampledThreshold(x, 0.001, selectSeed(ctx), &indices, &values);
+    EXPECT_EQ(s.indices, indices) << "step " << step;
+  }
   EXPECT_EQ(a.segment_id, 3u);
   EXPECT_EQ(a.numel, 200000u);
   EXPECT_FALSE(a.dense);

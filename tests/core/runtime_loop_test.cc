@@ -309,7 +309,8 @@ TEST(RuntimeLoopTest, AsyncWorkersConverge) {
   auto r = runJob(p, {});
   expectAllOk(r);
   auto model = gather(p, r, 1);
-  EXPECT_LT(distance(model, p.target), 1e-3 * distance({}, p.target) + 1e-3);
+  const std::vector<float> origin(p.target.size(), 0.0f);
+  EXPECT_LT(distance(model, p.target), 1e-3 * distance(origin, p.target) + 1e-3);
   EXPECT_EQ(r.pulled, model);  // the pull sees the final server model
 }
 

@@ -35,6 +35,13 @@ TEST(WireSize, BytesPerNonzeroOnAMillionElements) {
           MessageHeader{}, {e == Encoding::kDenseF32 ? wire_test::asDense(segment) : segment}, options);
       ASSERT_TRUE(message.ok()) << message.status();
       EXPECT_EQ(message->size(), kHeaderBytes + bytes) << encodingName(e);
+      // ... and the reader takes exactly those bytes back.
+      absl::StatusOr<DecodedMessage> decoded =
+          decodeMessage(*message, DecodeLimits().allow(0, kNumel).values(ValueCheck::kAny));
+      ASSERT_TRUE(decoded.ok()) << encodingName(e) << ": " << decoded.status();
+      EXPECT_EQ(decoded->segments.at(0).nonzeros(),
+                e == Encoding::kDenseF32 ? kNumel : segment.nonzeros())
+          << encodingName(e);
     }
     std::printf("\n");
     EXPECT_EQ(encodedBytes(segment, Encoding::kIndexValueF32), kSegmentHeaderBytes + 8 * segment.nonzeros());

@@ -63,6 +63,35 @@ inline std::vector<uint32_t> refTopk(const std::vector<float>& x, size_t k) {
   return idx;
 }
 
+// The mask a rule chose with DGC's sampled threshold for x, checked on its own terms
+// (its draws are the rule's, so the test takes the mask from the rule): at least one and
+// at most k = topkCount(numel, density) indices, increasing; and, unless it holds exactly
+// k (the exact top-k branch, or a cut to the first k by index), it is every element at or
+// above a magnitude threshold: none left out is as large as the smallest taken.
+inline std::vector<uint32_t> checkedSampledMask(const std::vector<float>& x,
+                                                const std::vector<uint32_t>& M, double density,
+                                                const std::string& what) {
+  const size_t k = topkCount(x.size(), density);
+  EXPECT_GE(M.size(), 1u) << what;
+  EXPECT_LE(M.size(), k) << what;
+  EXPECT_TRUE(std::is_sorted(M.begin(), M.end()) &&
+              std::adjacent_find(M.begin(), M.end()) == M.end())
+      << what;
+  if (M.empty() || M.size() >= k) return M;
+  std::vector<bool> taken(x.size(), false);
+  float smallest = INFINITY;
+  for (uint32_t j : M) {
+    taken.at(j) = true;
+    smallest = std::min(smallest, std::fabs(x[j]));
+  }
+  for (size_t j = 0; j < x.size(); ++j) {
+    if (!taken[j]) {
+      EXPECT_LT(std::fabs(x[j]), smallest) << what << ": element " << j << " left out";
+    }
+  }
+  return M;
+}
+
 inline SegmentData sparseOf(uint32_t id, const std::vector<float>& x,
                             const std::vector<uint32_t>& mask, float scale = 1.0f) {
   SegmentData s;
@@ -113,6 +142,8 @@ inline void expectMessagesNear(const Message& got, const Message& want, const st
       ASSERT_EQ(g.indices.size(), g.values.size()) << what;
     }
     std::vector<float> gd = densify(g), wd = densify(w);
+    ASSERT_EQ(gd.size(), g.numel) << what << " segment " << w.segment_id;
+    ASSERT_EQ(wd.size(), w.numel) << what << " segment " << w.segment_id;
     for (size_t j = 0; j < gd.size(); ++j) {
       ASSERT_TRUE(near(gd[j], wd[j], tol)) << what << " segment " << w.segment_id << " [" << j
                                            << "]: got " << gd[j] << ", want " << wd[j];
@@ -167,7 +198,10 @@ class RefWorker {
       std::vector<float>& u = u_[i];
       std::vector<float>& v = v_[i];
       auto mask = [&](const std::vector<float>& x, double density) {
-        if (o_.selection == Selection::kSampled) return rule_push.at(i).indices;
+        if (o_.selection == Selection::kSampled) {
+          return checkedSampledMask(x, rule_push.at(i).indices, density,
+                                    method_ + " worker, segment " + std::to_string(s.id));
+        }
         return refTopk(x, topkCount(s.numel, density));
       };
       if (method_ == "msgd") {
@@ -288,9 +322,11 @@ class RefServer {
       }
       std::vector<float> diff(s.numel);
       for (size_t j = 0; j < s.numel; ++j) diff[j] = (x[j] - w_sync_[i][j]) - a[j];
-      std::vector<uint32_t> M = o_.selection == Selection::kSampled
-                                    ? rule_reply.at(i).indices
-                                    : refTopk(diff, topkCount(s.numel, o_.server_density));
+      std::vector<uint32_t> M =
+          o_.selection == Selection::kSampled
+              ? checkedSampledMask(diff, rule_reply.at(i).indices, o_.server_density,
+                                   "server reply, segment " + std::to_string(s.id))
+              : refTopk(diff, topkCount(s.numel, o_.server_density));
       out.push_back(sparseOf(s.id, diff, M));
       for (uint32_t j : M) a[j] += diff[j];
     }
