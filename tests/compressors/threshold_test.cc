@@ -20,7 +20,52 @@ std::vector<uint32_t> referenceAtLeast(const std::vector<float>& x, float thr) {
   return out;
 }
 
-// The DGC rule written plainly: sample by the plan, sort, filter with full passes.
+// DGC's sample, written from its rule: about sample_ratio of the n elements but at least
+// 2 / density of them, every stride-th from a start drawn in [0, stride) from the seed
+// (select_seed.h's boundedRandom, the draw sender and tests share); its rank `top` is
+// ceil(count * density), at least 1.
+struct Sample {
+  size_t start = 0, stride = 1, count = 0, top = 0;
+};
+
+Sample referenceSample(size_t n, double density, uint64_t bits,
+                       const SampledThresholdOptions& options) {
+  Sample out;
+  if (n == 0) return out;
+  const double by_ratio = std::ceil(static_cast<double>(n) * options.sample_ratio);
+  const double at_least = std::ceil(2.0 / density);
+  const double want = std::max(by_ratio, at_least);
+  if (want < static_cast<double>(n)) {
+    out.stride = n / static_cast<size_t>(want);
+    uint64_t state = bits;
+    out.start = static_cast<size_t>(boundedRandom(&state, out.stride));
+  }
+  for (size_t i = out.start; i < n; i += out.stride) ++out.count;
+  out.top = static_cast<size_t>(std::ceil(static_cast<double>(out.count) * density));
+  out.top = std::min(std::max<size_t>(out.top, 1), out.count);
+  return out;
+}
+
+TEST(DgcSample, PlanIsTheRuleSample) {
+  const SampledThresholdOptions options;
+  for (size_t n : {1, 2, 7, 100, 199, 1000, 65537, 300007, 25600000}) {
+    for (double density : {0.001, 0.01, 0.25, 1.0}) {
+      for (uint64_t bits : {uint64_t{0}, uint64_t{12345}, ~uint64_t{0}}) {
+        const DgcSamplePlan got = dgcSamplePlan(n, density, bits, options);
+        const Sample want = referenceSample(n, density, bits, options);
+        SCOPED_TRACE("n=" + std::to_string(n) + " density=" + std::to_string(density));
+        EXPECT_EQ(got.start, want.start);
+        EXPECT_EQ(got.stride, want.stride);
+        EXPECT_EQ(got.count, want.count);
+        EXPECT_EQ(got.top, want.top);
+      }
+    }
+  }
+  // At 1%, the sample is 1% of a large segment.
+  EXPECT_EQ(referenceSample(1000000, 0.01, 7, options).stride, 100u);
+}
+
+// The DGC rule written plainly: sample as above, sort, filter with full passes.
 struct RuleResult {
   std::vector<uint32_t> indices;
   float threshold = 0;
@@ -33,7 +78,7 @@ RuleResult referenceRule(const std::vector<float>& x, double density, uint64_t b
   RuleResult out;
   size_t k = topkCount(x.size(), density);
   if (k == 0) return out;
-  DgcSamplePlan plan = dgcSamplePlan(x.size(), density, bits, options);
+  const Sample plan = referenceSample(x.size(), density, bits, options);
   std::vector<uint32_t> keys;
   for (size_t i = plan.start; i < x.size(); i += plan.stride) keys.push_back(magnitudeKey(x[i]));
   EXPECT_EQ(keys.size(), plan.count);
