@@ -61,7 +61,8 @@ SPARSEPS_MULTIVERSION_WIDE(
       // which is the floor of v >= 0: no std::floor, which GCC does not vectorize (it may
       // not drop floor's inexact exception under the default -ftrapping-math).
       for (uint32_t i = 0; i < n; ++i) {  // 32-bit positions (see natural.cc)
-        const float level = std::min(std::fabs(x[i]) * scale + elementUniform(bits, first + i), top);
+        const float level =
+            std::min(std::fabs(x[i]) * scale + elementUniform(bits, first + i), top);
         fields[i] = static_cast<uint16_t>(static_cast<uint32_t>(level) |
                                           (static_cast<uint32_t>(x[i] < 0) << sign_shift));
       }

@@ -2,13 +2,14 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
 #include "compressors/cuda/cuda_status.h"
 #include "compressors/cuda/device_scratch.h"
 #include "compressors/cuda/threshold_cuda.h"
-#include "compressors/cuda/topk_auto.h"
+#include "compressors/cuda/topk_cuda.h"
 #include "compressors/segment_spec.h"
 
 namespace sparseps::gpu {
@@ -88,53 +89,75 @@ absl::Status copyToHost(const Selection& room, size_t count, std::vector<uint32_
 
 class CudaKernels : public DeviceKernels {
  public:
-  bool onDevice(const void* p) const override { return memorySideOf(p) == MemorySide::kDevice; }
+  // Device or managed memory. Without a device or driver the query fails: host memory.
+  bool onDevice(const void* p) const override {
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+      cudaGetLastError();  // clear the error: the call is a question, not a failure
+      return false;
+    }
+    return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+  }
 
   absl::Status topk(absl::Span<const float> x, size_t k, std::vector<uint32_t>* indices,
                     std::vector<float>* values) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    OnDeviceOf on(x.data());
-    if (!on.status().ok()) return on.status();
-    return topkAuto(x.data(), x.size(), k, indices, values, &buffers_[on.device()].scratch,
-                    kStream);
+    return select(
+        x.data(), std::min(k, x.size()),
+        [&](const Selection& room, DeviceScratch* scratch) {
+          return topkRadixDevice(x.data(), x.size(), k, room.indices, room.values, scratch,
+                                 kStream);
+        },
+        indices, values);
   }
 
   absl::Status threshold(absl::Span<const float> x, float thr, std::vector<uint32_t>* indices,
                          std::vector<float>* values) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    OnDeviceOf on(x.data());
-    if (!on.status().ok()) return on.status();
-    DeviceBuffers& b = buffers_[on.device()];
-    Selection room;
-    if (absl::Status s = reserveSelection(x.size(), &b.selection, &room); !s.ok()) return s;
-    absl::StatusOr<size_t> count = thresholdFilterDevice(x.data(), x.size(), thr, room.indices,
-                                                         room.values, &b.scratch, kStream);
-    if (!count.ok()) return count.status();
-    return copyToHost(room, *count, indices, values);
+    return select(
+        x.data(), x.size(),
+        [&](const Selection& room, DeviceScratch* scratch) {
+          return thresholdFilterDevice(x.data(), x.size(), thr, room.indices, room.values,
+                                       scratch, kStream);
+        },
+        indices, values);
   }
 
   absl::StatusOr<SampledThresholdResult> sampledThreshold(
       absl::Span<const float> x, double density, uint64_t random_bits,
       const SampledThresholdOptions& options, std::vector<uint32_t>* indices,
       std::vector<float>* values) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    OnDeviceOf on(x.data());
-    if (!on.status().ok()) return on.status();
-    DeviceBuffers& b = buffers_[on.device()];
-    Selection room;
-    if (absl::Status s = reserveSelection(topkCount(x.size(), density), &b.selection, &room);
-        !s.ok()) {
-      return s;
-    }
-    absl::StatusOr<SampledThresholdResult> result =
-        sampledThresholdDevice(x.data(), x.size(), density, random_bits, room.indices,
-                               room.values, &b.scratch, kStream, options);
-    if (!result.ok()) return result.status();
-    if (absl::Status s = copyToHost(room, result->count, indices, values); !s.ok()) return s;
+    SampledThresholdResult result;
+    absl::Status s = select(
+        x.data(), topkCount(x.size(), density),
+        [&](const Selection& room, DeviceScratch* scratch) -> absl::StatusOr<size_t> {
+          absl::StatusOr<SampledThresholdResult> r = sampledThresholdDevice(
+              x.data(), x.size(), density, random_bits, room.indices, room.values, scratch,
+              kStream, options);
+          if (!r.ok()) return r.status();
+          result = *r;
+          return r->count;
+        },
+        indices, values);
+    if (!s.ok()) return s;
     return result;
   }
 
  private:
+  // On x's device, with room for `entries` selected indices and values: run(room, scratch)
+  // selects into the room and returns how many it selected, which are copied back.
+  template <typename Run>
+  absl::Status select(const float* x, size_t entries, Run&& run, std::vector<uint32_t>* indices,
+                      std::vector<float>* values) {
+    std::lock_guard<std::mutex> lock(mu_);
+    OnDeviceOf on(x);
+    if (!on.status().ok()) return on.status();
+    DeviceBuffers& b = buffers_[on.device()];
+    Selection room;
+    if (absl::Status s = reserveSelection(entries, &b.selection, &room); !s.ok()) return s;
+    absl::StatusOr<size_t> count = run(room, &b.scratch);
+    if (!count.ok()) return count.status();
+    return copyToHost(room, *count, indices, values);
+  }
+
   std::mutex mu_;
   std::map<int, DeviceBuffers> buffers_;  // by device
 };

@@ -123,9 +123,8 @@ void copyDenseChunk(uint8_t* dst, const uint8_t* src, size_t n, bool streaming,
 // The first of n floats at bytes (host order) that kBounded refuses, or n. The scan adds
 // 256 - kBoundExponent (65) to the exponent field: it carries into the sign bit exactly
 // when the biased exponent is kBoundExponent (191 = 127 + 64) or more, i.e. |v| >= 2^64,
-// inf and NaN (255) included. Plain
-// arithmetic ORed over the block vectorizes; only a hit pays for the search. Bytes, not a
-// float pointer: a received body need not be aligned.
+// inf and NaN (255) included. Plain arithmetic ORed over the block vectorizes; only a hit
+// pays for the search. Bytes, not a float pointer: a received body need not be aligned.
 inline uint32_t refusedBit(const uint8_t* bytes, size_t i) {
   uint32_t bits;
   std::memcpy(&bits, bytes + 4 * i, sizeof bits);

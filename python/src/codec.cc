@@ -31,10 +31,7 @@ class PyCompressor {
   py::bytes compress(const torch::Tensor& x, double density, uint32_t key, uint64_t step,
                      uint64_t seed) {
     absl::Span<const float> in = flatInput(x, "Compressor.compress");
-    if (!(density > 0.0 && density <= 1.0)) {
-      throw py::value_error("Compressor.compress: density must be in (0, 1], got " +
-                            std::to_string(density));
-    }
+    checkDensity(density, "Compressor.compress");
     // The matrix view of low-rank compressors: the tensor's first dimension, as a job's
     // layout gives it.
     const SelectContext ctx{key, step, seed,

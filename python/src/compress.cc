@@ -39,13 +39,6 @@ DeviceKernels* kernelsFor(const torch::Tensor& t, const char* fn) {
 #endif
 }
 
-void checkDensity(double density, const char* fn) {
-  if (!(density > 0.0 && density <= 1.0)) {
-    throw py::value_error(std::string(fn) + ": density must be in (0, 1], got " +
-                          std::to_string(density));
-  }
-}
-
 torch::Tensor indexTensor(const std::vector<uint32_t>& indices) {
   torch::Tensor t = torch::empty({static_cast<int64_t>(indices.size())}, torch::kInt64);
   int64_t* out = t.data_ptr<int64_t>();

@@ -21,4 +21,11 @@ absl::Span<const float> flatInput(const torch::Tensor& t, const char* fn, bool c
   return {t.data_ptr<float>(), static_cast<size_t>(t.numel())};
 }
 
+void checkDensity(double density, const char* fn) {
+  if (!(density > 0.0 && density <= 1.0)) {
+    throw py::value_error(std::string(fn) + ": density must be in (0, 1], got " +
+                          std::to_string(density));
+  }
+}
+
 }  // namespace sparseps::python

@@ -75,7 +75,8 @@ class StandInDevice : public DeviceKernels {
 // Uninstalls the stand-in when a test ends, whatever happened.
 struct Installed {
   Installed(const std::vector<float>& device, Asked* asked, bool fail = false) {
-    installDeviceKernels(std::make_unique<StandInDevice>(device.data(), device.size(), asked, fail));
+    installDeviceKernels(
+        std::make_unique<StandInDevice>(device.data(), device.size(), asked, fail));
   }
   ~Installed() { installDeviceKernels(nullptr); }
 };

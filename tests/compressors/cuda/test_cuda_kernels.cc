@@ -1,7 +1,7 @@
 // The CUDA kernels of compressors/cuda against the CPU kernels (topkExact,
 // thresholdFilter, sampledThreshold, scatterAdd, axpy) on random inputs, and the
 // registry's selection compressors run on device memory through them. Tests that need
-// a GPU skip with a message where none is present; topkAuto's host path runs everywhere.
+// a GPU skip with a message where none is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -21,7 +21,6 @@
 #include "compressors/cuda/device_scratch.h"
 #include "compressors/cuda/sparse_ops_cuda.h"
 #include "compressors/cuda/threshold_cuda.h"
-#include "compressors/cuda/topk_auto.h"
 #include "compressors/cuda/topk_cuda.h"
 #include "compressors/registry.h"
 #include "compressors/segment_spec.h"
@@ -224,35 +223,32 @@ TEST_P(DeviceTopkTest, ApplyAndPackMatchCpu) {
   }
 }
 
-// Host memory: the CPU kernel, with or without a device (this part runs everywhere).
-TEST_P(DeviceTopkTest, TopkAutoOnHostMemoryIsTheCpuKernel) {
+// Host memory is not the kernels' to select from: with them installed, a compressor given
+// host input runs its CPU loop (this part runs everywhere, device or not).
+TEST_P(DeviceTopkTest, HostMemoryIsLeftToTheCpuKernels) {
   const std::vector<float> x = randomInput(c_.n, c_.ties, &rng_);
-  const size_t k = 1 + rng_() % c_.n;
-  std::vector<uint32_t> cpuIdx, autoIdx;
-  std::vector<float> cpuVal, autoVal;
-  topkExact(x, k, &cpuIdx, &cpuVal);
-  DeviceScratch scratch;
-  EXPECT_EQ(memorySideOf(x.data()), MemorySide::kHost);
-  ASSERT_TRUE(topkAuto(x.data(), c_.n, k, &autoIdx, &autoVal, &scratch, nullptr).ok());
-  EXPECT_EQ(autoIdx, cpuIdx);
-  EXPECT_EQ(bitsOf(autoVal), bitsOf(cpuVal));
+  std::unique_ptr<DeviceKernels> kernels = makeCudaKernels();
+  EXPECT_FALSE(kernels->onDevice(x.data()));
+  installDeviceKernels(std::move(kernels));
+  EXPECT_EQ(deviceKernelsFor(x.data()), nullptr);
+  installDeviceKernels(nullptr);
 }
 
-TEST_P(DeviceTopkTest, TopkAutoOnDeviceMemoryMatchesTheCpuKernel) {
+TEST_P(DeviceTopkTest, CudaKernelsTopkOnDeviceMemoryMatchesTheCpuKernel) {
   SKIP_WITHOUT_DEVICE();
   const std::vector<float> x = randomInput(c_.n, c_.ties, &rng_);
+  std::unique_ptr<DeviceKernels> kernels = makeCudaKernels();
   for (size_t k : {size_t{1}, 1 + rng_() % c_.n, c_.n}) {
     SCOPED_TRACE(testing::Message() << "k " << k);
-    std::vector<uint32_t> cpuIdx, autoIdx;
-    std::vector<float> cpuVal, autoVal;
+    std::vector<uint32_t> cpuIdx, gpuIdx;
+    std::vector<float> cpuVal, gpuVal;
     topkExact(x, k, &cpuIdx, &cpuVal);
-    DeviceScratch scratch;
     DeviceArray<float> dx(x);
-    EXPECT_EQ(memorySideOf(dx.get()), MemorySide::kDevice);
-    absl::Status s = topkAuto(dx.get(), c_.n, k, &autoIdx, &autoVal, &scratch, nullptr);
+    EXPECT_TRUE(kernels->onDevice(dx.get()));
+    absl::Status s = kernels->topk(absl::MakeConstSpan(dx.get(), c_.n), k, &gpuIdx, &gpuVal);
     ASSERT_TRUE(s.ok()) << s;
-    EXPECT_EQ(autoIdx, cpuIdx);
-    EXPECT_EQ(bitsOf(autoVal), bitsOf(cpuVal));
+    EXPECT_EQ(gpuIdx, cpuIdx);
+    EXPECT_EQ(bitsOf(gpuVal), bitsOf(cpuVal));
   }
 }
 
