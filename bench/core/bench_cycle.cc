@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "bench/bench_data.h"
 #include "compressors/stream_copy.h"
@@ -118,6 +119,7 @@ class Cycle {
     h.model_version = replies_[0].version;
     h.learning_rate = replies_[0].lr;
     if (!encodeMessage(h, replies_[0].segments, EncodeOptions{}, &down_).ok()) die("encoding the reply");
+    core_->recycle(std::move(replies_[0]));  // as Server::sendReplies does: the slot is reused
     clock.lap(&seconds[kEncReply]);
     decode(down_, &worker_in_);
     clock.lap(&seconds[kDecReply]);
