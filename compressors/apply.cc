@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cstddef>
+#include <cstring>
 
 #include "compressors/codes.h"
 #include "compressors/simd.h"
@@ -13,6 +14,17 @@ namespace {
 SPARSEPS_MULTIVERSION void axpyKernel(float a, const float* __restrict x, float* __restrict y,
                                       size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+// y += a * x where x is little-endian f32 bytes at any alignment (a borrowed dense
+// segment): each load is a memcpy, which the compiler turns into unaligned vector loads.
+SPARSEPS_MULTIVERSION void axpyBytesKernel(float a, const uint8_t* __restrict x,
+                                           float* __restrict y, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    float v;
+    std::memcpy(&v, x + 4 * i, sizeof v);
+    y[i] += a * v;
+  }
 }
 
 SPARSEPS_MULTIVERSION void scatterKernel(float a, const uint32_t* __restrict idx,
@@ -27,6 +39,8 @@ void scatterAdd(absl::Span<float> dst, const SegmentData& s, float scale) {
   assert(dst.size() == s.numel);
   if (s.coded()) {
     addCoded(dst, s, scale);
+  } else if (s.dense && s.borrowed != nullptr) {
+    axpyBytesKernel(scale, s.borrowed, dst.data(), dst.size());
   } else if (s.dense) {
     assert(s.values.size() == dst.size());
     axpyKernel(scale, s.values.data(), dst.data(), s.values.size());
@@ -39,6 +53,13 @@ void scatterAdd(absl::Span<float> dst, const SegmentData& s, float scale) {
 void axpy(float a, absl::Span<const float> x, absl::Span<float> y) {
   assert(x.size() == y.size());
   axpyKernel(a, x.data(), y.data(), x.size());
+}
+
+void copyDense(const SegmentData& s, absl::Span<float> dst) {
+  assert(s.dense && dst.size() == s.numel);
+  const void* src = s.borrowed != nullptr ? static_cast<const void*>(s.borrowed)
+                                          : static_cast<const void*>(s.values.data());
+  std::memcpy(dst.data(), src, dst.size() * sizeof(float));
 }
 
 }  // namespace sparseps

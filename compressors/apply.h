@@ -2,6 +2,7 @@
 // Applying what travelled: the two updates every method's rules are built from.
 //   scatterAdd: dst += scale * s   (s dense, sparse or coded: the delta it decodes to)
 //   axpy:       y   += a * x
+//   copyDense:  dst  = s       (s dense, its values owned or borrowed)
 // Preconditions (checked by the wire decoder for received data): dst.size() == s.numel,
 // sparse indices < numel, x.size() == y.size(). Vectorized for every x86-64 level by the
 // compiler's function multi-versioning.
@@ -14,5 +15,7 @@ namespace sparseps {
 void scatterAdd(absl::Span<float> dst, const SegmentData& s, float scale);
 
 void axpy(float a, absl::Span<const float> x, absl::Span<float> y);
+
+void copyDense(const SegmentData& s, absl::Span<float> dst);
 
 }  // namespace sparseps

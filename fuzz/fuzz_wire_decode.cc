@@ -3,7 +3,9 @@
 // the header and checksum checks) and once more with its header's payload size and
 // checksum made to match the bytes that follow, so mutations reach the segment parsers.
 // A message that decodes must also re-encode (lossless, smallest encodings) and decode
-// to the same segments: ids, sizes, dense flags, indices and value counts.
+// to the same segments: ids, sizes, dense flags, indices and value counts. A borrowing
+// decode (dense values read in place) must accept exactly what the copying one does and
+// re-encode to the same bytes.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -18,6 +20,11 @@ namespace {
 const sparseps::DecodeLimits& fuzzLimits() {
   static const sparseps::DecodeLimits limits =
       sparseps::DecodeLimits().allow(0, 100).allow(1, 13).allow(2, 1).allow(3, 500).allow(5, 1u << 20);
+  return limits;
+}
+
+const sparseps::DecodeLimits& borrowingLimits() {
+  static const sparseps::DecodeLimits limits = sparseps::DecodeLimits(fuzzLimits()).borrowDense(true);
   return limits;
 }
 
@@ -38,9 +45,14 @@ bool sameSegments(const std::vector<sparseps::SegmentData>& a, const std::vector
 void decodeAndCheck(const sparseps::MessageHeader& header, absl::Span<const uint8_t> payload) {
   absl::StatusOr<std::vector<sparseps::SegmentData>> segments =
       sparseps::decodePayload(header, payload, fuzzLimits());
+  absl::StatusOr<std::vector<sparseps::SegmentData>> borrowed =
+      sparseps::decodePayload(header, payload, borrowingLimits());
+  if (segments.ok() != borrowed.ok()) std::abort();
   if (!segments.ok()) return;
   absl::StatusOr<std::vector<uint8_t>> again = sparseps::encodeMessage(header, *segments);
   if (!again.ok()) std::abort();
+  absl::StatusOr<std::vector<uint8_t>> again_borrowed = sparseps::encodeMessage(header, *borrowed);
+  if (!again_borrowed.ok() || *again_borrowed != *again) std::abort();
   absl::StatusOr<sparseps::DecodedMessage> back = sparseps::decodeMessage(*again, fuzzLimits());
   if (!back.ok() || !sameSegments(*segments, back->segments)) std::abort();
 }

@@ -27,6 +27,8 @@ class DescentServer : public ServerRule {
     if (dual_way_) dual_way_->onPush(worker);
   }
 
+  bool readsBorrowedDense() const override { return true; }  // applyPush: subtractUpdate
+
   void makeReply(int worker, absl::Span<const float> W, Message* reply) override {
     checkWorker(worker);
     if (dual_way_) {

@@ -33,7 +33,7 @@ void applyModelReply(const Message& reply, const SegmentIndex& index, absl::Span
   for (const SegmentData& s : reply) {
     absl::Span<float> dst = sliceFor(s, index, w);
     if (s.dense) {
-      std::copy(s.values.begin(), s.values.end(), dst.begin());
+      copyDense(s, dst);
     } else {
       scatterAdd(dst, s, 1.0f);
     }

@@ -51,6 +51,11 @@ class WorkerRule {
   // the servers hold. load changes nothing unless all of `bytes` is valid for this rule.
   virtual std::string saveState() const = 0;
   virtual absl::Status loadState(const std::string& bytes) = 0;
+  // True if applyReply reads dense segments only through compressors/apply.h (copyDense,
+  // scatterAdd), which accept values borrowed from the received bytes
+  // (SegmentData::borrowed): the runtime then decodes replies without copying them. A rule
+  // that reads `values` of a dense segment itself keeps the default.
+  virtual bool readsBorrowedDense() const { return false; }
 };
 
 class ServerRule {
@@ -68,6 +73,8 @@ class ServerRule {
   // Checkpoint support: all state besides W (per-worker residuals, W_sync, counters).
   virtual std::string saveState() const = 0;
   virtual absl::Status loadState(const std::string& bytes) = 0;
+  // As WorkerRule::readsBorrowedDense, for applyPush and the pushes it is given.
+  virtual bool readsBorrowedDense() const { return false; }
 };
 
 class Method {

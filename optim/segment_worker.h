@@ -29,6 +29,7 @@ class SegmentWorker : public WorkerRule {
   SegmentWorker(const SegmentWorker&) = delete;
   SegmentWorker& operator=(const SegmentWorker&) = delete;
   void applyReply(const Message& reply, absl::Span<float> w) override;
+  bool readsBorrowedDense() const override { return true; }  // applyReply: applyModelReply
   std::string saveState() const override;
   absl::Status loadState(const std::string& bytes) override;
 

@@ -97,6 +97,10 @@ class Cycle {
     server.pushes_per_epoch = 1e9;  // the rate stays lr0
     core_ = std::make_unique<ServerCore>((*m)->makeServer(specs, 1, options), in_.w0, 0, 1, server);
     core_->onWorkerStart(0);
+    // Each side borrows dense values from the received bytes as the runtime's loops do.
+    server_limits_ = limits_;
+    server_limits_.borrowDense(core_->readsBorrowedDense());
+    limits_.borrowDense(worker_->readsBorrowedDense());
   }
 
   // One cycle; adds each phase's seconds to seconds[phase].
@@ -109,7 +113,7 @@ class Cycle {
     h.worker_step = step_;
     if (!encodeMessage(h, push_, EncodeOptions{}, &up_).ok()) die("encoding the push");
     clock.lap(&seconds[kEncPush]);
-    decode(up_, &server_in_);
+    decode(up_, server_limits_, &server_in_);
     clock.lap(&seconds[kDecPush]);
     replies_.clear();
     core_->onPush(0, server_in_, &replies_);
@@ -121,7 +125,7 @@ class Cycle {
     if (!encodeMessage(h, replies_[0].segments, EncodeOptions{}, &down_).ok()) die("encoding the reply");
     core_->recycle(std::move(replies_[0]));  // as Server::sendReplies does: the slot is reused
     clock.lap(&seconds[kEncReply]);
-    decode(down_, &worker_in_);
+    decode(down_, limits_, &worker_in_);
     clock.lap(&seconds[kDecReply]);
     worker_->applyReply(worker_in_, absl::MakeSpan(w_));
     clock.lap(&seconds[kApply]);
@@ -140,16 +144,17 @@ class Cycle {
   float lr() const { return core_->lr(); }
 
  private:
-  void decode(const std::vector<uint8_t>& message, Message* out) {
+  void decode(const std::vector<uint8_t>& message, const DecodeLimits& limits, Message* out) {
     absl::StatusOr<MessageHeader> h = decodeHeader(message);
     if (!h.ok()) die(std::string(h.status().message()));
-    absl::Status s = decodePayload(*h, absl::MakeConstSpan(message).subspan(kHeaderBytes), limits_, out);
+    absl::Status s = decodePayload(*h, absl::MakeConstSpan(message).subspan(kHeaderBytes), limits, out);
     if (!s.ok()) die(std::string(s.message()));
   }
 
   MethodRegistry methods_;
   SegmentSpecs specs_;
-  DecodeLimits limits_;
+  DecodeLimits limits_;  // the worker's
+  DecodeLimits server_limits_;
   CycleInputs in_;
   std::vector<float> w_;
   std::unique_ptr<WorkerRule> worker_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "compressors/apply.h"
+
 namespace sparseps {
 
 Message denseMessage(const SegmentSpecs& specs, absl::Span<const float> flat) {
@@ -16,7 +18,7 @@ void copyDenseInto(const Message& message, const SegmentSpecs& specs, absl::Span
   for (const auto& s : message) {
     if (!s.dense || s.segment_id >= specs.size()) continue;
     const auto& spec = specs[s.segment_id];
-    std::copy(s.values.begin(), s.values.end(), flat.begin() + spec.offset);
+    copyDense(s, flat.subspan(spec.offset, s.numel));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "compressors/apply.h"
 #include "core/runtime/protocol.h"
 
 namespace sparseps {
@@ -18,6 +19,9 @@ Server::Server(Endpoint& endpoint, ServerCore& core, const JobSpec& job, Segment
       worker_ranks_(job.workerRanks()),
       checkpoint_path_(job.checkpointPathOf(endpoint.rank())),
       live_ranks_(worker_ranks_) {
+  // A push is used before the next receive reuses frame_ (a sync round keeps a copy, which
+  // owns its values), so its dense segments may borrow the frame's payload.
+  limits_.borrowDense(core_.readsBorrowedDense());
   for (const auto& spec : specs_) limits_.allow(spec.id, static_cast<uint32_t>(spec.numel));
   if (core_.numBuffers() > 0) {
     limits_.allow(static_cast<uint32_t>(specs_.size()), static_cast<uint32_t>(core_.numBuffers()));
@@ -118,7 +122,10 @@ absl::Status Server::handle(int worker, std::vector<Reply>* replies) {
       if (header->flags & kFlagPull) return sendModel(worker);
       if (header->flags & kFlagBuffers) {
         for (auto& s : in_) {
-          if (s.segment_id == buffers_id && s.dense) core_.onBuffers(worker, s.values);
+          if (s.segment_id != buffers_id || !s.dense) continue;
+          std::vector<float> buffers(s.numel);
+          copyDense(s, absl::MakeSpan(buffers));
+          core_.onBuffers(worker, std::move(buffers));
         }
         return absl::OkStatus();
       }

@@ -72,6 +72,8 @@ class ServerCore {
   void recycle(Reply&& reply);
 
   const std::vector<float>& model() const { return model_; }
+  // Whether pushes may reach the rule with borrowed dense values (ServerRule).
+  bool readsBorrowedDense() const { return rule_->readsBorrowedDense(); }
   std::vector<float> averagedBuffers() const;
   uint64_t version() const { return version_; }
   uint64_t pushes() const { return pushes_; }

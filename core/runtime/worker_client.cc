@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "compressors/apply.h"
 #include "core/runtime/protocol.h"
 
 namespace sparseps {
@@ -26,6 +27,7 @@ WorkerClient::WorkerClient(Endpoint& endpoint, const JobSpec& job, ShardPlan pla
       encode_(job.encode),
       num_buffers_(num_buffers),
       to_shard_(plan_.numShards()),
+      shard_frames_(plan_.numShards()),
       from_shard_(plan_.numShards()) {
   for (int s = 0; s < plan_.numShards(); ++s) {
     DecodeLimits limits;
@@ -34,6 +36,7 @@ WorkerClient::WorkerClient(Endpoint& endpoint, const JobSpec& job, ShardPlan pla
     if (s == 0 && num_buffers_ > 0) {
       limits.allow(static_cast<uint32_t>(local.size()), static_cast<uint32_t>(num_buffers_));
     }
+    limits.borrowDense(rule_->readsBorrowedDense());
     limits_.push_back(std::move(limits));
   }
 }
@@ -56,9 +59,12 @@ absl::Status WorkerClient::receiveFromAllShards(MessageKind expected, uint64_t* 
   std::vector<int> waiting = server_ranks_;
   while (!waiting.empty()) {
     if (auto s = endpoint_.receive(waiting, &frame_); !s.ok()) return s;
-    const Frame& frame = frame_;
     const int shard = static_cast<int>(
-        std::find(server_ranks_.begin(), server_ranks_.end(), frame.src) - server_ranks_.begin());
+        std::find(server_ranks_.begin(), server_ranks_.end(), frame_.src) - server_ranks_.begin());
+    // The shard's decoded segments borrow its frame's payload, so each shard keeps its own
+    // frame until its next message; the frame it held takes the next receive.
+    std::swap(frame_, shard_frames_[shard]);
+    const Frame& frame = shard_frames_[shard];
     if (!frame.peer_status.ok()) {
       return absl::UnavailableError(absl::StrCat("server shard ", shard, " (rank ", frame.src,
                                                  ") failed: ", frame.peer_status.message()));
@@ -93,7 +99,7 @@ absl::StatusOr<ServerProgress> WorkerClient::receiveModel(absl::Span<float> w,
     const Shard& shard = plan_.shard(s);
     for (const auto& seg : from_shard_[s].segments) {
       if (seg.segment_id == shard.num_segments) {
-        std::copy(seg.values.begin(), seg.values.end(), buffers.begin());
+        copyDense(seg, buffers.first(seg.numel));
       }
     }
     copyDenseInto(from_shard_[s].segments, shard.local_specs, w.subspan(shard.offset, shard.numel));

@@ -80,10 +80,12 @@ class WorkerClient {
   const size_t num_buffers_;
   std::vector<DecodeLimits> limits_;  // per shard
   // Reused across steps, so a steady loop allocates nothing: the push, its split by shard,
-  // the frame received, each shard's decoded message and the bytes sent.
+  // the next frame to receive into, each shard's last frame and its decoded message (whose
+  // dense segments borrow that frame's payload), and the bytes sent.
   Message push_;
   std::vector<Message> to_shard_;
   Frame frame_;
+  std::vector<Frame> shard_frames_;
   std::vector<DecodedMessage> from_shard_;
   std::vector<uint8_t> out_;
   float lr_ = 0;

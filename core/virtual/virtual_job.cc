@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "compressors/apply.h"
 #include "core/runtime/protocol.h"
 #include "core/virtual/event_queue.h"
 #include "core/wire/wire.h"
@@ -41,6 +42,9 @@ class Job {
     std::vector<Message> to_shard;
     std::vector<std::shared_ptr<const std::vector<uint8_t>>> outgoing;  // per shard
     std::vector<DecodedMessage> from_shard;
+    // Per shard, the last message received: from_shard's dense segments borrow its bytes.
+    std::vector<std::shared_ptr<const std::vector<uint8_t>>> received;
+    std::vector<DecodeLimits> limits;  // per shard, for its replies
     int waiting = 0;  // messages from the shards still to come for this step (or the start)
     uint64_t step = 0;
     uint64_t last_version = 0;
@@ -70,15 +74,15 @@ class Job {
 
   absl::Status setUp();
   void start();
-  void modelArrived(int k, int s, const std::vector<uint8_t>& bytes);
+  void modelArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes);
   void ready(int k);
   void sendToShard(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes);
   void serve(int s);
-  void replyArrived(int k, int s, const std::vector<uint8_t>& bytes);
+  void replyArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes);
   void takeSnapshotSlice(int s, const ServerCore& core);
   std::shared_ptr<const std::vector<uint8_t>> encode(const MessageHeader& header,
                                                       const Message& segments);
-  bool decodeAt(int k, int s, const std::vector<uint8_t>& bytes, MessageKind expected);
+  bool decodeAt(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes, MessageKind expected);
   double codecSeconds(double real, bool per_push);
   double stepSeconds(Worker& w, int k, double measured);
   void fail(absl::Status status) {
@@ -151,6 +155,8 @@ absl::Status Job::setUp() {
                            o_.initial_params.begin() + range.offset + range.numel),
         num_buffers, job.num_workers, server);
     if (num_buffers > 0) shard->core->onBuffers(0, o_.initial_buffers);
+    // Pushes borrow as a real server's do (core/runtime/server.cc).
+    shard->limits.borrowDense(shard->core->readsBorrowedDense());
     for (const SegmentSpec& spec : range.local_specs) {
       shard->limits.allow(spec.id, static_cast<uint32_t>(spec.numel));
     }
@@ -172,6 +178,11 @@ absl::Status Job::setUp() {
     w->down = std::make_unique<Link>(down);
     w->rng.seed(o_.time.seed * 1000003 + static_cast<uint64_t>(k));
     w->from_shard.resize(job.num_servers);
+    w->received.resize(job.num_servers);
+    for (const auto& shard : shards_) {  // replies borrow as a real worker's do
+      w->limits.push_back(shard->limits);
+      w->limits.back().borrowDense(w->rule->readsBorrowedDense());
+    }
     workers_.push_back(std::move(w));
   }
   grad_.assign(n, 0.0f);
@@ -207,14 +218,14 @@ void Job::start() {
       ++workers_[k]->waiting;
       result_.bytes_down += bytes->size();
       const int64_t at = deliver(*shard.up, *workers_[k]->down, bytes->size(), 0);
-      events_.at(at, [this, k, s, bytes] { modelArrived(k, s, *bytes); });
+      events_.at(at, [this, k, s, bytes] { modelArrived(k, s, bytes); });
     }
   }
 }
 
-bool Job::decodeAt(int k, int s, const std::vector<uint8_t>& bytes, MessageKind expected) {
+bool Job::decodeAt(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes, MessageKind expected) {
   Worker& w = *workers_[k];
-  absl::StatusOr<MessageHeader> header = decodeHeader(bytes);
+  absl::StatusOr<MessageHeader> header = decodeHeader(*bytes);
   if (!header.ok()) {
     fail(header.status());
     return false;
@@ -226,23 +237,22 @@ bool Job::decodeAt(int k, int s, const std::vector<uint8_t>& bytes, MessageKind 
   }
   DecodedMessage& into = w.from_shard[s];
   into.header = *header;
-  const auto payload = absl::MakeConstSpan(bytes).subspan(kHeaderBytes);
-  if (absl::Status st = decodePayload(*header, payload, shards_[s]->limits, &into.segments);
+  const auto payload = absl::MakeConstSpan(*bytes).subspan(kHeaderBytes);
+  if (absl::Status st = decodePayload(*header, payload, w.limits[s], &into.segments);
       !st.ok()) {
     fail(st);
     return false;
   }
+  w.received[s] = std::move(bytes);
   return true;
 }
 
-void Job::modelArrived(int k, int s, const std::vector<uint8_t>& bytes) {
+void Job::modelArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes) {
   Worker& w = *workers_[k];
-  if (!decodeAt(k, s, bytes, MessageKind::kModel)) return;
+  if (!decodeAt(k, s, std::move(bytes), MessageKind::kModel)) return;
   const Shard& range = plan_->plan.shard(s);
   for (const SegmentData& seg : w.from_shard[s].segments) {
-    if (seg.segment_id == range.num_segments) {
-      std::copy(seg.values.begin(), seg.values.end(), w.buffers.begin());
-    }
+    if (seg.segment_id == range.num_segments) copyDense(seg, absl::MakeSpan(w.buffers).first(seg.numel));
   }
   copyDenseInto(w.from_shard[s].segments, range.local_specs,
                 absl::MakeSpan(w.w).subspan(range.offset, range.numel));
@@ -339,7 +349,10 @@ void Job::serve(int s) {
       break;
     case MessageKind::kModel:  // BN buffers
       for (SegmentData& seg : shard.in) {
-        if (seg.dense) shard.core->onBuffers(message.worker, seg.values);
+        if (!seg.dense) continue;
+        std::vector<float> buffers(seg.numel);
+        copyDense(seg, absl::MakeSpan(buffers));
+        shard.core->onBuffers(message.worker, std::move(buffers));
       }
       break;
     case MessageKind::kShutdown:
@@ -367,18 +380,18 @@ void Job::serve(int s) {
     for (const auto& [k, bytes] : out) {
       result_.bytes_down += bytes->size();
       const int64_t at = deliver(*shard.up, *workers_[k]->down, bytes->size(), events_.now());
-      events_.at(at, [this, k = k, s, bytes = bytes] { replyArrived(k, s, *bytes); });
+      events_.at(at, [this, k = k, s, bytes = bytes] { replyArrived(k, s, bytes); });
     }
     shard.busy = false;
     serve(s);
   });
 }
 
-void Job::replyArrived(int k, int s, const std::vector<uint8_t>& bytes) {
+void Job::replyArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes) {
   Worker& w = *workers_[k];
-  w.bytes_down += bytes.size();
+  w.bytes_down += bytes->size();
   const double d0 = threadCpuSeconds();
-  if (!decodeAt(k, s, bytes, MessageKind::kReply)) return;
+  if (!decodeAt(k, s, std::move(bytes), MessageKind::kReply)) return;
   w.reply_decode += threadCpuSeconds() - d0;
   if (--w.waiting > 0) return;
   const int64_t in_ns = events_.now();

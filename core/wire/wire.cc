@@ -141,7 +141,8 @@ absl::Status readSegments(const MessageHeader& header, absl::Span<const uint8_t>
     }
     const auto encoding = static_cast<Encoding>(tag);
     absl::Status read = wire::readSegmentBody(encoding, id, numel, nonzeros, &p, end,
-                                              limits.value_check, &(*out)[s], checksum);
+                                              limits.value_check, limits.borrow_dense,
+                                              &(*out)[s], checksum);
     if (!read.ok()) {
       return fail(absl::StrCat("(id ", id, ", ", encodingName(encoding), ") ", read.message()));
     }

@@ -39,16 +39,25 @@ struct EncodeOptions {
   absl::Status validate() const;
 };
 
-// What a receiver accepts: its layout (numel per segment id) and its value policy.
+// What a receiver accepts: its layout (numel per segment id) and its value policy; and
+// whether its dense segments borrow their values from the payload.
 struct DecodeLimits {
   static constexpr uint32_t kNoSegment = UINT32_MAX;  // this id is not accepted here
   std::vector<uint32_t> numel_by_id;  // index = segment id
   ValueCheck value_check = ValueCheck::kBounded;
+  // Dense values are checked and hashed where they lie and the segment points at them
+  // (SegmentData::borrowed) instead of holding a copy: a receive buffer that outlives its
+  // decoded segments saves a copy of every dense body. Off, each is copied out.
+  bool borrow_dense = false;
 
   // Accepts segment id with numel elements.
   DecodeLimits& allow(uint32_t id, uint32_t numel);
   DecodeLimits& values(ValueCheck check) {
     value_check = check;
+    return *this;
+  }
+  DecodeLimits& borrowDense(bool borrow) {
+    borrow_dense = borrow;
     return *this;
   }
   // Every spec of the layout; fails if a segment is too large for the wire's u32 numel.

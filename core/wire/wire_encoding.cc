@@ -144,9 +144,7 @@ size_t firstRefused(const uint8_t* bytes, size_t n) {
   return i;
 }
 
-absl::Status refusedValueError(const SegmentData& segment, size_t position) {
-  const size_t element = segment.dense ? position : segment.indices[position];
-  const float v = segment.values[position];
+absl::Status refusedValueError(size_t element, float v) {
   if (!std::isfinite(v)) {
     return absl::InvalidArgumentError(
         absl::StrCat("non-finite value ", v, " at element ", element));
@@ -261,10 +259,13 @@ absl::Status validateSegment(const SegmentData& segment) {
     return absl::OkStatus();
   }
   if (segment.dense) {
-    if (!segment.indices.empty() || segment.values.size() != segment.numel) {
+    const size_t values = segment.borrowed != nullptr ? segment.numel : segment.values.size();
+    if (!segment.indices.empty() || values != segment.numel ||
+        (segment.borrowed != nullptr && !segment.values.empty())) {
       return absl::InvalidArgumentError(absl::StrCat(
           "dense segment ", segment.segment_id, " has ", segment.values.size(),
-          " values and ", segment.indices.size(), " indices, expected ", segment.numel,
+          " values", segment.borrowed != nullptr ? " besides its borrowed ones" : "", " and ",
+          segment.indices.size(), " indices, expected ", segment.numel,
           " values and no indices"));
     }
     return absl::OkStatus();
@@ -303,10 +304,13 @@ size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
   const std::vector<float>& values = segment.values;
   if (encoding == Encoding::kDenseF32 && wire::kHostLittleEndian) {
     checksum->add(out, kSegmentHeaderBytes);
-    const bool streaming = values.size() * 4 >= kStreamCopyMinBytes;
-    const auto* src = reinterpret_cast<const uint8_t*>(values.data());
-    for (size_t i = 0; i < values.size(); i += kChunkFloats) {
-      const size_t n = std::min(kChunkFloats, values.size() - i);
+    const size_t numel = segment.numel;
+    const bool streaming = numel * 4 >= kStreamCopyMinBytes;
+    const uint8_t* src = segment.borrowed != nullptr
+                             ? segment.borrowed
+                             : reinterpret_cast<const uint8_t*>(values.data());
+    for (size_t i = 0; i < numel; i += kChunkFloats) {
+      const size_t n = std::min(kChunkFloats, numel - i);
       copyDenseChunk(p, src + 4 * i, n, streaming, checksum);
       p += n * 4;
     }
@@ -374,7 +378,7 @@ size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
 
 absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t numel,
                              uint32_t nonzeros, const uint8_t** in, const uint8_t* end,
-                             ValueCheck check, SegmentData* out,
+                             ValueCheck check, bool borrow_dense, SegmentData* out,
                              PayloadChecksum* checksum) {
   const uint8_t* p = *in;
   // Sizes in u64 so that no product of peer-sent counts can wrap, even with a 32-bit size_t.
@@ -406,12 +410,20 @@ absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t nu
     if (need > left) return truncated("dense values", need, left);
     segment.dense = true;
     segment.indices.clear();
-    segment.values.resize(numel);
+    // Borrowed values are read in place: each chunk is hashed and checked, nothing copied.
+    const bool borrow = borrow_dense && wire::kHostLittleEndian;
+    if (borrow) {
+      segment.values.clear();
+    } else {
+      segment.values.resize(numel);
+    }
     float* values = segment.values.data();
     const bool streaming = need >= kStreamCopyMinBytes;
     for (size_t i = 0; i < numel; i += kChunkFloats) {
       const size_t n = std::min<size_t>(kChunkFloats, numel - i);
-      if (wire::kHostLittleEndian) {
+      if (borrow) {
+        checksum->add(p, n * 4);
+      } else if (wire::kHostLittleEndian) {
         copyDenseChunk(reinterpret_cast<uint8_t*>(values + i), p, n, streaming, checksum);
       } else {
         checksum->add(p, n * 4);
@@ -419,12 +431,18 @@ absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t nu
       }
       if (check == ValueCheck::kBounded) {
         // Checked on the bytes as received (in cache), not on the streamed-out copy.
-        const size_t bad = firstRefused(
-            wire::kHostLittleEndian ? p : reinterpret_cast<const uint8_t*>(values + i), n);
-        if (bad != n) return refusedValueError(segment, i + bad);
+        const uint8_t* checked =
+            wire::kHostLittleEndian ? p : reinterpret_cast<const uint8_t*>(values + i);
+        const size_t bad = firstRefused(checked, n);
+        if (bad != n) {
+          float v;
+          std::memcpy(&v, checked + 4 * bad, sizeof v);
+          return refusedValueError(i + bad, v);
+        }
       }
       p += n * 4;
     }
+    if (borrow) segment.borrowed = *in;
     *in = p;
     return absl::OkStatus();
   }
@@ -544,7 +562,9 @@ absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t nu
   if (check == ValueCheck::kBounded) {
     const size_t bad = firstRefused(reinterpret_cast<const uint8_t*>(segment.values.data()),
                                       segment.values.size());
-    if (bad != segment.values.size()) return refusedValueError(segment, bad);
+    if (bad != segment.values.size()) {
+      return refusedValueError(segment.indices[bad], segment.values[bad]);
+    }
   }
   checksum->add(*in, static_cast<size_t>(p - *in));
   *in = p;

@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "compressors/apply.h"
 #include "core/runtime/checkpoint.h"
 #include "tests/core/local_hub.h"
 #include "core/runtime/protocol.h"
@@ -22,9 +23,12 @@
 namespace sparseps {
 namespace {
 
+// Plain SGD rules. With `borrows`, they read dense values through compressors/apply.h and
+// say so, and the runtime decodes what they get without copying it (a sync round keeps
+// owned copies); without, every dense segment they are given must own its values.
 class SgdWorker : public WorkerRule {
  public:
-  explicit SgdWorker(SegmentSpecs specs) : specs_(std::move(specs)) {}
+  SgdWorker(SegmentSpecs specs, bool borrows) : specs_(std::move(specs)), borrows_(borrows) {}
   void makePush(absl::Span<const float> grad, absl::Span<const float>, const StepContext& ctx,
                 Message* push) override {
     push->clear();
@@ -36,26 +40,37 @@ class SgdWorker : public WorkerRule {
     }
   }
   void applyReply(const Message& reply, absl::Span<float> w) override {
+    for (const auto& s : reply) {
+      if (!borrows_) EXPECT_EQ(s.borrowed, nullptr);
+    }
     copyDenseInto(reply, specs_, w);
   }
+  bool readsBorrowedDense() const override { return borrows_; }
   std::string saveState() const override { return {}; }
   absl::Status loadState(const std::string&) override { return absl::OkStatus(); }
 
  private:
   SegmentSpecs specs_;
+  bool borrows_;
 };
 
 class SgdServer : public ServerRule {
  public:
   // Records the workers announced by onWorkerStart in *started.
-  SgdServer(SegmentSpecs specs, std::vector<int>* started)
-      : specs_(std::move(specs)), started_(started) {}
+  SgdServer(SegmentSpecs specs, std::vector<int>* started, bool borrows)
+      : specs_(std::move(specs)), started_(started), borrows_(borrows) {}
   void applyPush(int, const Message& push, float scale, absl::Span<float> W) override {
     for (const auto& s : push) {
       const auto& spec = specs_[s.segment_id];
+      if (borrows_) {
+        scatterAdd(W.subspan(spec.offset, spec.numel), s, -scale);
+        continue;
+      }
+      EXPECT_EQ(s.borrowed, nullptr);
       for (size_t i = 0; i < s.values.size(); ++i) W[spec.offset + i] -= scale * s.values[i];
     }
   }
+  bool readsBorrowedDense() const override { return borrows_; }
   void makeReply(int, absl::Span<const float> W, Message* reply) override {
     *reply = denseMessage(specs_, W);
   }
@@ -66,6 +81,7 @@ class SgdServer : public ServerRule {
  private:
   SegmentSpecs specs_;
   std::vector<int>* started_;
+  bool borrows_;
 };
 
 // Minimizes 0.5*|w - target|^2: the gradient is w - target.
@@ -107,6 +123,7 @@ struct JobConfig {
   std::chrono::milliseconds peer_timeout = std::chrono::seconds(30);
   std::string checkpoint_path;
   const ServerCheckpoint* resume = nullptr;
+  bool rules_borrow = true;  // the rules read dense values in place (see SgdWorker)
 };
 
 // An endpoint whose messages to one rank arrive damaged once armed (a flipped payload byte:
@@ -175,7 +192,7 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
     threads.emplace_back([&, s] {
       const Shard& shard = plan.shard(s);
       const size_t buffers = s == 0 ? p.num_buffers : 0;
-      ServerCore core(std::make_unique<SgdServer>(shard.local_specs, &result.started[s]),
+      ServerCore core(std::make_unique<SgdServer>(shard.local_specs, &result.started[s], cfg.rules_borrow),
                       std::vector<float>(shard.numel, 0.0f), buffers, cfg.workers, job.server);
       if (cfg.resume) {
         ASSERT_TRUE(core.restore(*cfg.resume).ok());
@@ -195,7 +212,7 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
         corrupting = wrapped.get();
         endpoint = std::move(wrapped);
       }
-      WorkerClient client(*endpoint, job, plan, p.specs, std::make_unique<SgdWorker>(p.specs),
+      WorkerClient client(*endpoint, job, plan, p.specs, std::make_unique<SgdWorker>(p.specs, cfg.rules_borrow),
                           p.num_buffers);
       std::vector<float> model(p.numel), buffers(p.num_buffers), grad(p.numel);
       auto started = client.start(absl::MakeSpan(model), absl::MakeSpan(buffers));
@@ -312,6 +329,19 @@ TEST(RuntimeLoopTest, AsyncWorkersConverge) {
   const std::vector<float> origin(p.target.size(), 0.0f);
   EXPECT_LT(distance(model, p.target), 1e-3 * distance(origin, p.target) + 1e-3);
   EXPECT_EQ(r.pulled, model);  // the pull sees the final server model
+}
+
+// The rules then check that nothing they are given borrows (EXPECT inside them).
+TEST(RuntimeLoopTest, RulesThatReadValuesThemselvesGetOwnedCopies) {
+  for (auto mode : {ConsistencyMode::kAsync, ConsistencyMode::kSync}) {
+    Problem p;
+    JobConfig cfg;
+    cfg.mode = mode;
+    cfg.rules_borrow = false;
+    auto r = runJob(p, cfg);
+    expectAllOk(r);
+    EXPECT_LT(distance(gather(p, r, 1), p.target), 1e-2);
+  }
 }
 
 TEST(RuntimeLoopTest, BuffersReachThePulledModel) {

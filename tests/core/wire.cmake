@@ -6,4 +6,5 @@ sparseps_test(wire_test SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/wire_varint_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/wire_errors_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/wire_coded_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/wire_borrow_test.cc
   DEPS sparseps_wire)
