@@ -85,7 +85,7 @@ void checkAsgdStep(const std::string& who, const CycleInputs& in, float lr, floa
 class Cycle {
  public:
   Cycle(const std::string& method, const SegmentSpecs& specs)
-      : specs_(specs), limits_(*DecodeLimits::fromSpecs(specs)), in_(flatNumel(specs)) {
+      : specs_(specs), worker_limits_(*DecodeLimits::fromSpecs(specs)), in_(flatNumel(specs)) {
     if (!registerBuiltinMethods(methods_).ok()) die("registering methods");
     absl::StatusOr<const Method*> m = methods_.find(method);
     if (!m.ok()) die(std::string(m.status().message()));
@@ -98,9 +98,9 @@ class Cycle {
     core_ = std::make_unique<ServerCore>((*m)->makeServer(specs, 1, options), in_.w0, 0, 1, server);
     core_->onWorkerStart(0);
     // Each side borrows dense values from the received bytes as the runtime's loops do.
-    server_limits_ = limits_;
+    server_limits_ = worker_limits_;
     server_limits_.borrowDense(core_->readsBorrowedDense());
-    limits_.borrowDense(worker_->readsBorrowedDense());
+    worker_limits_.borrowDense(worker_->readsBorrowedDense());
   }
 
   // One cycle; adds each phase's seconds to seconds[phase].
@@ -125,7 +125,7 @@ class Cycle {
     if (!encodeMessage(h, replies_[0].segments, EncodeOptions{}, &down_).ok()) die("encoding the reply");
     core_->recycle(std::move(replies_[0]));  // as Server::sendReplies does: the slot is reused
     clock.lap(&seconds[kEncReply]);
-    decode(down_, limits_, &worker_in_);
+    decode(down_, worker_limits_, &worker_in_);
     clock.lap(&seconds[kDecReply]);
     worker_->applyReply(worker_in_, absl::MakeSpan(w_));
     clock.lap(&seconds[kApply]);
@@ -153,8 +153,7 @@ class Cycle {
 
   MethodRegistry methods_;
   SegmentSpecs specs_;
-  DecodeLimits limits_;  // the worker's
-  DecodeLimits server_limits_;
+  DecodeLimits worker_limits_, server_limits_;
   CycleInputs in_;
   std::vector<float> w_;
   std::unique_ptr<WorkerRule> worker_;

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "compressors/apply.h"
 #include "core/runtime/protocol.h"
 
 namespace sparseps {
@@ -122,10 +121,7 @@ absl::Status Server::handle(int worker, std::vector<Reply>* replies) {
       if (header->flags & kFlagPull) return sendModel(worker);
       if (header->flags & kFlagBuffers) {
         for (auto& s : in_) {
-          if (s.segment_id != buffers_id || !s.dense) continue;
-          std::vector<float> buffers(s.numel);
-          copyDense(s, absl::MakeSpan(buffers));
-          core_.onBuffers(worker, std::move(buffers));
+          if (s.segment_id == buffers_id) core_.onBuffers(worker, s);
         }
         return absl::OkStatus();
       }

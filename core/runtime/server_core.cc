@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "compressors/apply.h"
 
 namespace sparseps {
 
@@ -185,6 +186,12 @@ void ServerCore::recycle(Reply&& reply) {
 
 void ServerCore::onBuffers(int worker, std::vector<float> buffers) {
   if (buffers.size() == num_buffers_) buffers_[worker] = std::move(buffers);
+}
+
+void ServerCore::onBuffers(int worker, const SegmentData& buffers) {
+  if (!buffers.dense || buffers.numel != num_buffers_) return;
+  buffers_[worker].resize(num_buffers_);
+  copyDense(buffers, absl::MakeSpan(buffers_[worker]));
 }
 
 std::vector<float> ServerCore::averagedBuffers() const {

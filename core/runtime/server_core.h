@@ -67,6 +67,9 @@ class ServerCore {
   void onWorkerLost(int worker, std::vector<Reply>* out);
   // BN running statistics from one worker; the snapshot serves their average.
   void onBuffers(int worker, std::vector<float> buffers);
+  // The same from a received dense segment (its values owned or borrowed), copied into
+  // this worker's buffers; a segment that is not dense or of another size is ignored.
+  void onBuffers(int worker, const SegmentData& buffers);
   // Hands a reply's message back once it was sent: the worker's next reply is built in
   // its buffers, so a steady loop allocates nothing per reply. Optional.
   void recycle(Reply&& reply);

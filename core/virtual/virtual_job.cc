@@ -348,12 +348,7 @@ void Job::serve(int s) {
       shard.core->onPush(message.worker, shard.in, &replies);
       break;
     case MessageKind::kModel:  // BN buffers
-      for (SegmentData& seg : shard.in) {
-        if (!seg.dense) continue;
-        std::vector<float> buffers(seg.numel);
-        copyDense(seg, absl::MakeSpan(buffers));
-        shard.core->onBuffers(message.worker, std::move(buffers));
-      }
+      for (const SegmentData& seg : shard.in) shard.core->onBuffers(message.worker, seg);
       break;
     case MessageKind::kShutdown:
       shard.core->onWorkerDone(message.worker, &replies);

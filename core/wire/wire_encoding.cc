@@ -259,9 +259,9 @@ absl::Status validateSegment(const SegmentData& segment) {
     return absl::OkStatus();
   }
   if (segment.dense) {
-    const size_t values = segment.borrowed != nullptr ? segment.numel : segment.values.size();
-    if (!segment.indices.empty() || values != segment.numel ||
-        (segment.borrowed != nullptr && !segment.values.empty())) {
+    const bool values_ok = segment.borrowed != nullptr ? segment.values.empty()
+                                                       : segment.values.size() == segment.numel;
+    if (!segment.indices.empty() || !values_ok) {
       return absl::InvalidArgumentError(absl::StrCat(
           "dense segment ", segment.segment_id, " has ", segment.values.size(),
           " values", segment.borrowed != nullptr ? " besides its borrowed ones" : "", " and ",

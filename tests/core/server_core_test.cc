@@ -221,6 +221,34 @@ TEST(ServerCoreTest, BuffersAreAveragedOverWorkersThatSentThem) {
   EXPECT_EQ(core.averagedBuffers(), (std::vector<float>{2, 4}));
 }
 
+// A received segment: its values owned or borrowed from the message bytes; one that is not
+// dense or not of the buffers' size is ignored.
+TEST(ServerCoreTest, BuffersFromAReceivedSegmentAreCopied) {
+  ServerCore core(std::make_unique<PlainRule>(), {0.0f}, 2, 3, optionsFor(ConsistencyMode::kAsync));
+  SegmentData owned;
+  owned.dense = true;
+  owned.numel = 2;
+  owned.values = {1, 2};
+  core.onBuffers(0, owned);
+  std::vector<float> message = {3, 6};  // the bytes a borrowing decoder points at
+  SegmentData borrowed;
+  borrowed.dense = true;
+  borrowed.numel = 2;
+  borrowed.borrowed = reinterpret_cast<const uint8_t*>(message.data());
+  core.onBuffers(2, borrowed);
+  message = {-1, -1};  // the receive buffer is reused: the core kept its own copy
+  SegmentData sparse;
+  sparse.numel = 2;
+  sparse.indices = {0, 1};
+  sparse.values = {100, 100};
+  core.onBuffers(1, sparse);
+  SegmentData wrong_size = owned;
+  wrong_size.numel = 1;
+  wrong_size.values = {100};
+  core.onBuffers(1, wrong_size);
+  EXPECT_EQ(core.averagedBuffers(), (std::vector<float>{2, 4}));
+}
+
 TEST(ServerCoreTest, CheckpointRestoresModelCountersAndRuleState) {
   auto core = makeCore(ConsistencyMode::kAsync, 2);
   std::vector<Reply> out;
