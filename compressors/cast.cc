@@ -1,7 +1,9 @@
 #include "compressors/cast.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "compressors/codes.h"
 #include "compressors/half.h"
@@ -14,8 +16,8 @@
 namespace sparseps {
 namespace {
 
-// Largest finite bfloat16 (0x7f7f).
-constexpr float kBf16Max = 3.38953139e38f;
+// Largest finite bfloat16 (0x7f7f), as f32 bits.
+constexpr uint32_t kBf16MaxBits = 0x7f7f0000u;
 
 // v as two little-endian bytes. On a little-endian host one 16-bit store (memcpy): the
 // compiler narrows whole vectors with it, where two byte stores cost it shuffles.
@@ -28,25 +30,30 @@ inline void storeLe16(uint8_t* out, uint16_t v) {
 #endif
 }
 
-// Rounded to nearest even, saturating. A NaN stays a (quiet) NaN, sign kept: the
-// rounding below would carry a NaN's high mantissa bits into the exponent or the sign and
-// send it as 0 or infinity. The decoder refuses the NaN.
-// 512-bit vectors: with the NaN select, the 256-bit clone GCC picks by itself takes 1.4x
-// as long.
+// Finite values round to nearest even and saturate at the largest finite value. An
+// infinity or a NaN (a diverged gradient) stays non-finite, so the decoder refuses the push
+// instead of the server applying a made-up largest value; a NaN stays quiet, sign kept (the
+// rounding would carry its high mantissa bits into the exponent or the sign and send 0).
+// 512-bit vectors: about 8% faster here than the 256-bit clone GCC picks by itself.
 SPARSEPS_MULTIVERSION_WIDE(void toBf16(const float* x, size_t n, uint8_t* out), {
   for (size_t i = 0; i < n; ++i) {
-    const float v = std::clamp(x[i], -kBf16Max, kBf16Max);
-    uint32_t word;
-    std::memcpy(&word, &v, sizeof word);
-    const bool nan = (word & 0x7fffffffu) > 0x7f800000u;
+    uint32_t bits;
+    std::memcpy(&bits, &x[i], sizeof bits);
+    // In integers: for non-negative floats their order is the bit patterns' order.
+    const uint32_t magnitude = bits & 0x7fffffffu;
+    const uint32_t word = (bits & 0x80000000u) | std::min(magnitude, kBf16MaxBits);
     const uint32_t rounded = (word + 0x7fffu + ((word >> 16) & 1u)) >> 16;  // ties to even
-    storeLe16(out + 2 * i, static_cast<uint16_t>(nan ? (word >> 16) | 0x40u : rounded));
+    const uint32_t non_finite = (bits >> 16) | (magnitude > 0x7f800000u ? 0x40u : 0u);
+    storeLe16(out + 2 * i,
+              static_cast<uint16_t>(magnitude >= 0x7f800000u ? non_finite : rounded));
   }
 })
 
+// The same rule in half precision (floatToHalf keeps infinities and NaNs).
 void toHalfPortable(const float* x, size_t n, uint8_t* out) {
   for (size_t i = 0; i < n; ++i) {
-    storeLe16(out + 2 * i, floatToHalf(std::clamp(x[i], -kHalfMax, kHalfMax)));
+    const float v = std::isfinite(x[i]) ? std::clamp(x[i], -kHalfMax, kHalfMax) : x[i];
+    storeLe16(out + 2 * i, floatToHalf(v));
   }
 }
 
@@ -54,11 +61,16 @@ void toHalfPortable(const float* x, size_t n, uint8_t* out) {
 // F16C's conversion, eight at a time; every AVX2 CPU has F16C. Little-endian host.
 __attribute__((target("avx2,f16c"))) void toHalfF16c(const float* x, size_t n, uint8_t* out) {
   const __m256 hi = _mm256_set1_ps(kHalfMax), lo = _mm256_set1_ps(-kHalfMax);
+  const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+  const __m256 magnitude_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
+    const __m256 xi = _mm256_loadu_ps(x + i);
     // min and max return their second operand when either is NaN: x goes second, so a
-    // NaN stays NaN (and is refused by the decoder) rather than becoming -kHalfMax.
-    const __m256 v = _mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_loadu_ps(x + i)));
+    // NaN stays NaN rather than becoming -kHalfMax. Infinities are put back after.
+    const __m256 saturated = _mm256_min_ps(hi, _mm256_max_ps(lo, xi));
+    const __m256 infinite = _mm256_cmp_ps(_mm256_and_ps(xi, magnitude_mask), inf, _CMP_EQ_OQ);
+    const __m256 v = _mm256_blendv_ps(saturated, xi, infinite);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * i),
                      _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }

@@ -2,9 +2,10 @@
 // Casts to 16-bit floats, the baseline quantizers: fp16 (IEEE half; Micikevicius et al.,
 // "Mixed Precision Training", ICLR 2018) and bf16 (bfloat16, the top half of an f32;
 // Kalamkar et al., "A Study of BFLOAT16 for Deep Learning Training", arXiv 2019). Round to
-// nearest, ties to even; a magnitude beyond the format's largest finite value saturates
-// to it (with error feedback the difference stays in the residual). Travel as codes.h's
-// kF16 / kBf16: 2 bytes per element.
+// nearest, ties to even; a finite magnitude beyond the format's largest finite value
+// saturates to it (with error feedback the difference stays in the residual). An infinity
+// or a NaN, a diverged gradient, stays non-finite, and the receiver's decoder refuses it.
+// Travel as codes.h's kF16 / kBf16: 2 bytes per element.
 
 #include <string>
 

@@ -210,31 +210,33 @@ TEST(WireCoded, EveryCompressorRoundTripsBitForBit) {
   }
 }
 
-// A diverged gradient (a NaN) never travels as finite codes: whatever a compressor makes of
-// it, the encoder or a receiver's decoder (the bounded check every run uses) refuses the
-// message, instead of the server training on a made-up value. NaNs of several bit patterns
-// (a carry from the high mantissa bits must not reach the exponent or the sign), at
-// positions that the SIMD loops take in their vector bodies and in their tails. random-k
-// sends a seeded subset, so there every element is NaN.
-TEST(WireCoded, ANaNInTheInputIsRefusedNotSentAsFiniteCodes) {
+// A diverged gradient (an infinity or a NaN) never travels as finite codes: whatever a
+// compressor makes of it, the encoder or a receiver's decoder (the bounded check every run
+// uses) refuses the message, instead of the server training on a made-up value. Both
+// infinities and NaNs of several bit patterns (a carry from the high mantissa bits must
+// not reach the exponent or the sign), at positions that the SIMD loops take in their
+// vector bodies and in their tails. random-k sends a seeded subset, so there every
+// element is non-finite.
+TEST(WireCoded, ANonFiniteInputIsRefusedNotSentAsFiniteCodes) {
   std::vector<Case> cases = allCases();
   for (const char* spec : {"dense", "topk", "sampled", "threshold:value=0.5"}) {
     cases.push_back({spec, 1003, 0, Code::kNone});
   }
-  for (uint32_t pattern : {0x7fc00000u, 0x7fffffffu, 0xffffffffu, 0xff800001u}) {
-    float nan;
-    std::memcpy(&nan, &pattern, sizeof nan);
+  for (uint32_t pattern :
+       {0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7fffffffu, 0xffffffffu, 0xff800001u}) {
+    float bad;
+    std::memcpy(&bad, &pattern, sizeof bad);
     for (const Case& c : cases) {
       for (uint32_t at : {0u, 17u, c.numel - 1}) {
-        SCOPED_TRACE(::testing::Message() << c.spec << ", NaN 0x" << std::hex << pattern
+        SCOPED_TRACE(::testing::Message() << c.spec << ", 0x" << std::hex << pattern
                                           << std::dec << " at " << at);
         absl::StatusOr<std::unique_ptr<Compressor>> made = makeBuiltinCompressor(c.spec);
         ASSERT_TRUE(made.ok()) << made.status();
         std::vector<float> x = normals(c.numel, 5);
         if (c.spec == "randomk") {
-          std::fill(x.begin(), x.end(), nan);
+          std::fill(x.begin(), x.end(), bad);
         } else {
-          x[at] = nan;
+          x[at] = bad;
         }
         SelectContext ctx;
         ctx.rows = c.rows;
@@ -246,7 +248,7 @@ TEST(WireCoded, ANaNInTheInputIsRefusedNotSentAsFiniteCodes) {
         if (!m.ok()) continue;  // refused by the sender
         absl::StatusOr<std::vector<SegmentData>> got =
             decode(*m, DecodeLimits().allow(0, c.numel).values(ValueCheck::kBounded));
-        EXPECT_FALSE(got.ok()) << "a NaN input was sent as finite codes and accepted";
+        EXPECT_FALSE(got.ok()) << "a non-finite input was sent as finite codes and accepted";
       }
     }
   }
