@@ -4,6 +4,7 @@ sparseps_test(runtime_core_test
     ${CMAKE_CURRENT_LIST_DIR}/checkpoint_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/lr_schedule_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/shard_plan_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/diverged_push_test.cc
   DEPS sparseps_runtime)
 # LocalHub (local_hub.h): ranks as threads of one process, for the tests only.
 sparseps_test(runtime_loop_test
