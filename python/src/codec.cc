@@ -40,6 +40,14 @@ class PyCompressor {
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mu_);
+      // The residual kept for another size would be dropped: two tensors sharing a key.
+      const absl::Span<const float> kept = memory_.residual(key);
+      if (error_feedback_ && !kept.empty() && kept.size() != in.size()) {
+        throw py::value_error("Compressor.compress: key " + std::to_string(key) +
+                              " holds the residual of " + std::to_string(kept.size()) +
+                              " elements, this tensor has " + std::to_string(in.size()) +
+                              "; give each tensor its own key");
+      }
       if (error_feedback_) {
         memory_.compress(in, density, ctx, &segment_);
       } else {

@@ -2,6 +2,7 @@
 
 #include <torch/python.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -74,6 +75,9 @@ py::tuple topk(const torch::Tensor& x, double density) {
 
 py::tuple threshold(const torch::Tensor& x, float thr) {
   auto in = flatInput(x, "threshold", /*cuda_too=*/true);
+  if (!std::isfinite(thr)) {  // a NaN would select nothing, silently
+    throw py::value_error("threshold: must be a finite number, got " + std::to_string(thr));
+  }
   DeviceKernels* gpu = kernelsFor(x, "threshold");
   std::vector<uint32_t> indices;
   std::vector<float> values;

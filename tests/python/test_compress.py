@@ -77,6 +77,8 @@ def test_bad_inputs_are_value_errors():
         compress.topk(torch.randn(10), 0.0)
     with pytest.raises(ValueError, match="density must be in"):
         compress.random_k(torch.randn(10), 1.5)
+    with pytest.raises(ValueError, match="finite number"):  # would select nothing
+        compress.threshold(torch.randn(10), float("nan"))
 
 
 def test_cuda_tensors_are_for_the_selection_functions_only():
@@ -157,6 +159,28 @@ def test_error_feedback_loses_nothing():
     assert torch.allclose(sent + c.residual(2, 300).double(), inputs, atol=1e-4)
     assert c.residual(2, 300).abs().sum() > 0  # something was held back
     assert torch.equal(c.residual(9, 300), torch.zeros(300))
+
+
+def test_a_key_reused_for_a_tensor_of_another_size_keeps_its_residual():
+    c = compress.Compressor("signsgd", error_feedback=True)
+    c.compress(torch.randn(300), key=4)
+    kept = c.residual(4, 300).clone()
+    assert kept.abs().sum() > 0
+    with pytest.raises(ValueError, match="key 4 holds the residual of 300 elements"):
+        c.compress(torch.randn(200), key=4)
+    assert torch.equal(c.residual(4, 300), kept)
+    c.compress(torch.randn(200), key=5)  # its own key: fine
+
+
+def test_a_non_finite_gradient_is_refused_not_sent_as_finite_codes():
+    x = torch.randn(100)
+    x[37] = float("nan")
+    for name in compress.compressor_names():
+        if name == "randomk":
+            continue  # sends a seeded subset; the C++ wire tests cover it
+        with pytest.raises(ValueError):
+            payload = compress.Compressor(name).compress(x, key=0)
+            compress.decode(payload, [100], key=0)
 
 
 def test_bad_bytes_and_wrong_keys_are_value_errors():
