@@ -98,7 +98,9 @@ void CastCompressor::compress(absl::Span<const float> x, double /*density*/,
 }
 
 CompressorInfo fp16Info() {
-  return {"fp16", "every element as an IEEE half (2 bytes), rounded to nearest even, saturating",
+  return {"fp16",
+          "every element as an IEEE half (2 bytes), rounded to nearest even, finite values "
+          "saturating",
           "Micikevicius et al., Mixed Precision Training, ICLR 2018",
           {},
           [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
@@ -107,7 +109,9 @@ CompressorInfo fp16Info() {
 }
 
 CompressorInfo bf16Info() {
-  return {"bf16", "every element as a bfloat16 (2 bytes), rounded to nearest even, saturating",
+  return {"bf16",
+          "every element as a bfloat16 (2 bytes), rounded to nearest even, finite values "
+          "saturating",
           "Kalamkar et al., A Study of BFLOAT16 for Deep Learning Training, arXiv 2019",
           {},
           [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
