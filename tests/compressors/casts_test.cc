@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -166,8 +167,30 @@ TEST(Cast, InfinitiesStayInfinite) {
         EXPECT_TRUE(std::isfinite(dec[at == 3 ? 4 : 3]));
         const absl::Status valid = validateCoded(s, false);
         EXPECT_FALSE(valid.ok());
-        EXPECT_NE(std::string(valid.message()).find(std::to_string(at)), std::string::npos)
+        EXPECT_NE(std::string(valid.message()).find("element " + std::to_string(at)),
+                  std::string::npos)
             << valid;
+      }
+    }
+  }
+}
+
+// A NaN is sent as a NaN (not as an infinity, a zero or a finite value), whatever its
+// payload: the bf16 rounding must not carry high mantissa bits into the exponent or the
+// sign, and a payload only in the low bits must stay a NaN once they are cut.
+TEST(Cast, NaNsStayNaN) {
+  for (const char* spec : {"fp16", "bf16"}) {
+    for (uint32_t pattern : {0x7fc00000u, 0x7fffffffu, 0xffffffffu, 0x7f800001u, 0xff800001u}) {
+      float nan;
+      std::memcpy(&nan, &pattern, sizeof nan);
+      for (size_t at : {size_t{3}, size_t{16}, size_t{1002}}) {
+        SCOPED_TRACE(::testing::Message() << spec << " 0x" << std::hex << pattern << std::dec
+                                          << " at " << at);
+        std::vector<float> x = castInput(1003, 34, 100.0f);
+        x[at] = nan;
+        const std::vector<double> dec = refDecode(run(*make(spec), x));
+        EXPECT_TRUE(std::isnan(dec[at]));
+        EXPECT_FALSE(std::isnan(dec[at == 3 ? 4 : 3]));
       }
     }
   }

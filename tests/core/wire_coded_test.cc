@@ -223,7 +223,8 @@ TEST(WireCoded, ANonFiniteInputIsRefusedNotSentAsFiniteCodes) {
     cases.push_back({spec, 1003, 0, Code::kNone});
   }
   for (uint32_t pattern :
-       {0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7fffffffu, 0xffffffffu, 0xff800001u}) {
+       {0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7fffffffu, 0xffffffffu, 0x7f800001u,
+        0xff800001u}) {
     float bad;
     std::memcpy(&bad, &pattern, sizeof bad);
     for (const Case& c : cases) {

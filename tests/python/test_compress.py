@@ -77,8 +77,9 @@ def test_bad_inputs_are_value_errors():
         compress.topk(torch.randn(10), 0.0)
     with pytest.raises(ValueError, match="density must be in"):
         compress.random_k(torch.randn(10), 1.5)
-    with pytest.raises(ValueError, match="finite number"):  # would select nothing
-        compress.threshold(torch.randn(10), float("nan"))
+    for bad in (float("nan"), float("inf")):  # a NaN would select nothing
+        with pytest.raises(ValueError, match="finite number"):
+            compress.threshold(torch.randn(10), bad)
 
 
 def test_cuda_tensors_are_for_the_selection_functions_only():
