@@ -28,7 +28,10 @@ SPARSEPS_MULTIVERSION_WIDE(
         // compared in integers.
         const bool up = elementDraw24(bits, first + i) < ((word & 0x7fffff) << 1);
         // Exponent 0 (zero, subnormal) rounds to 0 or to 2^-126; 254 cannot round up to 255.
-        const uint32_t e = std::min<uint32_t>(exponent + (up ? 1u : 0u), 254u);
+        // 255 (an infinity or a NaN: a diverged gradient) stays 255, a code every decoder
+        // refuses.
+        const uint32_t e =
+            exponent == 255u ? 255u : std::min<uint32_t>(exponent + (up ? 1u : 0u), 254u);
         fields[i] = static_cast<uint16_t>(e | ((e != 0 ? sign : 0u) << 8));
       }
     })

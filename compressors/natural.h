@@ -5,7 +5,8 @@
 //   q = sign(x) * 2^(e+1) with probability (|x| - 2^e) / 2^e, else sign(x) * 2^e
 // so E[q] = x. On the float's bits: the exponent, rounded up with probability equal to
 // the mantissa's fraction (subnormals round to 0 or 2^-126 the same way; the largest
-// exponent saturates). Travels as codes.h's kNatural: 9 bits per element.
+// finite exponent saturates; an infinity or a NaN keeps exponent 255, which no decoder
+// accepts). Travels as codes.h's kNatural: 9 bits per element.
 
 #include <string>
 

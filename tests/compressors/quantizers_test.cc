@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,26 @@ TEST(OneBit, PerRowMeansOfNonNegativeAndNegative) {
       }
     }
     expectDecodesAgree(s, 0);
+  }
+}
+
+// An infinity or a NaN (a diverged gradient) becomes exponent 255, which validation (the
+// decoder's check) refuses naming the element, in the vector loop and in its tail.
+TEST(Natural, NonFiniteInputMakesARefusedCode) {
+  auto c = make("natural");
+  for (float bad : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                    std::numeric_limits<float>::quiet_NaN()}) {
+    for (size_t at : {size_t{5}, size_t{40}, size_t{1002}}) {
+      SCOPED_TRACE(::testing::Message() << bad << " at " << at);
+      std::vector<float> x = mixedInput(1003, 77);
+      x[at] = bad;
+      const SegmentData s = run(*c, x);
+      const absl::Status valid = validateCoded(s, false);
+      EXPECT_FALSE(valid.ok());
+      EXPECT_NE(std::string(valid.message()).find("element " + std::to_string(at)),
+                std::string::npos)
+          << valid;
+    }
   }
 }
 
