@@ -40,7 +40,7 @@ SPARSEPS_MULTIVERSION_WIDE(void toBf16(const float* x, size_t n, uint8_t* out), 
   for (size_t i = 0; i < n; ++i) {
     uint32_t bits;
     std::memcpy(&bits, &x[i], sizeof bits);
-    // In integers: for non-negative floats their order is the bit patterns' order.
+    // In integers: magnitudes compare as their bit patterns (magnitude_key.h).
     const uint32_t magnitude = bits & 0x7fffffffu;
     const uint32_t word = (bits & 0x80000000u) | std::min(magnitude, kBf16MaxBits);
     const uint32_t rounded = (word + 0x7fffu + ((word >> 16) & 1u)) >> 16;  // ties to even

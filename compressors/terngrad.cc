@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "compressors/codes.h"
 #include "compressors/element_random.h"
+#include "compressors/magnitude_key.h"
 #include "compressors/select_seed.h"
 #include "compressors/simd.h"
 
@@ -14,29 +14,19 @@ namespace {
 
 constexpr size_t kChunk = 4096;
 
-// max |x| as the largest of the magnitudes' bit patterns: for non-negative floats the
-// integer order is the float order, with NaN above infinity, so a NaN in x makes the scale
-// NaN (the decoder refuses it) instead of being skipped by a float max and sent as 0.
+// max |x| as the largest magnitudeKey (magnitude_key.h): NaN sorts above infinity, so a
+// NaN in x makes the scale NaN (the decoder refuses it) instead of being skipped by a
+// float max and sent as 0.
 SPARSEPS_MULTIVERSION float maxMagnitude(const float* x, size_t n) {
   uint32_t lanes[16] = {};
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    for (size_t l = 0; l < 16; ++l) {
-      uint32_t word;
-      std::memcpy(&word, &x[i + l], sizeof word);
-      lanes[l] = std::max(lanes[l], word & 0x7fffffffu);
-    }
+    for (size_t l = 0; l < 16; ++l) lanes[l] = std::max(lanes[l], magnitudeKey(x[i + l]));
   }
   uint32_t m = 0;
-  for (; i < n; ++i) {
-    uint32_t word;
-    std::memcpy(&word, &x[i], sizeof word);
-    m = std::max(m, word & 0x7fffffffu);
-  }
+  for (; i < n; ++i) m = std::max(m, magnitudeKey(x[i]));
   for (uint32_t lane : lanes) m = std::max(m, lane);
-  float scale;
-  std::memcpy(&scale, &m, sizeof scale);
-  return scale;
+  return keyToFloat(m);
 }
 
 SPARSEPS_MULTIVERSION_WIDE(

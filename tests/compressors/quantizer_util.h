@@ -2,7 +2,7 @@
 // Helpers for the quantizer suites: a built-in compressor by spec, one compression, the
 // server's decode (scatterAdd into zeros), a fixed-seed input mixing zeros, negative zeros,
 // powers of two and tiny values, and the checks every coded segment gets (zero padding,
-// the implementation's decode equal to code_reference.h's).
+// the implementation's decode equal to code_reference.h's, the refusal of a bad code).
 
 #include <gtest/gtest.h>
 
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compressors/apply.h"
+#include "compressors/codes.h"
 #include "compressors/registry.h"
 #include "tests/compressors/code_reference.h"
 
@@ -96,6 +97,16 @@ inline void expectDecodesAgree(const SegmentData& s, double rel = 1e-6) {
   for (size_t i = 0; i < ref.size(); ++i) {
     ASSERT_NEAR(got[i], ref[i], rel * std::fabs(ref[i]) + 1e-30) << "element " << i;
   }
+}
+
+// Validation (the decoder's check, without the value bound) refuses s, naming element at:
+// what a non-finite input must come to.
+inline void expectRefusedAt(const SegmentData& s, size_t at) {
+  const absl::Status valid = validateCoded(s, false);
+  EXPECT_FALSE(valid.ok());
+  EXPECT_NE(std::string(valid.message()).find("element " + std::to_string(at)),
+            std::string::npos)
+      << valid;
 }
 
 }  // namespace sparseps::testing
