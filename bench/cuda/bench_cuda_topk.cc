@@ -1,119 +1,395 @@
-// Device magnitude top-k: the radix select (topkRadixDevice) against the sort-based
-// baseline (topkSortDevice, cub::DeviceRadixSort), same inputs, same run. Each benchmark
-// first checks its result against the CPU kernel topkExact, then times iterations with
-// CUDA events (manual time: kernel time on the stream, launch included). Without a CUDA
-// device every benchmark reports "no CUDA device present" and the binary exits 0.
+// The device kernels of compressors/cuda on one segment of n normal floats, each against a
+// device read pass of the same data (read_pass.h) in the same run:
+//  - selection: the radix top-k, its sort-based baseline (cub::DeviceRadixSort), the radix
+//    top-k's histogram passes alone, DGC's sampled threshold and the threshold filter (at
+//    the k-th magnitude, so it keeps k: one stable compaction of n);
+//  - around it: applying the k selected values (scatter-add) and packing them as the wire
+//    format's index/value pairs.
+// n: 1M, ResNet-50's 25.6M parameters and 100M; density 1% and 0.1% (args: n, 1/density).
+// Every benchmark first checks its result against the CPU kernel (which also warms up),
+// then times iterations with CUDA events (manual time: the stream's time, launches
+// included). items_per_second counts the elements each kernel handles: n for the read pass
+// and the selections, k for apply and pack. SPARSEPS_BENCH_DUMP=DIR writes each input as
+// DIR/normal_<n>.f32 (raw little-endian floats) for bench/cuda/torch_topk.py, so torch.topk
+// is timed on the same data. Without a CUDA device every benchmark is skipped, saying so
+// (an error where SPARSEPS_REQUIRE_GPU=1).
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "bench/cuda/read_pass.h"
+#include "compressors/apply.h"
+#include "compressors/cuda/device_presence.h"
 #include "compressors/cuda/device_scratch.h"
+#include "compressors/cuda/launchers.h"
+#include "compressors/cuda/sparse_ops_cuda.h"
+#include "compressors/cuda/threshold_cuda.h"
 #include "compressors/cuda/topk_cuda.h"
 #include "compressors/segment_spec.h"
+#include "compressors/threshold.h"
 #include "compressors/topk.h"
 
 namespace sparseps::gpu {
 namespace {
 
-bool haveDevice() {
-  int count = 0;
-  const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  cudaGetLastError();
-  return ok;
-}
-
-// Device buffers for one (n, k) case, filled with the same normal values every run.
-struct Case {
-  std::vector<float> host;
-  float* x = nullptr;
-  uint32_t* indices = nullptr;
-  float* values = nullptr;
-  cudaEvent_t start{}, stop{};
-  DeviceScratch scratch;
-
-  bool init(size_t n, size_t k) {
-    host.resize(n);
-    std::mt19937_64 rng(42);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    for (float& v : host) v = normal(rng);
-    return cudaMalloc(reinterpret_cast<void**>(&x), n * sizeof(float)) == cudaSuccess &&
-           cudaMalloc(reinterpret_cast<void**>(&indices), k * sizeof(uint32_t)) == cudaSuccess &&
-           cudaMalloc(reinterpret_cast<void**>(&values), k * sizeof(float)) == cudaSuccess &&
-           cudaMemcpy(x, host.data(), n * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess &&
-           cudaEventCreate(&start) == cudaSuccess && cudaEventCreate(&stop) == cudaSuccess;
+// A device array that frees itself; empty when the allocation failed.
+template <typename T>
+struct DeviceArray {
+  T* ptr = nullptr;
+  explicit DeviceArray(size_t n) {
+    if (cudaMalloc(reinterpret_cast<void**>(&ptr), (n == 0 ? 1 : n) * sizeof(T)) != cudaSuccess) {
+      ptr = nullptr;
+    }
   }
-  ~Case() {
-    cudaFree(x);
-    cudaFree(indices);
-    cudaFree(values);
-    if (start != nullptr) cudaEventDestroy(start);
-    if (stop != nullptr) cudaEventDestroy(stop);
+  DeviceArray(const T* host, size_t n) : DeviceArray(n) {
+    if (ptr != nullptr &&
+        cudaMemcpy(ptr, host, n * sizeof(T), cudaMemcpyHostToDevice) != cudaSuccess) {
+      cudaFree(ptr);
+      ptr = nullptr;
+    }
+  }
+  ~DeviceArray() { cudaFree(ptr); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  std::vector<T> toHost(size_t n) const {
+    std::vector<T> host(n);
+    if (cudaMemcpy(host.data(), ptr, n * sizeof(T), cudaMemcpyDeviceToHost) != cudaSuccess) {
+      host.clear();
+    }
+    return host;
   }
 };
+
+// One segment of n standard normal floats (seed 42), on the host and on the device, made
+// once per n and kept for the whole run.
+struct Input {
+  std::vector<float> host;
+  std::unique_ptr<DeviceArray<float>> device;
+};
+
+void dumpForTorch(const std::vector<float>& host) {
+  const char* dir = std::getenv("SPARSEPS_BENCH_DUMP");
+  if (dir == nullptr || *dir == '\0') return;
+  const std::string path = absl::StrCat(dir, "/normal_", host.size(), ".f32");
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  const bool ok =
+      f != nullptr && std::fwrite(host.data(), sizeof(float), host.size(), f) == host.size();
+  if (f != nullptr) std::fclose(f);
+  if (!ok) std::fprintf(stderr, "bench_cuda_topk: could not write %s\n", path.c_str());
+}
+
+const Input* inputOf(size_t n) {
+  static std::map<size_t, Input> inputs;
+  auto [it, fresh] = inputs.try_emplace(n);
+  Input& in = it->second;
+  if (fresh) {
+    in.host.resize(n);
+    std::mt19937_64 rng(42);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (float& v : in.host) v = normal(rng);
+    in.device = std::make_unique<DeviceArray<float>>(in.host.data(), n);
+    dumpForTorch(in.host);
+  }
+  return in.device->ptr == nullptr ? nullptr : &in;
+}
+
+// The CPU top-k of (n, k), the reference most checks compare with; made once per case.
+const SegmentData& cpuTopk(size_t n, size_t k) {
+  static std::map<std::pair<size_t, size_t>, SegmentData> results;
+  auto [it, fresh] = results.try_emplace({n, k});
+  if (fresh) {
+    it->second.numel = static_cast<uint32_t>(n);
+    topkExact(inputOf(n)->host, k, &it->second.indices, &it->second.values);
+  }
+  return it->second;
+}
+
+bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// What every benchmark shares: the device check, its input, the timing loop.
+class DeviceCase {
+ public:
+  // n = range(0); with `selects`, k from the density 1 / range(1).
+  DeviceCase(benchmark::State& state, bool selects) : state_(state) {
+    n_ = static_cast<size_t>(state.range(0));
+    k_ = selects ? topkCount(n_, 1.0 / static_cast<double>(state.range(1))) : 0;
+    if (!cudaDevicePresent()) {
+      fail(cudaDeviceRequired() ? "SPARSEPS_REQUIRE_GPU=1 but " + cudaDeviceAbsence()
+                                : "no CUDA device present: nothing measured");
+      return;
+    }
+    input_ = inputOf(n_);
+    if (input_ == nullptr) fail("could not allocate or copy the input on the device");
+  }
+  bool ok() const { return ok_; }
+  size_t n() const { return n_; }
+  size_t k() const { return k_; }
+  const float* x() const { return input_->device->ptr; }
+  const std::vector<float>& host() const { return input_->host; }
+
+  void fail(const std::string& why) {
+    if (ok_) state_.SkipWithError(why.c_str());
+    ok_ = false;
+  }
+  // A CUDA call of the setup or the check; false (and the benchmark skipped) on failure.
+  bool check(cudaError_t err, const char* what) {
+    if (err != cudaSuccess) fail(absl::StrCat(what, ": ", cudaGetErrorString(err)));
+    return ok_;
+  }
+
+  // Times `launch` (which enqueues on the default stream) with events around each call.
+  // `elements`: what items_per_second counts per call.
+  void time(const std::function<bool()>& launch, size_t elements) {
+    if (!ok_) return;
+    cudaEvent_t start{}, stop{};
+    if (!check(cudaEventCreate(&start), "event") || !check(cudaEventCreate(&stop), "event")) return;
+    for (auto _ : state_) {
+      cudaEventRecord(start, nullptr);
+      const bool launched = launch();
+      cudaEventRecord(stop, nullptr);
+      if (!launched || !check(cudaEventSynchronize(stop), "kernel")) {
+        fail("the kernel failed while timing");
+        break;
+      }
+      float ms = 0;
+      cudaEventElapsedTime(&ms, start, stop);
+      state_.SetIterationTime(ms / 1e3);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    state_.SetItemsProcessed(static_cast<int64_t>(state_.iterations() * elements));
+    state_.counters["n"] = static_cast<double>(n_);
+    if (k_ > 0) state_.counters["k"] = static_cast<double>(k_);
+  }
+
+ private:
+  benchmark::State& state_;
+  size_t n_ = 0;
+  size_t k_ = 0;
+  const Input* input_ = nullptr;
+  bool ok_ = true;
+};
+
+void BM_ReadPass(benchmark::State& state) {
+  DeviceCase c(state, /*selects=*/false);
+  if (!c.ok()) return;
+  DeviceArray<float> out(1);
+  DeviceScratch scratch;
+  std::vector<float> got;
+  if (!c.check(readPassDevice(c.x(), c.n(), out.ptr, &scratch, nullptr), "read pass")) return;
+  got = out.toHost(1);
+  float want = c.host()[0];
+  for (float v : c.host()) want = v > want ? v : want;
+  if (got.size() != 1 || got[0] != want)
+    return c.fail("read pass: the maximum differs from the CPU's");
+  c.time([&] { return readPassDevice(c.x(), c.n(), out.ptr, &scratch, nullptr) == cudaSuccess; },
+         c.n());
+}
 
 using TopkFn = absl::StatusOr<size_t> (*)(const float*, size_t, size_t, uint32_t*, float*,
                                           DeviceScratch*, cudaStream_t);
 
 void runTopk(benchmark::State& state, TopkFn topk) {
-  if (!haveDevice()) {
-    state.SkipWithError("no CUDA device present: nothing measured");
-    return;
+  DeviceCase c(state, /*selects=*/true);
+  if (!c.ok()) return;
+  DeviceArray<uint32_t> indices(c.k());
+  DeviceArray<float> values(c.k());
+  DeviceScratch scratch;
+  absl::StatusOr<size_t> r = topk(c.x(), c.n(), c.k(), indices.ptr, values.ptr, &scratch, nullptr);
+  if (!r.ok()) return c.fail(r.status().ToString());
+  if (!c.check(cudaDeviceSynchronize(), "top-k")) return;
+  const SegmentData& want = cpuTopk(c.n(), c.k());
+  if (indices.toHost(c.k()) != want.indices || !sameBits(values.toHost(c.k()), want.values)) {
+    return c.fail("device top-k differs from topkExact");
   }
-  const size_t n = static_cast<size_t>(state.range(0));
-  const size_t k = topkCount(n, 1.0 / static_cast<double>(state.range(1)));
-  Case c;
-  if (!c.init(n, k)) {
-    state.SkipWithError("CUDA allocation failed");
-    return;
-  }
-  // Verify against the CPU kernel before timing (this call also warms up).
-  std::vector<uint32_t> want, got(k);
-  std::vector<float> wantValues, gotValues(k);
-  topkExact(c.host, k, &want, &wantValues);
-  absl::StatusOr<size_t> r = topk(c.x, n, k, c.indices, c.values, &c.scratch, nullptr);
-  if (!r.ok() || cudaDeviceSynchronize() != cudaSuccess ||
-      cudaMemcpy(got.data(), c.indices, k * sizeof(uint32_t), cudaMemcpyDeviceToHost) !=
-          cudaSuccess ||
-      cudaMemcpy(gotValues.data(), c.values, k * sizeof(float), cudaMemcpyDeviceToHost) !=
-          cudaSuccess ||
-      got != want || std::memcmp(gotValues.data(), wantValues.data(), k * sizeof(float)) != 0) {
-    state.SkipWithError("device top-k differs from topkExact or failed");
-    return;
-  }
-  for (auto _ : state) {
-    cudaEventRecord(c.start, nullptr);
-    r = topk(c.x, n, k, c.indices, c.values, &c.scratch, nullptr);
-    cudaEventRecord(c.stop, nullptr);
-    cudaEventSynchronize(c.stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, c.start, c.stop);
-    state.SetIterationTime(ms / 1e3);
-    if (!r.ok()) {
-      state.SkipWithError("device top-k failed while timing");
-      break;
-    }
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * n * sizeof(float)));
-  state.counters["k"] = static_cast<double>(k);
+  c.time([&] { return topk(c.x(), c.n(), c.k(), indices.ptr, values.ptr, &scratch, nullptr).ok(); },
+         c.n());
 }
 
-void BM_TopkRadixDevice(benchmark::State& state) { runTopk(state, &topkRadixDevice); }
-void BM_TopkSortDevice(benchmark::State& state) { runTopk(state, &topkSortDevice); }
+void BM_TopkRadix(benchmark::State& state) { runTopk(state, &topkRadixDevice); }
+void BM_TopkSort(benchmark::State& state) { runTopk(state, &topkSortDevice); }
 
-// n: 1M and ResNet-50's 25.6M parameters as one segment; args(1): 1 / density.
-void cases(benchmark::internal::Benchmark* b) {
-  for (int64_t n : {int64_t{1} << 20, int64_t{25557032}}) {
+// The radix top-k's three histogram passes alone (launchers.h), without the two
+// compactions after them: with BM_Threshold (one compaction) it shows where BM_TopkRadix's
+// time goes. Checked: the k-th largest key they find is the CPU top-k's smallest.
+void BM_RadixPasses(benchmark::State& state) {
+  DeviceCase c(state, /*selects=*/true);
+  if (!c.ok()) return;
+  DeviceArray<RadixState> radix(1);
+  DeviceArray<uint32_t> hist(kBuckets);
+  const auto n = static_cast<uint32_t>(c.n()), k = static_cast<uint32_t>(c.k());
+  if (!c.check(launchRadixPasses(c.x(), n, k, radix.ptr, hist.ptr, nullptr), "radix passes") ||
+      !c.check(cudaDeviceSynchronize(), "radix passes")) {
+    return;
+  }
+  RadixState got{};
+  if (!c.check(cudaMemcpy(&got, radix.ptr, sizeof got, cudaMemcpyDeviceToHost), "copy back"))
+    return;
+  uint32_t want = magnitudeKey(cpuTopk(c.n(), c.k()).values[0]);
+  for (float v : cpuTopk(c.n(), c.k()).values) want = std::min(want, magnitudeKey(v));
+  if (got.prefix != want) return c.fail("the radix passes' k-th key differs from the CPU top-k's");
+  c.time(
+      [&] { return launchRadixPasses(c.x(), n, k, radix.ptr, hist.ptr, nullptr) == cudaSuccess; },
+      c.n());
+}
+
+// DGC's sampled threshold with a fixed sample start; it synchronizes once per round.
+void BM_TopkSampled(benchmark::State& state) {
+  DeviceCase c(state, /*selects=*/true);
+  if (!c.ok()) return;
+  const double density = 1.0 / static_cast<double>(state.range(1));
+  constexpr uint64_t kBits = 0x5eed;
+  DeviceArray<uint32_t> indices(c.k());
+  DeviceArray<float> values(c.k());
+  DeviceScratch scratch;
+  std::vector<uint32_t> wantIdx;
+  std::vector<float> wantVal;
+  sampledThreshold(c.host(), density, kBits, &wantIdx, &wantVal);
+  absl::StatusOr<SampledThresholdResult> r = sampledThresholdDevice(
+      c.x(), c.n(), density, kBits, indices.ptr, values.ptr, &scratch, nullptr);
+  if (!r.ok()) return c.fail(r.status().ToString());
+  if (r->count != wantIdx.size() || indices.toHost(r->count) != wantIdx ||
+      !sameBits(values.toHost(r->count), wantVal)) {
+    return c.fail("device sampled threshold differs from sampledThreshold");
+  }
+  state.counters["rounds"] = r->rounds;
+  state.counters["selected"] = static_cast<double>(r->count);
+  c.time(
+      [&] {
+        return sampledThresholdDevice(c.x(), c.n(), density, kBits, indices.ptr, values.ptr,
+                                      &scratch, nullptr)
+            .ok();
+      },
+      c.n());
+}
+
+// The threshold filter at the k-th largest magnitude: it keeps the k of the top-k (the
+// input has no ties at that magnitude). It reads the count back, so it synchronizes.
+void BM_Threshold(benchmark::State& state) {
+  DeviceCase c(state, /*selects=*/true);
+  if (!c.ok()) return;
+  const SegmentData& top = cpuTopk(c.n(), c.k());
+  float thr = std::abs(top.values[0]);
+  for (float v : top.values) thr = std::abs(v) < thr ? std::abs(v) : thr;
+  DeviceArray<uint32_t> indices(c.n());
+  DeviceArray<float> values(c.n());
+  DeviceScratch scratch;
+  std::vector<uint32_t> wantIdx;
+  std::vector<float> wantVal;
+  thresholdFilter(c.host(), thr, &wantIdx, &wantVal);
+  absl::StatusOr<size_t> r =
+      thresholdFilterDevice(c.x(), c.n(), thr, indices.ptr, values.ptr, &scratch, nullptr);
+  if (!r.ok()) return c.fail(r.status().ToString());
+  if (*r != wantIdx.size() || indices.toHost(*r) != wantIdx ||
+      !sameBits(values.toHost(*r), wantVal)) {
+    return c.fail("device threshold filter differs from thresholdFilter");
+  }
+  state.counters["selected"] = static_cast<double>(*r);
+  c.time(
+      [&] {
+        return thresholdFilterDevice(c.x(), c.n(), thr, indices.ptr, values.ptr, &scratch, nullptr)
+            .ok();
+      },
+      c.n());
+}
+
+// Applying a top-k selection to a model of n floats: model[i] += -0.1 * value.
+void BM_Apply(benchmark::State& state) {
+  DeviceCase c(state, /*selects=*/true);
+  if (!c.ok()) return;
+  const SegmentData& top = cpuTopk(c.n(), c.k());
+  DeviceArray<uint32_t> indices(top.indices.data(), c.k());
+  DeviceArray<float> values(top.values.data(), c.k());
+  DeviceArray<float> model(c.host().data(), c.n());
+  if (indices.ptr == nullptr || values.ptr == nullptr || model.ptr == nullptr) {
+    return c.fail("could not allocate the apply's arrays on the device");
+  }
+  std::vector<float> want = c.host();
+  scatterAdd(absl::MakeSpan(want), top, -0.1f);
+  if (!scatterAddDevice(indices.ptr, values.ptr, c.k(), -0.1f, model.ptr, nullptr).ok()) {
+    return c.fail("device scatter-add failed");
+  }
+  // y + a * v may round once (FMA) or twice on either side: equal within 2 ulps.
+  const std::vector<float> got = model.toHost(c.n());
+  for (size_t i = 0; i < c.n(); ++i) {
+    const float tolerance =
+        2 * std::numeric_limits<float>::epsilon() * std::max(1.0f, std::abs(want[i]));
+    if (got.size() != c.n() || !(std::abs(got[i] - want[i]) <= tolerance)) {
+      return c.fail("device scatter-add differs from scatterAdd");
+    }
+  }
+  c.time(
+      [&] {
+        return scatterAddDevice(indices.ptr, values.ptr, c.k(), -0.1f, model.ptr, nullptr).ok();
+      },
+      c.k());
+}
+
+// Packing a top-k selection as the wire format's pairs: 8 bytes per selected element.
+void BM_Pack(benchmark::State& state) {
+  DeviceCase c(state, /*selects=*/true);
+  if (!c.ok()) return;
+  const SegmentData& top = cpuTopk(c.n(), c.k());
+  DeviceArray<uint32_t> indices(top.indices.data(), c.k());
+  DeviceArray<float> values(top.values.data(), c.k());
+  DeviceArray<uint32_t> pairs(2 * c.k());
+  if (indices.ptr == nullptr || values.ptr == nullptr || pairs.ptr == nullptr) {
+    return c.fail("could not allocate the pack's arrays on the device");
+  }
+  if (!packPairsDevice(indices.ptr, values.ptr, c.k(), pairs.ptr, nullptr).ok()) {
+    return c.fail("device pack failed");
+  }
+  const std::vector<uint32_t> got = pairs.toHost(2 * c.k());
+  for (size_t j = 0; j < c.k(); ++j) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &top.values[j], sizeof(bits));
+    if (got.size() != 2 * c.k() || got[2 * j] != top.indices[j] || got[2 * j + 1] != bits) {
+      return c.fail("device pack differs from the wire format's pair layout");
+    }
+  }
+  c.time([&] { return packPairsDevice(indices.ptr, values.ptr, c.k(), pairs.ptr, nullptr).ok(); },
+         c.k());
+}
+
+constexpr int64_t kSizes[] = {int64_t{1} << 20, 25557032, 100000000};
+
+void sizes(benchmark::internal::Benchmark* b) {
+  for (int64_t n : kSizes) b->Args({n});
+  b->UseManualTime()->Unit(benchmark::kMicrosecond);
+}
+
+void sizesAndDensities(benchmark::internal::Benchmark* b) {
+  for (int64_t n : kSizes) {
     for (int64_t inverseDensity : {100, 1000}) b->Args({n, inverseDensity});
   }
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
 }
 
-BENCHMARK(BM_TopkRadixDevice)->Apply(cases);
-BENCHMARK(BM_TopkSortDevice)->Apply(cases);
+BENCHMARK(BM_ReadPass)->Apply(sizes);
+BENCHMARK(BM_TopkRadix)->Apply(sizesAndDensities);
+BENCHMARK(BM_TopkSort)->Apply(sizesAndDensities);
+BENCHMARK(BM_RadixPasses)->Apply(sizesAndDensities);
+BENCHMARK(BM_TopkSampled)->Apply(sizesAndDensities);
+BENCHMARK(BM_Threshold)->Apply(sizesAndDensities);
+BENCHMARK(BM_Apply)->Apply(sizesAndDensities);
+BENCHMARK(BM_Pack)->Apply(sizesAndDensities);
 
 }  // namespace
 }  // namespace sparseps::gpu

@@ -13,14 +13,11 @@
 
 namespace sparseps::gpu {
 
-// select_indices.cu: writes, in increasing order, every i < n whose magnitudeKey(x[i])
-// is >= keyMin (kAtLeast), is a tie at state's threshold (kTie), or is selected by
-// state's threshold and tie cut (kSelected); *count on the device.
-enum class SelectMode : uint32_t { kAtLeast, kTie, kSelected };
+// select_indices.cu: writes, in increasing order, every i < n whose magnitudeKey(x[i]) is
+// >= keyMin; *count on the device.
 size_t selectIndicesTempBytes(uint32_t n);
-cudaError_t launchSelectIndices(const float* x, uint32_t n, SelectMode mode, uint32_t keyMin,
-                                const RadixState* state, uint32_t* out, uint32_t* count, void* temp,
-                                cudaStream_t stream);
+cudaError_t launchSelectIndices(const float* x, uint32_t n, uint32_t keyMin, uint32_t* out,
+                                uint32_t* count, void* temp, cudaStream_t stream);
 
 // topk_radix.cu. Requires 1 <= k <= n.
 // The three radix passes alone: leave in *state the k-th largest key (prefix) and the

@@ -54,7 +54,6 @@ struct RadixState {
   uint32_t prefixMask = 0;  // the key bits those digits cover
   uint32_t kLeft = 0;       // how many of the keys matching prefix are still to take
   uint32_t blocksDone = 0;  // ticket counter: the last block of a pass finishes it
-  uint32_t cutIndex = 0;    // index of the last element with key == T that is taken
 };
 
 SPARSEPS_HD bool matchesPrefix(uint32_t key, const RadixState& s) {
@@ -75,11 +74,37 @@ SPARSEPS_HD void advanceState(RadixState* s, int pass, uint32_t bucket, uint32_t
   s->kLeft -= above;
 }
 
-// After the last pass: prefix is the threshold key T and kLeft the number of ties to
-// take; cutIndex is the index of the kLeft-th element with key == T in index order.
-SPARSEPS_HD bool isTie(uint32_t key, const RadixState& s) { return key == s.prefix; }
-SPARSEPS_HD bool isSelected(uint32_t key, uint32_t index, const RadixState& s) {
-  return key > s.prefix || (key == s.prefix && index <= s.cutIndex);
+// After the last pass prefix is the threshold key T and kLeft the number of ties (keys
+// equal to T) to take: the first kLeft in index order. The selection then runs by blocks,
+// each over one contiguous chunk of selectChunk() elements: every block counts its keys
+// above T and its ties (ChunkCounts); a block sums the counts of the blocks before it, then
+// walks its chunk in index order. An element's tie rank is the number of ties before it in
+// the whole segment, and the selected elements before it are those above T plus the ties
+// taken, so each block writes its part of the output in order without a second look at
+// the others'.
+constexpr uint32_t kSelectThreads = 256;
+constexpr uint32_t kSelectItems = 4;  // per thread per tile
+constexpr uint32_t kSelectTile = kSelectThreads * kSelectItems;
+
+struct ChunkCounts {
+  uint32_t above = 0;  // keys > T
+  uint32_t ties = 0;   // keys == T
+};
+
+// Elements per block: n over `blocks`, rounded up to whole tiles.
+SPARSEPS_HD uint32_t selectChunk(uint32_t n, uint32_t blocks) {
+  const uint32_t perBlock = (n + blocks - 1) / blocks;
+  return (perBlock + kSelectTile - 1) / kSelectTile * kSelectTile;
+}
+
+SPARSEPS_HD bool isSelectedAt(uint32_t key, uint32_t tieRank, const RadixState& s) {
+  return key > s.prefix || (key == s.prefix && tieRank < s.kLeft);
+}
+
+// Where a selected element goes: after the `above` keys above T before it and the ties taken
+// before it (its tie rank, at most kLeft).
+SPARSEPS_HD uint32_t selectedPosition(uint32_t above, uint32_t tieRank, const RadixState& s) {
+  return above + (tieRank < s.kLeft ? tieRank : s.kLeft);
 }
 
 }  // namespace sparseps::gpu

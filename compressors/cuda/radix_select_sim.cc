@@ -47,21 +47,45 @@ absl::Status radixTopkSim(absl::Span<const float> x, size_t k, size_t blocks, si
     }
     advanceState(&state, pass, bucket, bucketAbove);
   }
-  // Tie cut: the kLeft-th element with key == T in index order.
-  uint32_t ties = 0;
-  for (size_t i = 0; i < n && ties < state.kLeft; ++i) {
-    if (isTie(magnitudeKey(x[i]), state) && ++ties == state.kLeft) {
-      state.cutIndex = static_cast<uint32_t>(i);
+  // The selection by chunks: each block's counts, then each block's walk of its chunk
+  // with the counts of the blocks before it.
+  const auto n32 = static_cast<uint32_t>(n);
+  const uint32_t chunk = selectChunk(n32, static_cast<uint32_t>(blocks));
+  std::vector<ChunkCounts> counts(blocks);
+  for (size_t b = 0; b < blocks; ++b) {
+    for (size_t i = b * chunk; i < std::min(n, (b + 1) * chunk); ++i) {
+      const uint32_t key = magnitudeKey(x[i]);
+      counts[b].above += key > state.prefix;
+      counts[b].ties += key == state.prefix;
     }
   }
-  for (size_t i = 0; i < n; ++i) {
-    if (isSelected(magnitudeKey(x[i]), static_cast<uint32_t>(i), state)) {
-      indices->push_back(static_cast<uint32_t>(i));
-      values->push_back(x[i]);
+  indices->assign(k, 0);
+  values->assign(k, 0.0f);
+  std::vector<bool> written(k, false);
+  for (size_t b = 0; b < blocks; ++b) {
+    uint32_t above = 0, tieRank = 0;
+    for (size_t before = 0; before < b; ++before) {
+      above += counts[before].above;
+      tieRank += counts[before].ties;
+    }
+    for (size_t i = b * chunk; i < std::min(n, (b + 1) * chunk); ++i) {
+      const uint32_t key = magnitudeKey(x[i]);
+      if (isSelectedAt(key, tieRank, state)) {
+        const uint32_t at = selectedPosition(above, tieRank, state);
+        if (at >= k || written[at]) {
+          return absl::InternalError(absl::StrCat("element ", i, " selected into slot ", at,
+                                                  " (k = ", k, "), taken or out of range"));
+        }
+        written[at] = true;
+        (*indices)[at] = static_cast<uint32_t>(i);
+        (*values)[at] = x[i];
+      }
+      above += key > state.prefix;
+      tieRank += key == state.prefix;
     }
   }
-  if (indices->size() != k) {
-    return absl::InternalError(absl::StrCat("selected ", indices->size(), " of k = ", k));
+  if (std::find(written.begin(), written.end(), false) != written.end()) {
+    return absl::InternalError(absl::StrCat("fewer than k = ", k, " elements selected"));
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Host simulation of the radix-select top-k of topk_radix.cu: the same passes, grid-stride
-// partition, per-block histograms, last-block bucket search and tie cut, run on the CPU
+// partition, per-block histograms, last-block bucket search and the selection by chunks
+// (counts per block, tie ranks, output slots), run on the CPU
 // with the functions of radix_digits.h. It exists so the algorithm is tested on machines
 // without a GPU; production code on the host uses compressors/topk.h.
 

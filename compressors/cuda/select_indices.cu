@@ -1,6 +1,5 @@
-// The one stable index compaction the device kernels share: cub::DeviceSelect::If over
-// the indices 0..n-1 with a predicate on magnitudeKey(x[i]). A single instantiation with
-// a run-time mode keeps the compile time down (CUB's select is the heaviest template).
+// The threshold filter's stable index compaction: cub::DeviceSelect::If over the indices
+// 0..n-1, keeping those with magnitudeKey(x[i]) >= keyMin.
 
 #include <thrust/iterator/counting_iterator.h>
 
@@ -11,22 +10,10 @@
 namespace sparseps::gpu {
 namespace {
 
-struct IndexSelectOp {
+struct AtLeastOp {
   const float* x;
-  const RadixState* state;
   uint32_t keyMin;
-  SelectMode mode;
-  __device__ bool operator()(uint32_t i) const {
-    const uint32_t key = magnitudeKey(x[i]);
-    switch (mode) {
-      case SelectMode::kAtLeast:
-        return key >= keyMin;
-      case SelectMode::kTie:
-        return isTie(key, *state);
-      default:
-        return isSelected(key, i, *state);
-    }
-  }
+  __device__ bool operator()(uint32_t i) const { return magnitudeKey(x[i]) >= keyMin; }
 };
 
 using Counting = thrust::counting_iterator<uint32_t>;
@@ -36,19 +23,18 @@ using Counting = thrust::counting_iterator<uint32_t>;
 size_t selectIndicesTempBytes(uint32_t n) {
   size_t bytes = 0;
   if (cub::DeviceSelect::If(nullptr, bytes, Counting(0), static_cast<uint32_t*>(nullptr),
-                            static_cast<uint32_t*>(nullptr), n, IndexSelectOp{},
+                            static_cast<uint32_t*>(nullptr), n, AtLeastOp{},
                             cudaStream_t{}) != cudaSuccess) {
     return 0;
   }
   return bytes;
 }
 
-cudaError_t launchSelectIndices(const float* x, uint32_t n, SelectMode mode, uint32_t keyMin,
-                                const RadixState* state, uint32_t* out, uint32_t* count, void* temp,
-                                cudaStream_t stream) {
+cudaError_t launchSelectIndices(const float* x, uint32_t n, uint32_t keyMin, uint32_t* out,
+                                uint32_t* count, void* temp, cudaStream_t stream) {
   size_t bytes = selectIndicesTempBytes(n);
-  return cub::DeviceSelect::If(temp, bytes, Counting(0), out, count, n,
-                               IndexSelectOp{x, state, keyMin, mode}, stream);
+  return cub::DeviceSelect::If(temp, bytes, Counting(0), out, count, n, AtLeastOp{x, keyMin},
+                               stream);
 }
 
 }  // namespace sparseps::gpu

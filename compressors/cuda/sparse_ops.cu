@@ -78,8 +78,7 @@ size_t thresholdFilterTempBytes(uint32_t n) { return selectIndicesTempBytes(n); 
 
 cudaError_t launchThresholdFilter(const float* x, uint32_t n, float thr, uint32_t* indices,
                                   float* values, uint32_t* count, void* temp, cudaStream_t stream) {
-  cudaError_t err = launchSelectIndices(x, n, SelectMode::kAtLeast, magnitudeKey(thr), nullptr,
-                                        indices, count, temp, stream);
+  cudaError_t err = launchSelectIndices(x, n, magnitudeKey(thr), indices, count, temp, stream);
   if (err != cudaSuccess) return err;
   gatherCountedKernel<<<blocksFor(n), kThreads, 0, stream>>>(x, indices, count, n, values);
   return cudaGetLastError();

@@ -2,8 +2,8 @@
 // Magnitude top-k of one segment in device memory, on a CUDA stream: the topk(x, r) of
 // docs/methods.md with the contract of compressors/topk.h (indices increasing with
 // their values; NaN above Inf above finite; equal magnitudes -> the lower index wins).
-//  - topkRadixDevice: radix select over the magnitude keys (topk_radix.cu), about five
-//    streaming passes over x, no host round trip.
+//  - topkRadixDevice: radix select over the magnitude keys (topk_radix.cu): five reads of
+//    x (three histogram passes, a count and a write by chunks), no host round trip.
 //  - topkSortDevice: the baseline, cub::DeviceRadixSort of all keys (topk_sort.cu).
 // x, indices and values are device pointers; indices/values hold min(k, n) entries.
 // The work is enqueued on `stream` and the call returns without waiting for it.

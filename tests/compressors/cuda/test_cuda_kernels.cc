@@ -18,6 +18,7 @@
 
 #include "compressors/apply.h"
 #include "compressors/cuda/cuda_kernels.h"
+#include "compressors/cuda/device_presence.h"
 #include "compressors/cuda/device_scratch.h"
 #include "compressors/cuda/sparse_ops_cuda.h"
 #include "compressors/cuda/threshold_cuda.h"
@@ -32,15 +33,12 @@ namespace {
 
 uint64_t freshSeed() { return (uint64_t{std::random_device{}()} << 32) | std::random_device{}(); }
 
-bool haveDevice() {
-  int count = 0;
-  const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  cudaGetLastError();
-  return ok;
-}
-
-#define SKIP_WITHOUT_DEVICE() \
-  if (!haveDevice()) GTEST_SKIP() << "no CUDA device present: device kernel not run"
+// Without a device the test skips, or fails where SPARSEPS_REQUIRE_GPU=1 says one is there.
+#define SKIP_WITHOUT_DEVICE()                                                                 \
+  if (!cudaDevicePresent()) {                                                                 \
+    if (cudaDeviceRequired()) FAIL() << "SPARSEPS_REQUIRE_GPU=1 but " << cudaDeviceAbsence(); \
+    GTEST_SKIP() << "no CUDA device present: device kernel not run";                          \
+  }
 
 // A device array that owns its memory; test-only.
 template <typename T>
@@ -209,6 +207,8 @@ TEST_P(DeviceTopkTest, ApplyAndPackMatchCpu) {
   for (size_t i = 0; i < c_.n; ++i) {
     if (std::isnan(cpu[i])) {
       ASSERT_TRUE(std::isnan(dev[i])) << "at " << i;
+    } else if (std::isinf(cpu[i])) {
+      ASSERT_EQ(dev[i], cpu[i]) << "at " << i;  // inf - inf is NaN: no tolerance here
     } else {
       ASSERT_NEAR(dev[i], cpu[i],
                   2 * std::numeric_limits<float>::epsilon() * std::max(1.0f, std::abs(cpu[i])))

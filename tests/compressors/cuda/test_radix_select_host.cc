@@ -139,15 +139,28 @@ TEST(RadixDigits, BucketSearchFindsExactlyTheBucketOfTheKthLargest) {
 
 TEST(RadixDigits, TieRuleTakesLowerIndicesAtTheThreshold) {
   RadixState s;
-  s.prefix = 100;
-  s.cutIndex = 7;
-  EXPECT_TRUE(isSelected(101, 1000, s));  // above the threshold: always
-  EXPECT_TRUE(isSelected(100, 7, s));     // tie up to the cut
-  EXPECT_TRUE(isSelected(100, 0, s));
-  EXPECT_FALSE(isSelected(100, 8, s));  // tie past the cut
-  EXPECT_FALSE(isSelected(99, 0, s));   // below
-  EXPECT_TRUE(isTie(100, s));
-  EXPECT_FALSE(isTie(101, s));
+  s.prefix = 100;                           // T
+  s.kLeft = 3;                              // the first three ties are taken
+  EXPECT_TRUE(isSelectedAt(101, 1000, s));  // above the threshold: always
+  EXPECT_TRUE(isSelectedAt(100, 0, s));     // ties of rank 0..2
+  EXPECT_TRUE(isSelectedAt(100, 2, s));
+  EXPECT_FALSE(isSelectedAt(100, 3, s));  // the fourth tie and later
+  EXPECT_FALSE(isSelectedAt(99, 0, s));   // below
+  // Output slots: the keys above T before it plus the ties taken before it.
+  EXPECT_EQ(selectedPosition(5, 0, s), 5u);
+  EXPECT_EQ(selectedPosition(5, 2, s), 7u);
+  EXPECT_EQ(selectedPosition(5, 9, s), 8u);  // all three ties taken before it
+}
+
+TEST(RadixDigits, SelectChunksAreWholeTilesCoveringTheSegment) {
+  for (uint32_t n : {1u, 1000u, 1024u, 1025u, 25557032u, 100000000u}) {
+    for (uint32_t blocks : {1u, 3u, 1024u}) {
+      const uint32_t chunk = selectChunk(n, blocks);
+      EXPECT_EQ(chunk % kSelectTile, 0u) << n << " " << blocks;
+      EXPECT_GE(uint64_t{chunk} * blocks, n) << n << " " << blocks;
+      EXPECT_LT(uint64_t{chunk} * blocks, uint64_t{n} + uint64_t{blocks} * kSelectTile) << n;
+    }
+  }
 }
 
 struct SimCase {
