@@ -3,6 +3,7 @@ find_package(nlohmann_json REQUIRED)
 sparseps_library(sparseps_driver_lib SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/driver/batch_norm_stats.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/compute_slots.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/device.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/driver_config.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/dry_run.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/evaluate.cc
@@ -16,7 +17,7 @@ sparseps_library(sparseps_driver_lib SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/driver/virtual_role.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/worker_role.cc
   DEPS sparseps_connect sparseps_virtual sparseps_runtime sparseps_optim sparseps_models
-       sparseps_datasets sparseps_ps_rank sparseps_layout nlohmann_json::nlohmann_json
+       sparseps_datasets sparseps_ps_rank sparseps_tensor_rules sparseps_layout nlohmann_json::nlohmann_json
        absl::status absl::statusor absl::strings absl::str_format)
 add_executable(sparseps_driver ${CMAKE_CURRENT_LIST_DIR}/driver/main.cc)
 target_compile_options(sparseps_driver PRIVATE ${SPARSEPS_WARNINGS})

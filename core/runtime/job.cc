@@ -58,16 +58,21 @@ absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& jo
   return server.stats();
 }
 
-absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(Endpoint& endpoint,
-                                                               const JobSpec& job,
-                                                               const MethodRegistry& methods,
-                                                               const SegmentSpecs& specs,
-                                                               size_t num_buffers) {
+absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(
+    Endpoint& endpoint, const JobSpec& job, const MethodRegistry& methods,
+    const SegmentSpecs& specs, size_t num_buffers, const MakeWorkerRule& make_rule) {
   auto resolved = resolveJob(job, methods, specs, endpoint.rank());
   if (!resolved.ok()) return resolved.status();
+  std::unique_ptr<WorkerRule> rule;
+  if (make_rule) {
+    auto made = make_rule(*resolved->method, specs, resolved->options);
+    if (!made.ok()) return made.status();
+    rule = std::move(*made);
+  } else {
+    rule = resolved->method->makeWorker(specs, resolved->options);
+  }
   return std::make_unique<WorkerClient>(endpoint, job, std::move(resolved->plan), specs,
-                                        resolved->method->makeWorker(specs, resolved->options),
-                                        num_buffers);
+                                        std::move(rule), num_buffers);
 }
 
 }  // namespace sparseps

@@ -5,6 +5,7 @@
 // ranks through here.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,12 +42,15 @@ absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& jo
                                            absl::Span<const float> initial_buffers,
                                            uint64_t layout_fingerprint);
 
+// Makes a worker's rule for a method and its resolved options, where the method's own
+// (Method::makeWorker, on host memory) does not serve: a GPU worker's tensor rule.
+using MakeWorkerRule = std::function<absl::StatusOr<std::unique_ptr<WorkerRule>>(
+    const Method& method, const SegmentSpecs& specs, const MethodOptions& options)>;
+
 // This worker rank's client of the job's server shards: the method's worker rule with
-// this rank's options, and the job's shard plan.
-absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(Endpoint& endpoint,
-                                                               const JobSpec& job,
-                                                               const MethodRegistry& methods,
-                                                               const SegmentSpecs& specs,
-                                                               size_t num_buffers);
+// this rank's options (made by make_rule when given), and the job's shard plan.
+absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(
+    Endpoint& endpoint, const JobSpec& job, const MethodRegistry& methods,
+    const SegmentSpecs& specs, size_t num_buffers, const MakeWorkerRule& make_rule = nullptr);
 
 }  // namespace sparseps

@@ -18,6 +18,7 @@ struct FlatModel::State {
   torch::Tensor params;   // 1-D float32, owns the parameter storage
   torch::Tensor grads;    // 1-D float32, owns the gradient storage
   torch::Tensor buffers;  // 1-D float32, owns the float buffer storage
+  torch::Device device = torch::kCPU;  // where all three live: the parameters' device
   std::vector<torch::Tensor> param_tensors;  // the module's parameters, layout order
   std::vector<torch::Tensor> grad_views;     // their gradients: views of `grads`
 };
@@ -37,9 +38,14 @@ torch::Tensor segmentView(const torch::Tensor& flat, const ParamSegment& s) {
       .view(s.shape);
 }
 
-// Copies each tensor into its segment of a new flat buffer and re-points it there.
-torch::Tensor flatten(const ParamLayout& layout, const std::vector<torch::Tensor>& tensors) {
-  torch::Tensor flat = torch::empty({static_cast<int64_t>(layout.numel())}, torch::kFloat32);
+torch::TensorOptions floatsOn(torch::Device device) {
+  return torch::TensorOptions().dtype(torch::kFloat32).device(device);
+}
+
+// Copies each tensor into its segment of a new flat buffer on `device` and re-points it there.
+torch::Tensor flatten(const ParamLayout& layout, const std::vector<torch::Tensor>& tensors,
+                      torch::Device device) {
+  torch::Tensor flat = torch::empty({static_cast<int64_t>(layout.numel())}, floatsOn(device));
   for (size_t i = 0; i < tensors.size(); ++i) {
     torch::Tensor view = segmentView(flat, layout[i]);
     view.copy_(tensors[i].detach());
@@ -73,10 +79,12 @@ absl::StatusOr<FlatModel> FlatModel::create(const NamedTensors& params,
       return absl::InvalidArgumentError(absl::StrCat("FlatModel: parameter '", name,
                                                      "' is an undefined tensor"));
     }
-    if (p.scalar_type() != torch::kFloat32 || !p.device().is_cpu()) {
+    if (state->param_tensors.empty()) state->device = p.device();
+    if (p.scalar_type() != torch::kFloat32 || p.device() != state->device) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "FlatModel: parameter '", name, "' is ", std::string(p.toString()),
-          "; only float32 CPU parameters can live in the flat buffer"));
+          "FlatModel: parameter '", name, "' is ", std::string(p.toString()), " on ",
+          p.device().str(), "; only float32 parameters, all on one device (here ",
+          state->device.str(), "), can live in the flat buffer"));
     }
     if (!seen.insert(p.unsafeGetTensorImpl()).second) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -88,7 +96,7 @@ absl::StatusOr<FlatModel> FlatModel::create(const NamedTensors& params,
   }
   std::vector<torch::Tensor> float_buffers;
   for (const auto& [name, b] : buffers) {
-    if (!b.defined() || b.scalar_type() != torch::kFloat32 || !b.device().is_cpu()) {
+    if (!b.defined() || b.scalar_type() != torch::kFloat32 || b.device() != state->device) {
       state->untracked_buffers.push_back(name);
       continue;
     }
@@ -101,10 +109,10 @@ absl::StatusOr<FlatModel> FlatModel::create(const NamedTensors& params,
     float_buffers.push_back(b);
   }
 
-  state->params = flatten(state->param_layout, state->param_tensors);
-  state->buffers = flatten(state->buffer_layout, float_buffers);
+  state->params = flatten(state->param_layout, state->param_tensors, state->device);
+  state->buffers = flatten(state->buffer_layout, float_buffers, state->device);
   state->grads = torch::zeros({static_cast<int64_t>(state->param_layout.numel())},
-                              torch::kFloat32);
+                              floatsOn(state->device));
   for (size_t i = 0; i < state->param_tensors.size(); ++i) {
     state->grad_views.push_back(segmentView(state->grads, state->param_layout[i]));
     state->param_tensors[i].mutable_grad() = state->grad_views.back();
@@ -131,6 +139,46 @@ absl::Span<float> FlatModel::grads() { return spanOf(state_->grads); }
 absl::Span<const float> FlatModel::grads() const { return spanOf(state_->grads); }
 absl::Span<float> FlatModel::buffers() { return spanOf(state_->buffers); }
 absl::Span<const float> FlatModel::buffers() const { return spanOf(state_->buffers); }
+
+bool FlatModel::onDevice() const { return !state_->device.is_cpu(); }
+int FlatModel::deviceIndex() const { return state_->device.is_cpu() ? -1 : state_->device.index(); }
+
+namespace {
+
+torch::Tensor hostView(absl::Span<const float> host) {
+  return torch::from_blob(const_cast<float*>(host.data()), {static_cast<int64_t>(host.size())},
+                          torch::kFloat32);
+}
+
+absl::Status checkSize(const char* what, size_t got, const torch::Tensor& flat) {
+  if (got == static_cast<size_t>(flat.numel())) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("FlatModel: ", what, " of ", got,
+                                                 " floats; the flat buffer has ", flat.numel()));
+}
+
+}  // namespace
+
+absl::Status FlatModel::readParams(absl::Span<float> host) const {
+  if (auto s = checkSize("readParams into", host.size(), state_->params); !s.ok()) return s;
+  hostView(host).copy_(state_->params);
+  return absl::OkStatus();
+}
+absl::Status FlatModel::writeParams(absl::Span<const float> host) {
+  if (auto s = checkSize("writeParams from", host.size(), state_->params); !s.ok()) return s;
+  torch::NoGradGuard no_grad;
+  state_->params.copy_(hostView(host));
+  return absl::OkStatus();
+}
+absl::Status FlatModel::readBuffers(absl::Span<float> host) const {
+  if (auto s = checkSize("readBuffers into", host.size(), state_->buffers); !s.ok()) return s;
+  hostView(host).copy_(state_->buffers);
+  return absl::OkStatus();
+}
+absl::Status FlatModel::writeBuffers(absl::Span<const float> host) {
+  if (auto s = checkSize("writeBuffers from", host.size(), state_->buffers); !s.ok()) return s;
+  state_->buffers.copy_(hostView(host));
+  return absl::OkStatus();
+}
 
 void FlatModel::zeroGrad() {
   torch::NoGradGuard no_grad;

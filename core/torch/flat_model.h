@@ -12,8 +12,11 @@
 //  - Clear gradients with zeroGrad(), which fills the flat gradient buffer with 0 and
 //    re-attaches any gradient that was replaced or reset (for instance by
 //    torch::optim::Optimizer::zero_grad(), which sets gradients to undefined).
-//  - Don't move the module to another device or dtype, and don't call set_data on its
-//    parameters: that detaches them from the flat buffer.
+//  - Don't move the module to another device or dtype after flattening, and don't call
+//    set_data on its parameters: that detaches them from the flat buffer.
+// The flat buffers live where the module's parameters are (move the module first: a GPU
+// worker's flat buffers are then device memory, and so is every span below; readParams
+// and the other copies reach them from the host).
 //  - Non-float buffers (BatchNorm's int64 num_batches_tracked) stay owned by the module
 //    and are listed by untrackedBuffers(). BatchNorm only reads num_batches_tracked when
 //    its momentum is unset (cumulative average), which our models do only while the
@@ -45,7 +48,8 @@ class FlatModel {
  public:
   // Flattens `module` (all of its parameters, recursively, in named_parameters() order;
   // its float32 buffers in named_buffers() order). Fails with InvalidArgument when a
-  // parameter is not a float32 CPU tensor or one tensor is registered under two names.
+  // parameter is not float32, the parameters are on more than one device, or one tensor is
+  // registered under two names. Float buffers on another device stay in the module.
   static absl::StatusOr<FlatModel> create(std::shared_ptr<torch::nn::Module> module);
   // The same from named tensors (a Python module's named_parameters() and
   // named_buffers()): non-float32 buffers are left out and listed by untrackedBuffers().
@@ -71,6 +75,15 @@ class FlatModel {
   absl::Span<const float> grads() const;
   absl::Span<float> buffers();
   absl::Span<const float> buffers() const;
+
+  // Whether the flat buffers are in a GPU's memory, and its index (-1 on the CPU).
+  bool onDevice() const;
+  int deviceIndex() const;
+  // Copies between the flat parameters or buffers and host memory of their size.
+  absl::Status readParams(absl::Span<float> host) const;
+  absl::Status writeParams(absl::Span<const float> host);
+  absl::Status readBuffers(absl::Span<float> host) const;
+  absl::Status writeBuffers(absl::Span<const float> host);
 
   // Fills the flat gradient buffer with 0 and re-attaches replaced or reset gradients.
   void zeroGrad();

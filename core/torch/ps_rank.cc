@@ -3,11 +3,14 @@
 #include <torch/nn/module.h>
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/net/connect.h"
 #include "core/runtime/job.h"
+#include "core/torch/cuda_install.h"
 #include "core/torch/tcp_store.h"
+#include "core/torch/tensor_rules.h"
 #include "optim/builtin_methods.h"
 
 namespace sparseps {
@@ -62,7 +65,43 @@ absl::StatusOr<JobSpec> checkedJob(const RankOptions& options, MethodRegistry& m
   return options.jobSpec(methods);
 }
 
+// The servers' model and buffers into `model` through `receive`, which writes host spans:
+// directly, or through host copies for a model on a GPU.
+template <typename Receive>
+absl::StatusOr<ServerProgress> receiveInto(FlatModel& model, Receive&& receive) {
+  if (!model.onDevice()) return receive(model.params(), model.buffers());
+  std::vector<float> params(model.params().size()), buffers(model.buffers().size());
+  auto progress = receive(absl::MakeSpan(params), absl::MakeSpan(buffers));
+  if (!progress.ok()) return progress;
+  if (auto s = model.writeParams(params); !s.ok()) return s;
+  if (auto s = model.writeBuffers(buffers); !s.ok()) return s;
+  return progress;
+}
+
+// The model's BN buffers to the servers (from a host copy for a model on a GPU).
+absl::Status sendBuffersOf(const FlatModel& model, WorkerClient& client) {
+  if (!model.onDevice()) return client.sendBuffers(model.buffers());
+  std::vector<float> host(model.buffers().size());
+  if (auto s = model.readBuffers(absl::MakeSpan(host)); !s.ok()) return s;
+  return client.sendBuffers(host);
+}
+
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<WorkerClient>> makeModelWorkerClient(
+    Endpoint& endpoint, const JobSpec& job, const MethodRegistry& methods,
+    const FlatModel& model, const SegmentSpecs& specs) {
+  const size_t num_buffers = model.buffers().size();
+  if (!model.onDevice()) return makeWorkerClient(endpoint, job, methods, specs, num_buffers);
+  if (auto s = installCudaKernels(); !s.ok()) return s;
+  const c10::Device device(c10::DeviceType::CUDA,
+                           static_cast<c10::DeviceIndex>(model.deviceIndex()));
+  return makeWorkerClient(
+      endpoint, job, methods, specs, num_buffers,
+      [device](const Method& method, const SegmentSpecs& rule_specs, const MethodOptions& options) {
+        return makeTensorWorkerRule(method, rule_specs, options, device);
+      });
+}
 
 absl::StatusOr<StoredConnection> connectThroughStore(ConnectOptions options) {
   StoredConnection connected;
@@ -93,7 +132,9 @@ PsWorker::~PsWorker() = default;
 absl::StatusOr<std::unique_ptr<PsWorker>> PsWorker::start(FlatModel& model,
                                                           std::unique_ptr<WorkerClient> client) {
   if (!client) return absl::InvalidArgumentError("PsWorker::start: null client");
-  auto started = client->start(model.params(), model.buffers());
+  auto started = receiveInto(model, [&client](absl::Span<float> params, absl::Span<float> buffers) {
+    return client->start(params, buffers);
+  });
   if (!started.ok()) return started.status();
   auto worker = std::unique_ptr<PsWorker>(new PsWorker(model, std::move(client)));
   worker->initial_ = *started;
@@ -119,8 +160,8 @@ absl::StatusOr<std::unique_ptr<PsWorker>> PsWorker::connect(
   auto channel = sparseps::connect(options, owned->model);
   if (!channel.ok()) return channel.status();
   owned->connected = std::move(*channel);
-  auto client = makeWorkerClient(*owned->connected.channel, owned->job, owned->methods,
-                                 owned->model.specs, owned->model.flat.buffers().size());
+  auto client = makeModelWorkerClient(*owned->connected.channel, owned->job, owned->methods,
+                                      owned->model.flat, owned->model.specs);
   if (!client.ok()) return client.status();
   auto worker = start(owned->model.flat, std::move(*client));
   if (!worker.ok()) return worker.status();
@@ -145,7 +186,7 @@ absl::Status PsWorker::step(int epoch) {
 
 absl::Status PsWorker::syncBuffers() {
   if (auto s = checkInJob("syncBuffers()"); !s.ok()) return s;
-  return client_->sendBuffers(model_.buffers());
+  return sendBuffersOf(model_, *client_);
 }
 
 absl::Status PsWorker::pullModel(absl::Span<float> params, absl::Span<float> buffers) {
@@ -161,8 +202,12 @@ absl::Status PsWorker::pullModel(absl::Span<float> params, absl::Span<float> buf
 absl::Status PsWorker::finish() {
   if (left_) return absl::OkStatus();
   absl::Status s;
-  if (!model_.buffers().empty()) s = client_->sendBuffers(model_.buffers());
-  if (s.ok()) s = client_->pullModel(model_.params(), model_.buffers()).status();
+  if (!model_.buffers().empty()) s = sendBuffersOf(model_, *client_);
+  if (s.ok()) {
+    s = receiveInto(model_, [this](absl::Span<float> params, absl::Span<float> buffers) {
+          return client_->pullModel(params, buffers);
+        }).status();
+  }
   if (s.ok()) s = leave();
   return s;
 }

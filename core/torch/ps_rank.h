@@ -28,6 +28,8 @@
 #include "core/torch/rank_options.h"
 #include "core/runtime/server.h"
 #include "core/runtime/worker_client.h"
+#include "optim/method_registry.h"
+#include "transport/endpoint.h"
 
 namespace torch::nn {
 class Module;
@@ -46,6 +48,13 @@ struct StoredConnection {
 // the TCP store at master_addr:master_port (core/torch/tcp_store.h). Both the one-call API
 // below and the experiment driver meet this way.
 absl::StatusOr<StoredConnection> connectThroughStore(ConnectOptions options);
+
+// The worker client of a flat model: the method's own rule on host memory or, for a model
+// on a GPU, its tensor rule (core/torch/tensor_rules.h) with the CUDA kernels installed
+// for the selection (an error in a build without them, or for a method without one).
+absl::StatusOr<std::unique_ptr<WorkerClient>> makeModelWorkerClient(
+    Endpoint& endpoint, const JobSpec& job, const MethodRegistry& methods,
+    const FlatModel& model, const SegmentSpecs& specs);
 
 // A worker of the job: the parameter server as the optimizer of a LibTorch model whose
 // parameters and gradients are views into a FlatModel. step() pushes the gradient that

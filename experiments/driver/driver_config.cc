@@ -16,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "compressors/registry.h"
 #include "experiments/datasets/make_dataset.h"
+#include "experiments/driver/device.h"
 #include "experiments/models/model_factory.h"
 #include "optim/method_option_table.h"
 #include "optim/selection.h"
@@ -329,6 +330,11 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
       ->check(durationCheck())->group(net);
 
   auto* run = "Run";
+  app.add_option("--device", c->device,
+                 "where the workers train: cpu, or cuda (the model, its passes and the "
+                 "method's worker rule on a GPU; needs a CUDA build of sparseps). Servers "
+                 "stay on the CPU")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->group(run);
   app.add_option("--threads", c->threads,
                  "LibTorch intra-op threads of this process; 0 = max(1, cores / worker "
                  "ranks on this machine), so the ranks of one job share the cores")
@@ -585,7 +591,7 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
   }
   if (c->data_dir.empty()) c->data_dir = defaultDataDir(c->dataset);
   if (auto s = makeJobSpec(*c, 1).validate(); !s.ok()) return flagError(s);
-  return absl::OkStatus();
+  return checkDevice(*c);
 }
 
 JobSpec makeJobSpec(const DriverConfig& c, double pushes_per_epoch) {
@@ -656,6 +662,7 @@ nlohmann::json DriverConfig::toJson() const {
       {"bandwidth_bps", bandwidth_bps},
       {"latency", latency},
       {"latency_ns", latency_ns},
+      {"device", device},
       {"threads", threadsFor(*this)},
       {"compute_slots", computeSlotsFor(*this)},
       {"seed", seed},

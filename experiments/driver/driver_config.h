@@ -50,6 +50,7 @@ struct DriverConfig {
   std::string bandwidth = "1gbit";
   std::string latency = "0";
   // Process.
+  std::string device = "cpu";      // the workers': cpu | cuda (device.h)
   int threads = 0;                 // 0 = max(1, cores / worker ranks on this machine)
   int compute_slots = -1;          // -1 = auto (computeSlotsFor); 0 = off
   uint64_t seed = 1;

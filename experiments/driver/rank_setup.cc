@@ -24,10 +24,12 @@ absl::StatusOr<std::unique_ptr<Dataset>> loadDataset(const DriverConfig& config)
   return makeDataset(config.dataset, config.data_dir, options);
 }
 
-absl::StatusOr<RankModel> buildModel(const DriverConfig& config, const Dataset& dataset) {
+absl::StatusOr<RankModel> buildModel(const DriverConfig& config, const Dataset& dataset,
+                                     c10::Device device) {
   const auto shape = dataset.imageShape();
   auto net = makeModel(config.model, dataset.numClasses(), shape.at(0));
   if (!net.ok()) return net.status();
+  (*net)->to(device);  // before flattening: the flat buffers are made where the model is
   auto flat = FlatModel::create(*net);
   if (!flat.ok()) return flat.status();
   RankModel model{*net, std::move(*flat), {}};

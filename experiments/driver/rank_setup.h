@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "c10/core/Device.h"
 #include "compressors/segment_spec.h"
 #include "core/net/connect.h"
 #include "core/torch/ps_rank.h"
@@ -29,8 +30,10 @@ struct RankModel {
   SegmentSpecs specs;
 };
 
-// A fresh model for `dataset` from LibTorch's global generator (seed it first).
-absl::StatusOr<RankModel> buildModel(const DriverConfig& config, const Dataset& dataset);
+// A fresh model for `dataset` from LibTorch's global generator (seed it first), its flat
+// buffers on `device` (a GPU worker's: rankDevice in device.h).
+absl::StatusOr<RankModel> buildModel(const DriverConfig& config, const Dataset& dataset,
+                                     c10::Device device = c10::Device(c10::DeviceType::CPU));
 
 // All workers' batches of one epoch together (the server's pushes per epoch).
 int64_t pushesPerEpoch(const DriverConfig& config, const Dataset& dataset);

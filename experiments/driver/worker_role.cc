@@ -12,6 +12,7 @@
 #include "core/torch/ps_rank.h"
 #include "experiments/driver/batch_norm_stats.h"
 #include "experiments/driver/compute_slots.h"
+#include "experiments/driver/device.h"
 #include "experiments/driver/elapsed.h"
 #include "experiments/driver/evaluate.h"
 #include "experiments/driver/progress.h"
@@ -45,6 +46,7 @@ class WorkerRun {
 
   const DriverConfig& config_;
   RunClock::time_point process_start_;
+  c10::Device device_ = c10::Device(c10::DeviceType::CPU);  // the model's (--device)
   std::unique_ptr<Dataset> dataset_;
   std::optional<RankModel> model_;
   std::optional<ComputeSlots> slots_;
@@ -68,7 +70,8 @@ absl::Status WorkerRun::setUp() {
   if (!dataset.ok()) return dataset.status();
   dataset_ = std::move(*dataset);
   torch::manual_seed(config_.seed + static_cast<uint64_t>(config_.rank));
-  auto model = buildModel(config_, *dataset_);  // its weights come from the servers
+  device_ = rankDevice(config_);
+  auto model = buildModel(config_, *dataset_, device_);  // its weights come from the servers
   if (!model.ok()) return model.status();
   model_.emplace(std::move(*model));
   pushes_per_epoch_ = pushesPerEpoch(config_, *dataset_);
@@ -86,8 +89,8 @@ absl::Status WorkerRun::setUp() {
   connected_ = std::move(*connected);
   if (auto s = registerBuiltinMethods(methods_); !s.ok()) return s;
   const JobSpec job = makeJobSpec(config_, static_cast<double>(pushes_per_epoch_));
-  auto client = makeWorkerClient(*connected_.channel, job, methods_, model_->specs,
-                                 model_->flat.buffers().size());
+  auto client =
+      makeModelWorkerClient(*connected_.channel, job, methods_, model_->flat, model_->specs);
   if (!client.ok()) return client.status();
   auto worker = PsWorker::start(model_->flat, std::move(*client));
   if (!worker.ok()) return worker.status();
@@ -150,8 +153,9 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
     if (slots_) slot.emplace(slots_->acquire(config_.workerIndex()));
     const auto t0 = RunClock::now();  // compute_s: the pass itself, not the wait for a slot
     worker_->zeroGrad();
-    const torch::Tensor logits = net.forward(batch.images);
-    const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, batch.labels);
+    const torch::Tensor labels = batch.labels.to(device_);
+    const torch::Tensor logits = net.forward(batch.images.to(device_));
+    const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, labels);
     loss.backward();
     slot.reset();
     const double compute_s = secondsSince(t0);
@@ -161,7 +165,7 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
     const int64_t n = batch.labels.size(0);
     const double loss_value = loss.item<double>();
     loss_sum += loss_value * static_cast<double>(n);
-    correct += logits.argmax(1).eq(batch.labels).sum().item<int64_t>();
+    correct += logits.argmax(1).eq(labels).sum().item<int64_t>();
     seen += n;
     ++totals_.steps;
     totals_.samples += static_cast<uint64_t>(n);

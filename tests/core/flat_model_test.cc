@@ -147,6 +147,30 @@ TEST_F(FlatModelTest, ModuleTensorsAreViewsOfTheFlatBuffers) {
   EXPECT_EQ(stats_after, concatFloatBuffers(*net_));
 }
 
+// The host copies a GPU worker loads and sends its model through (here on the CPU).
+TEST_F(FlatModelTest, HostCopiesReadAndWriteTheFlatBuffers) {
+  absl::StatusOr<FlatModel> flat = FlatModel::create(net_);
+  ASSERT_TRUE(flat.ok()) << flat.status();
+  EXPECT_FALSE(flat->onDevice());
+  EXPECT_EQ(flat->deviceIndex(), -1);
+  std::vector<float> params(flat->params().size()), buffers(flat->buffers().size());
+  for (size_t i = 0; i < params.size(); ++i) params[i] = 0.5f * static_cast<float>(i);
+  for (size_t i = 0; i < buffers.size(); ++i) buffers[i] = 1.0f + static_cast<float>(i);
+  ASSERT_TRUE(flat->writeParams(params).ok());
+  ASSERT_TRUE(flat->writeBuffers(buffers).ok());
+  EXPECT_EQ(net_->fc->bias[4].item<float>(), params.back());
+  EXPECT_EQ(net_->bn->running_var[3].item<float>(), buffers.back());
+  std::vector<float> params_back(params.size()), buffers_back(buffers.size());
+  ASSERT_TRUE(flat->readParams(absl::MakeSpan(params_back)).ok());
+  ASSERT_TRUE(flat->readBuffers(absl::MakeSpan(buffers_back)).ok());
+  EXPECT_EQ(params_back, params);
+  EXPECT_EQ(buffers_back, buffers);
+  params.pop_back();
+  absl::Status s = flat->writeParams(params);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find(std::to_string(params.size())), absl::string_view::npos) << s;
+}
+
 TEST_F(FlatModelTest, BackwardAccumulatesIntoTheFlatGradientBuffer) {
   SCOPED_TRACE("seed " + std::to_string(seed_));
   auto ref = copyOf(*net_);
@@ -274,6 +298,16 @@ TEST(FlatModelErrorsTest, RejectsNonFloatParametersAndNullModules) {
   EXPECT_EQ(flat.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(flat.status().message().find("'w'"), std::string::npos) << flat.status();
   EXPECT_EQ(FlatModel::create(nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(FlatModelErrorsTest, RejectsParametersOnTwoDevices) {
+  auto net = std::make_shared<torch::nn::Module>();
+  net->register_parameter("a", torch::zeros({2, 2}));
+  net->register_parameter("b", torch::zeros({2, 2}, torch::TensorOptions().device(torch::kMeta)));
+  absl::StatusOr<FlatModel> flat = FlatModel::create(net);
+  EXPECT_EQ(flat.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(flat.status().message().find("'b'"), std::string::npos) << flat.status();
+  EXPECT_NE(flat.status().message().find("one device"), std::string::npos) << flat.status();
 }
 
 TEST(FlatModelErrorsTest, RejectsATensorRegisteredTwice) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include <torch/cuda.h>
 #include "core/runtime/job.h"
 #include "experiments/driver/driver_config.h"
 #include "optim/builtin_methods.h"
@@ -204,6 +205,29 @@ TEST(DriverConfigTest, ADryRunNeedsNoRankStoreOrRunDirectory) {
   addDriverFlags(app, &config, methods.names());
   app.parse("--world-size=3", false);
   EXPECT_THAT(resolveDriverConfig(&config, givenFlags(app)).message(), HasSubstr("--rank"));
+}
+
+// --device=cuda is checked with the flags: on a machine without a GPU LibTorch sees (or a
+// build without the CUDA kernels) it fails before any rank starts, saying what to do.
+TEST(DriverConfigTest, DeviceCudaWithoutAGpuSaysWhatToDo) {
+  auto c = resolve("--device=cpu");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->device, "cpu");
+  EXPECT_EQ(c->toJson()["device"], "cpu");
+  if (torch::cuda::is_available()) GTEST_SKIP() << "a GPU is present: nothing to refuse";
+  c = resolve("--device=cuda");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("--device=cuda"));
+  EXPECT_THAT(c.status().message(), HasSubstr("--device=cpu"));
+  c = resolve("--device=cuda --clock=virtual");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("--clock=virtual"));
+  DriverConfig config;
+  CLI::App app;
+  MethodRegistry methods;
+  ASSERT_TRUE(registerBuiltinMethods(methods).ok());
+  addDriverFlags(app, &config, methods.names());
+  EXPECT_THROW(app.parse("--device=tpu", false), CLI::ValidationError);
 }
 
 }  // namespace
