@@ -19,25 +19,36 @@
 namespace sparseps {
 namespace {
 
-using torch::indexing::Slice;
-
 // The `numel` floats at p, which live on `device`, as a tensor that shares them.
 torch::Tensor wrap(const float* p, size_t numel, c10::Device device) {
   return torch::from_blob(const_cast<float*>(p), {static_cast<int64_t>(numel)},
                           torch::TensorOptions().dtype(torch::kFloat32).device(device));
 }
 
+// An empty host tensor of n elements, pinned when it is bound for a GPU.
+torch::Tensor hostStaging(size_t n, torch::ScalarType type, c10::Device device) {
+  return torch::empty({static_cast<int64_t>(n)},
+                      torch::TensorOptions().dtype(type).pinned_memory(device.is_cuda()));
+}
+
+// A staging tensor on `device`: itself on the CPU; to a GPU a copy queued without waiting,
+// ahead of the kernels that read it.
+torch::Tensor moveTo(const torch::Tensor& host, c10::Device device) {
+  return device.is_cpu() ? host : host.to(device, /*non_blocking=*/true);
+}
+
 // Host indices as an index tensor on `device` (a copy).
 torch::Tensor indexTensor(const std::vector<uint32_t>& indices, c10::Device device) {
-  std::vector<int64_t> wide(indices.begin(), indices.end());
-  return torch::tensor(wide, torch::TensorOptions().dtype(torch::kInt64)).to(device);
+  torch::Tensor host = hostStaging(indices.size(), torch::kInt64, device);
+  std::copy(indices.begin(), indices.end(), host.data_ptr<int64_t>());
+  return moveTo(host, device);
 }
 
 // Host floats as a tensor on `device` (a copy).
 torch::Tensor valueTensor(absl::Span<const float> values, c10::Device device) {
-  return wrap(values.data(), values.size(), torch::kCPU)
-      .to(device, /*non_blocking=*/false,
-          /*copy=*/true);
+  torch::Tensor host = hostStaging(values.size(), torch::kFloat32, device);
+  std::copy(values.begin(), values.end(), host.data_ptr<float>());
+  return moveTo(host, device);
 }
 
 // A tensor's floats, copied to the host.
@@ -56,6 +67,25 @@ class TensorRule : public WorkerRule {
   TensorRule(const TensorRule&) = delete;
   TensorRule& operator=(const TensorRule&) = delete;
 
+  // The push: the rule's segments (pushSegments), then its dense ones copied out together.
+  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+                Message* push) final {
+    torch::NoGradGuard no_grad;
+    push->resize(index_.size());
+    pushSegments(grad, w, ctx, push);
+    if (dense_.empty()) return;
+    std::vector<torch::Tensor> parts;
+    for (const DenseSlot& d : dense_) parts.push_back(d.x.reshape({-1}));
+    const std::vector<float> host = toHost(torch::cat(parts));
+    size_t at = 0;
+    for (const DenseSlot& d : dense_) {
+      const auto numel = static_cast<size_t>(d.x.numel());
+      setDense(d.s, d.id, absl::MakeConstSpan(host.data() + at, numel), d.scale);
+      at += numel;
+    }
+    dense_.clear();
+  }
+
   // A dense segment is the model (w = values), a sparse one a delta (w = w + s).
   void applyReply(const Message& reply, absl::Span<float> w) override {
     torch::NoGradGuard no_grad;
@@ -68,7 +98,7 @@ class TensorRule : public WorkerRule {
       }
       torch::Tensor seg = segment(w, index_[static_cast<size_t>(at)]);
       if (s.dense) {
-        seg.copy_(valueTensor(s.values, torch::kCPU));
+        seg.copy_(valueTensor(s.values, device_));
       } else if (!s.indices.empty()) {
         seg.index_add_(0, indexTensor(s.indices, device_), valueTensor(s.values, device_));
       }
@@ -168,6 +198,10 @@ class TensorRule : public WorkerRule {
   // State kept in checkpoints, registered in SegmentWorker's order (from the constructor):
   // one tensor per spec; a residual per compressed spec (others hold an empty tensor); one
   // index list per spec; a compressor's own state (the selectors keep none).
+  // Fills every slot of the push (resized to the specs), dense ones through pushDense.
+  virtual void pushSegments(absl::Span<const float> grad, absl::Span<const float> w,
+                            const StepContext& ctx, Message* push) = 0;
+
   void keepState(std::vector<torch::Tensor>* per_spec) { arrays_.push_back(per_spec); }
   void keepResiduals(std::vector<torch::Tensor>* per_spec) { residuals_.push_back(per_spec); }
   void keepState(std::vector<std::vector<uint32_t>>* per_spec) { index_lists_.push_back(per_spec); }
@@ -199,11 +233,11 @@ class TensorRule : public WorkerRule {
                        const SegmentSpec& spec) const {
     return segment(grad, spec).add(segment(w, spec), options_.weight_decay);
   }
-  // Makes *s the dense segment of spec holding scale * x (copied to the host).
-  static void pushDense(SegmentData* s, const SegmentSpec& spec, const torch::Tensor& x,
-                        float scale = 1.0f) {
-    const std::vector<float> host = toHost(x);
-    setDense(s, spec.id, host, scale);
+  // Makes *s the dense segment of spec holding scale * x, once the rule's pushSegments has
+  // returned: the push's dense segments are copied to the host together, one copy and one
+  // wait for the device. x must not change before then.
+  void pushDense(SegmentData* s, const SegmentSpec& spec, torch::Tensor x, float scale = 1.0f) {
+    dense_.push_back(DenseSlot{s, spec.id, std::move(x), scale});
   }
   // Selects from x (device memory: the registry's device path) into *s.
   void select(const Compressor& selector, const torch::Tensor& x, double density,
@@ -217,6 +251,13 @@ class TensorRule : public WorkerRule {
   c10::Device device_;
 
  private:
+  struct DenseSlot {
+    SegmentData* s;
+    uint32_t id;
+    torch::Tensor x;
+    float scale;
+  };
+  std::vector<DenseSlot> dense_;  // this push's, until makePush copies them out
   std::vector<std::vector<torch::Tensor>*> arrays_;
   std::vector<std::vector<torch::Tensor>*> residuals_;
   std::vector<std::vector<std::vector<uint32_t>>*> index_lists_;
@@ -230,10 +271,8 @@ class MsgdTensorRule : public TensorRule {
       : TensorRule(specs, options, device), u_(zeroState(false)) {
     keepState(&u_);
   }
-  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
-                Message* push) override {
-    torch::NoGradGuard no_grad;
-    push->resize(index_.size());
+  void pushSegments(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+                    Message* push) override {
     for (size_t i = 0; i < index_.size(); ++i) {
       u_[i].mul_(options_.momentum).add_(folded(grad, w, index_[i]));
       pushDense(&(*push)[i], index_[i], u_[i], ctx.lr);
@@ -248,10 +287,8 @@ class MsgdTensorRule : public TensorRule {
 class AsgdTensorRule : public TensorRule {
  public:
   using TensorRule::TensorRule;
-  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
-                Message* push) override {
-    torch::NoGradGuard no_grad;
-    push->resize(index_.size());
+  void pushSegments(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+                    Message* push) override {
     for (size_t i = 0; i < index_.size(); ++i) {
       pushDense(&(*push)[i], index_[i], folded(grad, w, index_[i]), ctx.lr);
     }
@@ -272,10 +309,8 @@ class DgsTensorRule : public TensorRule {
     keepState(&u_);
     keepState(&sent_);
   }
-  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
-                Message* push) override {
-    torch::NoGradGuard no_grad;
-    push->resize(index_.size());
+  void pushSegments(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+                    Message* push) override {
     const double m = options_.momentum;
     const double density = std::min(1.0, options_.density * ctx.lr / options_.lr0);
     for (size_t i = 0; i < index_.size(); ++i) {
@@ -317,10 +352,8 @@ class GdTensorRule : public TensorRule {
     if (options.gd.error_feedback) keepResiduals(&v_);
     keepState(selector_.get());
   }
-  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
-                Message* push) override {
-    torch::NoGradGuard no_grad;
-    push->resize(index_.size());
+  void pushSegments(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+                    Message* push) override {
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
       SegmentData& s = (*push)[i];
@@ -362,10 +395,8 @@ class DgcTensorRule : public TensorRule {
     keepState(&u_);
     keepResiduals(&v_);
   }
-  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
-                Message* push) override {
-    torch::NoGradGuard no_grad;
-    push->resize(index_.size());
+  void pushSegments(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+                    Message* push) override {
     const double m = options_.momentum;
     const double coef = clipCoefficient(grad, w);
     const double density = options_.dgc.densityAt(ctx.epoch, options_.density);
