@@ -93,8 +93,7 @@ class TensorRule : public WorkerRule {
       const ptrdiff_t at = index_.find(s.segment_id);
       if (at < 0 || s.coded() || s.borrowed != nullptr) {
         fatal("tensor rule: reply segment ", s.segment_id,
-              " is not a dense or sparse segment "
-              "of its specs");
+              " is not a dense or sparse segment of its specs");
       }
       torch::Tensor seg = segment(w, index_[static_cast<size_t>(at)]);
       if (s.dense) {
