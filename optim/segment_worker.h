@@ -4,9 +4,9 @@
 // into the method's own update pass), applyReply (a dense reply segment is the model, a
 // sparse one a delta: see method.h), and checkpoints of the state a method registers with
 // keepState (per-segment arrays such as momentum u, error-feedback residuals, and what a
-// compressor carries between steps, such as PowerSGD's Q), in
-// optim/state_io.h's format. A rule refills the push message in place (one slot per spec,
-// in spec order), so the vectors of the last step's push are reused.
+// compressor carries between steps, such as PowerSGD's Q), in optim/worker_state.h's
+// layout. A rule refills the push message in place (one slot per spec, in spec order), so
+// the vectors of the last step's push are reused.
 
 #include <string>
 #include <vector>
@@ -72,9 +72,6 @@ class SegmentWorker : public WorkerRule {
   std::vector<ErrorFeedback*> memories_;
   std::vector<std::vector<std::vector<uint32_t>>*> index_lists_;
   std::vector<Compressor*> compressors_;
-
-  // Restores states[c][k] (the k-th compressed spec's) into compressors_[c].
-  absl::Status restoreCompressors(const std::vector<std::vector<std::vector<float>>>& states);
 };
 
 }  // namespace sparseps

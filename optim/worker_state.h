@@ -1,0 +1,57 @@
+#pragma once
+// A worker rule's checkpoint (WorkerRule::saveState/loadState) in one layout for every rule
+// that keeps per-segment state: optim/'s SegmentWorker on host vectors and the GPU workers'
+// tensor rules (core/torch/tensor_rules.h), so a checkpoint of either loads into the other.
+// After the header (StateKind::kWorker) and the specs come the rule's state arrays (one per
+// spec each), its residual memories (one per compressed spec each), its index lists (one per
+// spec each) and its compressors' own states (one per compressed spec each), in the order
+// the rule registered them.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "compressors/compressor.h"
+#include "compressors/segment_spec.h"
+
+namespace sparseps {
+
+// What a rule saves, as views of host memory.
+struct WorkerStateView {
+  std::vector<std::vector<absl::Span<const float>>> arrays;  // [array][spec]
+  // [memory][compressed spec]; an empty span is a residual not made yet, saved as zeros.
+  std::vector<std::vector<absl::Span<const float>>> residuals;
+  std::vector<std::vector<absl::Span<const uint32_t>>> index_lists;  // [list][spec]
+  std::vector<const Compressor*> compressors;
+};
+
+std::string writeWorkerState(const SegmentSpecs& specs, const WorkerStateView& state);
+
+// What loadState read, checked against the rule and not yet committed to it.
+struct WorkerState {
+  std::vector<std::vector<std::vector<float>>> arrays;             // [array][spec]
+  std::vector<std::vector<std::vector<float>>> residuals;          // [memory][compressed spec]
+  std::vector<std::vector<std::vector<uint32_t>>> index_lists;     // [list][spec]
+  std::vector<std::vector<std::vector<float>>> compressor_states;  // [compressor][compressed spec]
+};
+
+// The rule's shape: array_sizes[k][i] is the length its array k has for spec i; the other
+// counts are its number of residual memories, index lists and compressors. Any difference,
+// short or trailing bytes, a non-finite value or a bad index list is an error.
+absl::StatusOr<WorkerState> readWorkerState(const std::string& bytes, const SegmentSpecs& specs,
+                                            const std::vector<std::vector<size_t>>& array_sizes,
+                                            size_t residuals, size_t index_lists,
+                                            size_t compressors);
+
+// Restores each compressor's state of each compressed spec (as WorkerState holds them);
+// when one refuses, the ones restored before it are put back, so a refused load changes
+// nothing.
+absl::Status restoreCompressorStates(const std::vector<Compressor*>& compressors,
+                                     const SegmentSpecs& specs, uint64_t seed,
+                                     const std::vector<std::vector<std::vector<float>>>& states);
+
+}  // namespace sparseps
