@@ -14,7 +14,7 @@
 #include "optim/message_ops.h"
 #include "optim/segment_index.h"
 #include "optim/selection.h"
-#include "optim/state_io.h"
+#include "optim/worker_state.h"
 
 namespace sparseps {
 namespace {
@@ -105,91 +105,65 @@ class TensorRule : public WorkerRule {
   }
 
   std::string saveState() const override {
-    StateWriter w;
-    writeStateHeader(w, StateKind::kWorker);
-    writeSpecs(w, index_.specs());
-    w.u32(static_cast<uint32_t>(arrays_.size()));
-    w.u32(static_cast<uint32_t>(residuals_.size()));
-    w.u32(static_cast<uint32_t>(index_lists_.size()));
-    w.u32(static_cast<uint32_t>(compressors_.size()));
+    // Host copies of the state tensors, viewed in optim/worker_state.h's layout (a view
+    // stays valid as `host` grows: moving a vector keeps its buffer).
+    std::vector<std::vector<float>> host;
+    auto hostView = [&host](const torch::Tensor& t) {
+      host.push_back(toHost(t));
+      return absl::Span<const float>(host.back());
+    };
+    WorkerStateView state;
     for (const auto* per_spec : arrays_) {
-      for (const torch::Tensor& a : *per_spec) w.floats(toHost(a));
+      state.arrays.emplace_back();
+      for (const torch::Tensor& a : *per_spec) state.arrays.back().push_back(hostView(a));
     }
     for (const auto* per_spec : residuals_) {
+      state.residuals.emplace_back();
       for (size_t i = 0; i < index_.size(); ++i) {
-        if (index_[i].compressed) w.floats(toHost((*per_spec)[i]));
+        if (index_[i].compressed) state.residuals.back().push_back(hostView((*per_spec)[i]));
       }
     }
     for (const auto* per_spec : index_lists_) {
-      for (const std::vector<uint32_t>& list : *per_spec) w.indices(list);
+      state.index_lists.emplace_back(per_spec->begin(), per_spec->end());
     }
-    for (const Compressor* compressor : compressors_) {
-      for (const SegmentSpec& spec : index_.specs()) {
-        if (spec.compressed) w.floats(compressor->savedState(spec.id));
-      }
-    }
-    return w.take();
+    state.compressors.assign(compressors_.begin(), compressors_.end());
+    return writeWorkerState(index_.specs(), state);
   }
 
   absl::Status loadState(const std::string& bytes) override {
-    StateReader r(bytes);
-    if (auto s = checkStateHeader(r, StateKind::kWorker); !s.ok()) return s;
-    if (auto s = expectSpecs(r, index_.specs()); !s.ok()) return s;
-    for (const auto& [what, count] :
-         {std::pair<const char*, size_t>{"state array count", arrays_.size()},
-          {"residual memory count", residuals_.size()},
-          {"index list count", index_lists_.size()},
-          {"compressor count", compressors_.size()}}) {
-      if (auto s = r.expectU32(what, static_cast<uint32_t>(count)); !s.ok()) return s;
-    }
-    // Parsed into temporaries; committed only when all of it is valid.
-    std::vector<std::vector<std::vector<float>>> arrays(arrays_.size());
-    for (size_t k = 0; k < arrays_.size(); ++k) {
-      arrays[k].resize(index_.size());
-      for (size_t i = 0; i < index_.size(); ++i) {
-        const auto numel = static_cast<size_t>((*arrays_[k])[i].numel());
-        if (auto s = r.floats("state array", numel, &arrays[k][i]); !s.ok()) return s;
+    std::vector<std::vector<size_t>> array_sizes;
+    for (const auto* per_spec : arrays_) {
+      array_sizes.emplace_back();
+      for (const torch::Tensor& a : *per_spec) {
+        array_sizes.back().push_back(static_cast<size_t>(a.numel()));
       }
     }
-    std::vector<std::vector<std::vector<float>>> residuals(residuals_.size());
-    for (auto& per_memory : residuals) {
-      per_memory.resize(index_.size());
-      for (size_t i = 0; i < index_.size(); ++i) {
-        if (!index_[i].compressed) continue;
-        if (auto s = r.floats("residual", index_[i].numel, &per_memory[i]); !s.ok()) return s;
-      }
+    absl::StatusOr<WorkerState> state =
+        readWorkerState(bytes, index_.specs(), array_sizes, residuals_.size(), index_lists_.size(),
+                        compressors_.size());
+    if (!state.ok()) return state.status();
+    if (auto s = restoreCompressorStates(compressors_, index_.specs(), options_.seed,
+                                         state->compressor_states);
+        !s.ok()) {
+      return s;
     }
-    std::vector<std::vector<std::vector<uint32_t>>> lists(index_lists_.size());
-    for (auto& per_spec : lists) {
-      per_spec.resize(index_.size());
-      for (size_t i = 0; i < index_.size(); ++i) {
-        if (auto s = r.indices("index list", index_[i].numel, &per_spec[i]); !s.ok()) return s;
-      }
-    }
-    for (const Compressor* compressor : compressors_) {
-      for (const SegmentSpec& spec : index_.specs()) {
-        if (!spec.compressed) continue;
-        std::vector<float> saved;
-        if (auto s = r.floats("compressor state", compressor->savedState(spec.id).size(), &saved);
-            !s.ok()) {
-          return s;
-        }
-      }
-    }
-    if (auto s = r.finish(); !s.ok()) return s;
     torch::NoGradGuard no_grad;
     for (size_t k = 0; k < arrays_.size(); ++k) {
       for (size_t i = 0; i < index_.size(); ++i) {
-        (*arrays_[k])[i].copy_(valueTensor(arrays[k][i], torch::kCPU));
+        (*arrays_[k])[i].copy_(valueTensor(state->arrays[k][i], device_));
       }
     }
     for (size_t k = 0; k < residuals_.size(); ++k) {
+      size_t next = 0;
       for (size_t i = 0; i < index_.size(); ++i) {
-        if (index_[i].compressed)
-          (*residuals_[k])[i].copy_(valueTensor(residuals[k][i], torch::kCPU));
+        if (index_[i].compressed) {
+          (*residuals_[k])[i].copy_(valueTensor(state->residuals[k][next++], device_));
+        }
       }
     }
-    for (size_t k = 0; k < index_lists_.size(); ++k) *index_lists_[k] = std::move(lists[k]);
+    for (size_t k = 0; k < index_lists_.size(); ++k) {
+      *index_lists_[k] = std::move(state->index_lists[k]);
+    }
     return absl::OkStatus();
   }
 
@@ -204,7 +178,7 @@ class TensorRule : public WorkerRule {
   void keepState(std::vector<torch::Tensor>* per_spec) { arrays_.push_back(per_spec); }
   void keepResiduals(std::vector<torch::Tensor>* per_spec) { residuals_.push_back(per_spec); }
   void keepState(std::vector<std::vector<uint32_t>>* per_spec) { index_lists_.push_back(per_spec); }
-  void keepState(const Compressor* compressor) { compressors_.push_back(compressor); }
+  void keepState(Compressor* compressor) { compressors_.push_back(compressor); }
 
   // One zero tensor per spec on the device, or only for compressed specs.
   std::vector<torch::Tensor> zeroState(bool compressed_only) const {
@@ -245,6 +219,20 @@ class TensorRule : public WorkerRule {
                       density, SelectContext{spec.id, step, options_.seed, spec.rows}, s);
   }
 
+  // Error feedback around a selector, as compressors/error_feedback.h does it: v = v + x,
+  // s = the selection of v, v = v - s. Returns s's indices on the device (undefined when
+  // it selected nothing).
+  torch::Tensor selectFeedingBack(const Compressor& selector, torch::Tensor& v,
+                                  const torch::Tensor& x, double density, const SegmentSpec& spec,
+                                  uint64_t step, SegmentData* s) const {
+    v.add_(x);
+    select(selector, v, density, spec, step, s);
+    if (s->indices.empty()) return {};
+    torch::Tensor at = indexTensor(s->indices, device_);
+    v.index_add_(0, at, valueTensor(s->values, device_), /*alpha=*/-1);
+    return at;
+  }
+
   SegmentIndex index_;
   MethodOptions options_;
   c10::Device device_;
@@ -260,7 +248,7 @@ class TensorRule : public WorkerRule {
   std::vector<std::vector<torch::Tensor>*> arrays_;
   std::vector<std::vector<torch::Tensor>*> residuals_;
   std::vector<std::vector<std::vector<uint32_t>>*> index_lists_;
-  std::vector<const Compressor*> compressors_;
+  std::vector<Compressor*> compressors_;
 };
 
 // msgd: u = m*u + g; push lr*u dense.
@@ -365,13 +353,7 @@ class GdTensorRule : public TensorRule {
         select(*selector_, lr_g, options_.density, spec, ctx.step, &s);
         continue;
       }
-      torch::Tensor& v = v_[i];
-      v.add_(lr_g);
-      select(*selector_, v, options_.density, spec, ctx.step, &s);
-      if (!s.indices.empty()) {
-        const torch::Tensor at = indexTensor(s.indices, device_);
-        v.index_put_({at}, v.index({at}).sub_(valueTensor(s.values, device_)));
-      }
+      selectFeedingBack(*selector_, v_[i], lr_g, options_.density, spec, ctx.step, &s);
     }
   }
 
@@ -417,19 +399,15 @@ class DgcTensorRule : public TensorRule {
         pushDense(&s, spec, x, ctx.lr);
         continue;
       }
-      torch::Tensor& v = v_[i];
-      v.add_(x);
-      select(*selector_, v, density, spec, ctx.step, &s);
-      if (s.indices.empty()) continue;
-      const torch::Tensor at = indexTensor(s.indices, device_);
-      v.index_put_({at}, v.index({at}).sub_(valueTensor(s.values, device_)));
+      const torch::Tensor at = selectFeedingBack(*selector_, v_[i], x, density, spec, ctx.step, &s);
+      if (!at.defined()) continue;
       u.index_fill_(0, at, 0.0f);
       for (float& value : s.values) value *= ctx.lr;
       if (options_.f16) {
         std::vector<float> taken(s.values);
         roundValuesToHalf(&s);
         for (size_t t = 0; t < taken.size(); ++t) taken[t] = (taken[t] - s.values[t]) / ctx.lr;
-        v.index_put_({at}, v.index({at}).add_(valueTensor(taken, device_)));
+        v_[i].index_add_(0, at, valueTensor(taken, device_));
       }
     }
   }
