@@ -94,6 +94,32 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Block b's chunk of the segment: elements [begin, end).
+struct Chunk {
+  size_t begin;
+  size_t end;
+};
+__device__ __forceinline__ Chunk chunkOf(uint32_t n, uint32_t chunk) {
+  const size_t begin = static_cast<size_t>(blockIdx.x) * chunk;
+  return Chunk{begin, begin + chunk < n ? begin + chunk : n};
+}
+
+// This thread's element j of the tile starting at `tile`: consecutive threads read
+// consecutive elements, so a tile step is in index order.
+__device__ __forceinline__ size_t tileElement(size_t tile, uint32_t j) {
+  return tile + j * kSelectThreads + threadIdx.x;
+}
+
+// This thread's kSelectItems elements of the tile, loaded first (0 past the chunk's end).
+__device__ __forceinline__ void loadTile(const float* __restrict__ x, size_t tile, size_t end,
+                                         float (&v)[kSelectItems]) {
+#pragma unroll
+  for (uint32_t j = 0; j < kSelectItems; ++j) {
+    const size_t i = tileElement(tile, j);
+    v[j] = i < end ? x[i] : 0.0f;
+  }
+}
+
 // Each block's chunk: its keys above the threshold T and its ties (ChunkCounts).
 __global__ void __launch_bounds__(kSelectThreads)
     countChunkKernel(const float* __restrict__ x, uint32_t n, uint32_t chunk,
@@ -101,19 +127,14 @@ __global__ void __launch_bounds__(kSelectThreads)
   using BlockReduce = cub::BlockReduce<uint64_t, kSelectThreads>;
   __shared__ typename BlockReduce::TempStorage reduceTemp;
   const uint32_t threshold = state->prefix;
-  const size_t begin = static_cast<size_t>(blockIdx.x) * chunk;
-  const size_t end = begin + chunk < n ? begin + chunk : n;
+  const Chunk c = chunkOf(n, chunk);
   uint32_t above = 0, ties = 0;
-  for (size_t tile = begin; tile < end; tile += kSelectTile) {
+  for (size_t tile = c.begin; tile < c.end; tile += kSelectTile) {
     float v[kSelectItems];
+    loadTile(x, tile, c.end, v);
 #pragma unroll
     for (uint32_t j = 0; j < kSelectItems; ++j) {
-      const size_t i = tile + j * kSelectThreads + threadIdx.x;
-      v[j] = i < end ? x[i] : 0.0f;
-    }
-#pragma unroll
-    for (uint32_t j = 0; j < kSelectItems; ++j) {
-      const bool in = tile + j * kSelectThreads + threadIdx.x < end;
+      const bool in = tileElement(tile, j) < c.end;
       const uint32_t key = magnitudeKey(v[j]);
       above += in && key > threshold;
       ties += in && key == threshold;
@@ -150,19 +171,14 @@ __global__ void __launch_bounds__(kSelectThreads)
   __syncthreads();
   uint32_t above = static_cast<uint32_t>(before >> 32);
   uint32_t tieRank = static_cast<uint32_t>(before);
-  const size_t begin = static_cast<size_t>(blockIdx.x) * chunk;
-  const size_t end = begin + chunk < n ? begin + chunk : n;
-  for (size_t tile = begin; tile < end; tile += kSelectTile) {
+  const Chunk c = chunkOf(n, chunk);
+  for (size_t tile = c.begin; tile < c.end; tile += kSelectTile) {
     float v[kSelectItems];
+    loadTile(x, tile, c.end, v);
 #pragma unroll
     for (uint32_t j = 0; j < kSelectItems; ++j) {
-      const size_t i = tile + j * kSelectThreads + threadIdx.x;
-      v[j] = i < end ? x[i] : 0.0f;
-    }
-#pragma unroll
-    for (uint32_t j = 0; j < kSelectItems; ++j) {
-      const size_t i = tile + j * kSelectThreads + threadIdx.x;
-      const bool in = i < end;
+      const size_t i = tileElement(tile, j);
+      const bool in = i < c.end;
       const uint32_t key = magnitudeKey(v[j]);
       const uint32_t isAbove = in && key > s.prefix;
       const uint32_t isTie = in && key == s.prefix;
