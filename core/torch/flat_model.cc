@@ -15,10 +15,10 @@ struct FlatModel::State {
   ParamLayout param_layout;
   ParamLayout buffer_layout;
   std::vector<std::string> untracked_buffers;
-  torch::Tensor params;   // 1-D float32, owns the parameter storage
-  torch::Tensor grads;    // 1-D float32, owns the gradient storage
-  torch::Tensor buffers;  // 1-D float32, owns the float buffer storage
-  torch::Device device = torch::kCPU;  // where all three live: the parameters' device
+  torch::Tensor params;                      // 1-D float32, owns the parameter storage
+  torch::Tensor grads;                       // 1-D float32, owns the gradient storage
+  torch::Tensor buffers;                     // 1-D float32, owns the float buffer storage
+  torch::Device device = torch::kCPU;        // where all three live: the parameters' device
   std::vector<torch::Tensor> param_tensors;  // the module's parameters, layout order
   std::vector<torch::Tensor> grad_views;     // their gradients: views of `grads`
 };
@@ -76,20 +76,21 @@ absl::StatusOr<FlatModel> FlatModel::create(const NamedTensors& params,
   std::unordered_set<const void*> seen;
   for (const auto& [name, p] : params) {
     if (!p.defined()) {
-      return absl::InvalidArgumentError(absl::StrCat("FlatModel: parameter '", name,
-                                                     "' is an undefined tensor"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("FlatModel: parameter '", name, "' is an undefined tensor"));
     }
     if (state->param_tensors.empty()) state->device = p.device();
     if (p.scalar_type() != torch::kFloat32 || p.device() != state->device) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "FlatModel: parameter '", name, "' is ", std::string(p.toString()), " on ",
-          p.device().str(), "; only float32 parameters, all on one device (here ",
-          state->device.str(), "), can live in the flat buffer"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("FlatModel: parameter '", name, "' is ", std::string(p.toString()), " on ",
+                       p.device().str(), "; only float32 parameters, all on one device (here ",
+                       state->device.str(), "), can live in the flat buffer"));
     }
     if (!seen.insert(p.unsafeGetTensorImpl()).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "FlatModel: parameter '", name, "' is a tensor already registered under "
-          "another name; shared parameters are not supported"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("FlatModel: parameter '", name,
+                       "' is a tensor already registered under "
+                       "another name; shared parameters are not supported"));
     }
     state->param_layout.add(name, shapeOf(p));
     state->param_tensors.push_back(p);
@@ -101,9 +102,10 @@ absl::StatusOr<FlatModel> FlatModel::create(const NamedTensors& params,
       continue;
     }
     if (!seen.insert(b.unsafeGetTensorImpl()).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "FlatModel: buffer '", name, "' is a tensor already registered under "
-          "another name; shared buffers are not supported"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("FlatModel: buffer '", name,
+                       "' is a tensor already registered under "
+                       "another name; shared buffers are not supported"));
     }
     state->buffer_layout.add(name, shapeOf(b), /*compressed=*/false);
     float_buffers.push_back(b);
@@ -111,8 +113,8 @@ absl::StatusOr<FlatModel> FlatModel::create(const NamedTensors& params,
 
   state->params = flatten(state->param_layout, state->param_tensors, state->device);
   state->buffers = flatten(state->buffer_layout, float_buffers, state->device);
-  state->grads = torch::zeros({static_cast<int64_t>(state->param_layout.numel())},
-                              floatsOn(state->device));
+  state->grads =
+      torch::zeros({static_cast<int64_t>(state->param_layout.numel())}, floatsOn(state->device));
   for (size_t i = 0; i < state->param_tensors.size(); ++i) {
     state->grad_views.push_back(segmentView(state->grads, state->param_layout[i]));
     state->param_tensors[i].mutable_grad() = state->grad_views.back();
@@ -156,28 +158,33 @@ absl::Status checkSize(const char* what, size_t got, const torch::Tensor& flat) 
                                                  " floats; the flat buffer has ", flat.numel()));
 }
 
+// `what` names the call in the size error.
+absl::Status copyToHost(const char* what, const torch::Tensor& flat, absl::Span<float> host) {
+  if (auto s = checkSize(what, host.size(), flat); !s.ok()) return s;
+  hostView(host).copy_(flat);
+  return absl::OkStatus();
+}
+
+absl::Status copyFromHost(const char* what, absl::Span<const float> host, torch::Tensor& flat) {
+  if (auto s = checkSize(what, host.size(), flat); !s.ok()) return s;
+  torch::NoGradGuard no_grad;
+  flat.copy_(hostView(host));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status FlatModel::readParams(absl::Span<float> host) const {
-  if (auto s = checkSize("readParams into", host.size(), state_->params); !s.ok()) return s;
-  hostView(host).copy_(state_->params);
-  return absl::OkStatus();
+  return copyToHost("readParams into", state_->params, host);
 }
 absl::Status FlatModel::writeParams(absl::Span<const float> host) {
-  if (auto s = checkSize("writeParams from", host.size(), state_->params); !s.ok()) return s;
-  torch::NoGradGuard no_grad;
-  state_->params.copy_(hostView(host));
-  return absl::OkStatus();
+  return copyFromHost("writeParams from", host, state_->params);
 }
 absl::Status FlatModel::readBuffers(absl::Span<float> host) const {
-  if (auto s = checkSize("readBuffers into", host.size(), state_->buffers); !s.ok()) return s;
-  hostView(host).copy_(state_->buffers);
-  return absl::OkStatus();
+  return copyToHost("readBuffers into", state_->buffers, host);
 }
 absl::Status FlatModel::writeBuffers(absl::Span<const float> host) {
-  if (auto s = checkSize("writeBuffers from", host.size(), state_->buffers); !s.ok()) return s;
-  state_->buffers.copy_(hostView(host));
-  return absl::OkStatus();
+  return copyFromHost("writeBuffers from", host, state_->buffers);
 }
 
 void FlatModel::zeroGrad() {
