@@ -11,3 +11,10 @@ if(Python3_Interpreter_FOUND)
 else()
   message(WARNING "python3 not found: sweep_plot_test and reproduce_test not registered")
 endif()
+# fetch-data cifar10 --from on a tiny fake PNG mirror: Debian's interpreter (Pillow makes the
+# PNGs, as the importer decodes them).
+if(Python_EXECUTABLE)
+  add_test(NAME fetch_cifar10_png_test
+           COMMAND ${Python_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_cifar10_from_png.py)
+  set_tests_properties(fetch_cifar10_png_test PROPERTIES TIMEOUT 120 LABELS python)
+endif()
