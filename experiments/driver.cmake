@@ -5,6 +5,7 @@ sparseps_library(sparseps_driver_lib SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/driver/compute_slots.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/device.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/driver_config.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/presets.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/dry_run.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/evaluate.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/evaluator.cc

@@ -21,10 +21,11 @@ class AsgdWorker : public SegmentWorker {
     checkSizes(grad, w);
     resizePush(push);
     const float lr = ctx.lr;
+    const float wd = options_.weightDecayAt(ctx.step);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
       float* p = denseValues(&(*push)[i], spec.id, spec.numel).data();
-      forEachFolded(spec, grad, w, [p, lr](size_t j, float g) { p[j] = lr * g; });
+      forEachFolded(spec, grad, w, wd, [p, lr](size_t j, float g) { p[j] = lr * g; });
     }
   }
 };

@@ -42,11 +42,12 @@ class DgcWorker : public SegmentWorker {
     checkSizes(grad, w);
     resizePush(push);
     const float m = static_cast<float>(options_.momentum);
-    const float coef = clipCoefficient(grad, w);
+    const float wd = options_.weightDecayAt(ctx.step);
+    const float coef = clipCoefficient(grad, w, wd);
     const double density = options_.dgc.densityAt(ctx.epoch, options_.density);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
-      absl::Span<const float> g = foldedGradient(spec, grad, w, coef);
+      absl::Span<const float> g = foldedGradient(spec, grad, w, wd, coef);
       std::vector<float>& u = u_[i];
       // x = what enters the accumulation (v) or, for dense segments, the pushed direction.
       if (x_.size() < spec.numel) x_.resize(spec.numel);
@@ -84,9 +85,8 @@ class DgcWorker : public SegmentWorker {
 
  private:
   // min(1, thr / |g|) with thr = clip_norm / sqrt(N); 1 when clipping is off.
-  float clipCoefficient(absl::Span<const float> grad, absl::Span<const float> w) const {
+  float clipCoefficient(absl::Span<const float> grad, absl::Span<const float> w, float wd) const {
     if (options_.dgc.clip_norm <= 0.0) return 1.0f;
-    const double wd = static_cast<float>(options_.weight_decay);
     double sum = 0.0;
     for (const SegmentSpec& spec : index_.specs()) {
       for (size_t j = spec.offset; j < spec.offset + spec.numel; ++j) {

@@ -2,7 +2,7 @@
 // Sparsification for Asynchronous Distributed Deep Learning", ICPP 2020). In
 // docs/methods.md notation.
 // Worker (SAMomentum), per compressed segment:
-//   u = m*u;  u = u + lr*g;  M = topk(u, r * lr/lr0);  push u(.)M
+//   u = m*u;  u = u + lr*g;  M = topk(u, r * lr/lr0, or r with --density-rule=fixed);  push u(.)M
 //   u = u(.)M + (u(.)~M)/m        (the division is deferred: see DgsWorker; with f16 the
 //                                   sent u(.)M is the half-rounded value that travelled)
 // (an unsent coordinate is divided by m, so the next m*u cancels the decay: each push of a
@@ -10,10 +10,12 @@
 // last push). Dense segments: u = m*u + lr*g, push u dense, u kept (momentum SGD with the
 // rate folded in; nothing is withheld, so nothing is divided by m).
 // Worker, on a reply s_k: w = w + s_k (a dense reply after a resync: w = W_sync).
-// Server (dual_way_downlink.h, always on for dgs): W = W - p; D = W - W_sync;
+// Server (dual_way_downlink.h, dgs's default downlink): W = W - p; D = W - W_sync;
 //   s_k = (D - A_k)(.)topk(D - A_k, r_server); reply s_k; A_k = A_k + s_k;
 //   at every R-th push of the first worker W_sync = W, and each worker's next reply is the
 //   dense W_sync, A_k = 0 (about every R * N versions with N workers).
+// With --downlink=dense the server replies W and the worker sets w = W: the whole W - w_k,
+// one-way sparsification (the reply of the DGS reference's published CIFAR-10 runs).
 // Needs 0 < m < 1 (validate() says so): m = 0 would divide by zero.
 
 #include <algorithm>
@@ -90,18 +92,19 @@ class DgsWorker : public SegmentWorker {
     resizePush(push);
     const float m = static_cast<float>(options_.momentum);
     const float lr = ctx.lr;
-    const double density = std::min(1.0, options_.density * lr / options_.lr0);
+    const double density = options_.dgsDensityAt(lr);
+    const float wd = options_.weightDecayAt(ctx.step);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
       float* u = u_[i].data();
       SegmentData& s = (*push)[i];
       if (!spec.compressed) {  // momentum SGD with the rate folded in
-        forEachFolded(spec, grad, w, [u, m, lr](size_t j, float g) { u[j] = m * u[j] + lr * g; });
+        forEachFolded(spec, grad, w, wd, [u, m, lr](size_t j, float g) { u[j] = m * u[j] + lr * g; });
         setDense(&s, spec.id, u_[i]);
         continue;
       }
-      MomentumStep step(u, grad.data() + spec.offset, w.data() + spec.offset, spec.numel, lr,
-                        static_cast<float>(options_.weight_decay), sent_[i], m);
+      MomentumStep step(u, grad.data() + spec.offset, w.data() + spec.offset, spec.numel, lr, wd,
+                        sent_[i], m);
       selector_->compressStreamed(step, density,
                                   SelectContext{spec.id, ctx.step, options_.seed}, &s);
       sent_[i].assign(s.indices.begin(), s.indices.end());
@@ -132,9 +135,6 @@ class DgsMethod : public DescentMethod<DgsWorker> {
     }
     return absl::OkStatus();
   }
-
-  // Dual-way: the reply is always the sparse update of dual_way_downlink.h.
-  Downlink downlink(const MethodOptions&) const override { return Downlink::kSparse; }
 };
 
 }  // namespace

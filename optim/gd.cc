@@ -36,7 +36,8 @@ class GdWorker : public SegmentWorker {
     resizePush(push);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
-      absl::Span<const float> lr_g = foldedGradient(spec, grad, w, ctx.lr);
+      absl::Span<const float> lr_g =
+          foldedGradient(spec, grad, w, options_.weightDecayAt(ctx.step), ctx.lr);
       if (!spec.compressed) {
         setDense(&(*push)[i], spec.id, lr_g);
         continue;

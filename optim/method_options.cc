@@ -10,7 +10,7 @@
 namespace sparseps {
 
 Downlink defaultDownlink(const std::string& method) {
-  return method == "gd" || method == "dgc" ? Downlink::kSparse : Downlink::kDense;
+  return method == "dgs" ? Downlink::kSparse : Downlink::kDense;
 }
 
 namespace {
@@ -66,6 +66,7 @@ absl::Status MethodOptions::validate() const {
   if (!(weight_decay >= 0.0) || !std::isfinite(weight_decay)) {
     return bad("weight_decay", "a finite number >= 0", weight_decay);
   }
+  if (weight_decay_delay < 0) return bad("weight_decay_delay", ">= 0 steps", weight_decay_delay);
   if (!isFraction(density)) return bad("density", "in (0, 1]", density);
   if (!isFraction(server_density)) return bad("server_density", "in (0, 1]", server_density);
   if (resync_every < 1) return bad("resync_every", ">= 1 pushes", resync_every);

@@ -3,6 +3,7 @@
 // ones, and each method's own struct.
 // Chained setters keep call sites readable; validate() names the bad field.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -15,15 +16,18 @@ namespace sparseps {
 
 enum class Downlink { kDense, kSparse };          // dense W, or the dual-way sparse reply
 enum class Selection { kExact, kSampled };        // exact top-k, or DGC's sampled threshold
+enum class DensityRule { kFollowsLr, kFixed };    // dgs's worker density: r * lr / lr0, or r
 
 inline constexpr NameTable<Downlink, 2> kDownlinkNames{
     {{"dense", Downlink::kDense}, {"sparse", Downlink::kSparse}}};
 inline constexpr NameTable<Selection, 2> kSelectionNames{
     {{"exact", Selection::kExact}, {"sampled", Selection::kSampled}}};
+inline constexpr NameTable<DensityRule, 2> kDensityRuleNames{
+    {{"lr", DensityRule::kFollowsLr}, {"fixed", DensityRule::kFixed}}};
 
-// The downlink a method runs with unless told otherwise: the sparse reply for gradient
-// dropping and DGC (as their papers' parameter servers do), the dense model for the rest
-// (DGS's reply is dual-way sparse whatever this says).
+// The downlink a method runs with unless told otherwise: DGS's own dual-way sparse reply
+// for dgs, the dense model for the rest (their papers' servers send it; gd and dgc take
+// the sparse one with --downlink=sparse).
 Downlink defaultDownlink(const std::string& method);
 
 // gd's own options (the error-feedback family around any compressor).
@@ -67,7 +71,9 @@ struct MethodOptions {
   double lr0 = 0.1;              // initial learning rate (DGS scales density by lr / lr0)
   double momentum = 0.9;
   double weight_decay = 5e-4;    // folded into g = grad + wd * w by the worker
+  int weight_decay_delay = 0;    // a worker's first this many steps fold no weight decay
   double density = 0.01;         // r: worker-side top-k density
+  DensityRule density_rule = DensityRule::kFollowsLr;  // dgs: r * lr / lr0, or a fixed r
   double server_density = 0.01;  // r_server: DGS / sparse-downlink reply density
   Downlink downlink = Downlink::kDense;
   Selection selection = Selection::kExact;
@@ -83,6 +89,8 @@ struct MethodOptions {
   MethodOptions& setLr0(double v) { lr0 = v; return *this; }
   MethodOptions& setMomentum(double v) { momentum = v; return *this; }
   MethodOptions& setWeightDecay(double v) { weight_decay = v; return *this; }
+  MethodOptions& setWeightDecayDelay(int v) { weight_decay_delay = v; return *this; }
+  MethodOptions& setDensityRule(DensityRule v) { density_rule = v; return *this; }
   MethodOptions& setDensity(double v) { density = v; return *this; }
   MethodOptions& setServerDensity(double v) { server_density = v; return *this; }
   MethodOptions& setDownlink(Downlink v) { downlink = v; return *this; }
@@ -93,6 +101,17 @@ struct MethodOptions {
   MethodOptions& setF16(bool v) { f16 = v; return *this; }
   MethodOptions& setGd(GdOptions v) { gd = std::move(v); return *this; }
   MethodOptions& setDgc(DgcOptions v) { dgc = std::move(v); return *this; }
+
+  // The weight decay a worker folds in at its step `step` (0-based): none during the delay.
+  float weightDecayAt(uint64_t step) const {
+    return step < static_cast<uint64_t>(weight_decay_delay) ? 0.0f
+                                                            : static_cast<float>(weight_decay);
+  }
+
+  // dgs's worker density at rate lr: min(1, r * lr / lr0), or r with a fixed density_rule.
+  double dgsDensityAt(double lr) const {
+    return density_rule == DensityRule::kFixed ? density : std::min(1.0, density * lr / lr0);
+  }
 
   // Checks every field, the methods' own structs included; the error names the field
   // ("MethodOptions.density: ...", "GdOptions.compressor: ...").

@@ -28,11 +28,12 @@ class MsgdWorker : public SegmentWorker {
     resizePush(push);
     const float m = static_cast<float>(options_.momentum);
     const float lr = ctx.lr;
+    const float wd = options_.weightDecayAt(ctx.step);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
       float* u = u_[i].data();
       float* p = denseValues(&(*push)[i], spec.id, spec.numel).data();
-      forEachFolded(spec, grad, w, [u, p, m, lr](size_t j, float g) {
+      forEachFolded(spec, grad, w, wd, [u, p, m, lr](size_t j, float g) {
         u[j] = m * u[j] + g;
         p[j] = lr * u[j];
       });

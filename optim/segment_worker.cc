@@ -21,9 +21,10 @@ void SegmentWorker::applyReply(const Message& reply, absl::Span<float> w) {
 
 absl::Span<const float> SegmentWorker::foldedGradient(const SegmentSpec& spec,
                                                       absl::Span<const float> grad,
-                                                      absl::Span<const float> w, float coef) {
+                                                      absl::Span<const float> w, float wd,
+                                                      float coef) {
   float* g = g_.data();
-  forEachFolded(spec, grad, w, [g, coef](size_t j, float gj) { g[j] = coef * gj; });
+  forEachFolded(spec, grad, w, wd, [g, coef](size_t j, float gj) { g[j] = coef * gj; });
   return absl::MakeConstSpan(g, spec.numel);
 }
 

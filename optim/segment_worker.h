@@ -43,15 +43,15 @@ class SegmentWorker : public WorkerRule {
   void keepState(std::vector<std::vector<uint32_t>>* per_spec) { index_lists_.push_back(per_spec); }
   // A compressor's own state of the compressed segments (Compressor::savedState).
   void keepState(Compressor* compressor) { compressors_.push_back(compressor); }
-  // coef * (grad + wd * w) over `spec`, valid until the next call.
+  // coef * (grad + wd * w) over `spec` with the step's wd (MethodOptions::weightDecayAt),
+  // valid until the next call.
   absl::Span<const float> foldedGradient(const SegmentSpec& spec, absl::Span<const float> grad,
-                                         absl::Span<const float> w, float coef = 1.0f);
+                                         absl::Span<const float> w, float wd, float coef = 1.0f);
   // Calls update(j, g_j) with g_j = grad + wd * w at element j of `spec`, for every j in
   // order: the fold fused into the method's own pass over its state.
   template <typename Update>
   void forEachFolded(const SegmentSpec& spec, absl::Span<const float> grad,
-                     absl::Span<const float> w, Update&& update) const {
-    const float wd = static_cast<float>(options_.weight_decay);
+                     absl::Span<const float> w, float wd, Update&& update) const {
     const float* gr = grad.data() + spec.offset;
     const float* ww = w.data() + spec.offset;
     for (size_t j = 0; j < spec.numel; ++j) update(j, foldWeightDecay(gr[j], ww[j], wd));

@@ -44,8 +44,8 @@ size_t product(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
-void ParamLayout::add(std::string name, std::vector<int64_t> shape) {
-  bool compressed = shape.size() > 1;
+void ParamLayout::add(std::string name, std::vector<int64_t> shape, CompressedTensors which) {
+  const bool compressed = which == CompressedTensors::kAll || shape.size() > 1;
   add(std::move(name), std::move(shape), compressed);
 }
 

@@ -15,15 +15,23 @@
 
 #include "absl/status/statusor.h"
 #include "compressors/segment_spec.h"
+#include "optim/option_names.h"
 
 namespace sparseps {
+
+// Which parameter tensors the sparse methods compress: multi-dim (DGC's rule: weights of
+// dimension > 1; BN weights and biases travel dense) or all (every tensor alike, as the DGS
+// reference does).
+enum class CompressedTensors { kMultiDim, kAll };
+inline constexpr NameTable<CompressedTensors, 2> kCompressedTensorsNames{
+    {{"multi-dim", CompressedTensors::kMultiDim}, {"all", CompressedTensors::kAll}}};
 
 struct ParamSegment {
   std::string name;            // torch's dotted name, e.g. "layer1.0.conv1.weight"
   size_t offset = 0;           // first element in the flat buffer
   size_t numel = 0;
   std::vector<int64_t> shape;
-  bool compressed = false;     // DGC's rule by default: dim > 1
+  bool compressed = false;     // by CompressedTensors: dim > 1 (the default), or every one
 };
 
 class ParamLayout {
@@ -32,8 +40,9 @@ class ParamLayout {
   // fingerprint so that adding another dtype later changes the fingerprint.
   static constexpr std::string_view kDtype = "float32";
 
-  // Appends a segment right after the last one; compressed = (shape.size() > 1).
-  void add(std::string name, std::vector<int64_t> shape);
+  // Appends a segment right after the last one, compressed as `which` says.
+  void add(std::string name, std::vector<int64_t> shape,
+           CompressedTensors which = CompressedTensors::kMultiDim);
   // Appends a segment with an explicit compressed flag.
   void add(std::string name, std::vector<int64_t> shape, bool compressed);
 

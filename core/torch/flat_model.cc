@@ -56,7 +56,8 @@ torch::Tensor flatten(const ParamLayout& layout, const std::vector<torch::Tensor
 
 }  // namespace
 
-absl::StatusOr<FlatModel> FlatModel::create(std::shared_ptr<torch::nn::Module> module) {
+absl::StatusOr<FlatModel> FlatModel::create(std::shared_ptr<torch::nn::Module> module,
+                                            CompressedTensors which) {
   if (!module) return absl::InvalidArgumentError("FlatModel::create: null module");
   NamedTensors params, buffers;
   for (const auto& item : module->named_parameters(/*recurse=*/true)) {
@@ -65,11 +66,12 @@ absl::StatusOr<FlatModel> FlatModel::create(std::shared_ptr<torch::nn::Module> m
   for (const auto& item : module->named_buffers(/*recurse=*/true)) {
     buffers.emplace_back(item.key(), item.value());
   }
-  return create(params, buffers);
+  return create(params, buffers, which);
 }
 
 absl::StatusOr<FlatModel> FlatModel::create(const NamedTensors& params,
-                                            const NamedTensors& buffers) {
+                                            const NamedTensors& buffers,
+                                            CompressedTensors which) {
   auto state = std::make_unique<State>();
   torch::NoGradGuard no_grad;
 
@@ -92,7 +94,7 @@ absl::StatusOr<FlatModel> FlatModel::create(const NamedTensors& params,
                        "' is a tensor already registered under "
                        "another name; shared parameters are not supported"));
     }
-    state->param_layout.add(name, shapeOf(p));
+    state->param_layout.add(name, shapeOf(p), which);
     state->param_tensors.push_back(p);
   }
   std::vector<torch::Tensor> float_buffers;

@@ -50,12 +50,15 @@ class FlatModel {
   // its float32 buffers in named_buffers() order). Fails with InvalidArgument when a
   // parameter is not float32, the parameters are on more than one device, or one tensor is
   // registered under two names. Float buffers on another device stay in the module.
-  static absl::StatusOr<FlatModel> create(std::shared_ptr<torch::nn::Module> module);
+  // `which` picks the parameters the sparse methods compress (param_layout.h).
+  static absl::StatusOr<FlatModel> create(std::shared_ptr<torch::nn::Module> module,
+                                          CompressedTensors which = CompressedTensors::kMultiDim);
   // The same from named tensors (a Python module's named_parameters() and
   // named_buffers()): non-float32 buffers are left out and listed by untrackedBuffers().
   using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
   static absl::StatusOr<FlatModel> create(const NamedTensors& params,
-                                          const NamedTensors& buffers);
+                                          const NamedTensors& buffers,
+                                          CompressedTensors which = CompressedTensors::kMultiDim);
 
   FlatModel(FlatModel&&) noexcept;
   FlatModel& operator=(FlatModel&&) noexcept;
@@ -63,7 +66,7 @@ class FlatModel {
   FlatModel& operator=(const FlatModel&) = delete;
   ~FlatModel();
 
-  const ParamLayout& paramLayout() const;   // parameters; dim > 1 compressed
+  const ParamLayout& paramLayout() const;   // parameters; compressed as create's `which`
   const ParamLayout& bufferLayout() const;  // float buffers; all dense
   // The model's identity in the handshake and in checkpoints: both layouts, so a rank
   // built without the module's BN buffers is refused at connect time, not at the first sync.

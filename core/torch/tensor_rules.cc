@@ -201,10 +201,10 @@ class TensorRule : public WorkerRule {
   torch::Tensor segment(absl::Span<float> flat, const SegmentSpec& spec) const {
     return segment(absl::Span<const float>(flat), spec);
   }
-  // g = grad + wd * w of one segment (a new tensor).
+  // g = grad + wd * w of one segment at the step's wd (a new tensor).
   torch::Tensor folded(absl::Span<const float> grad, absl::Span<const float> w,
-                       const SegmentSpec& spec) const {
-    return segment(grad, spec).add(segment(w, spec), options_.weight_decay);
+                       const SegmentSpec& spec, const StepContext& ctx) const {
+    return segment(grad, spec).add(segment(w, spec), options_.weightDecayAt(ctx.step));
   }
   // Makes *s the dense segment of spec holding scale * x, once the rule's pushSegments has
   // returned: the push's dense segments are copied to the host together, one copy and one
@@ -261,7 +261,7 @@ class MsgdTensorRule : public TensorRule {
   void pushSegments(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                     Message* push) override {
     for (size_t i = 0; i < index_.size(); ++i) {
-      u_[i].mul_(options_.momentum).add_(folded(grad, w, index_[i]));
+      u_[i].mul_(options_.momentum).add_(folded(grad, w, index_[i], ctx));
       pushDense(&(*push)[i], index_[i], u_[i], ctx.lr);
     }
   }
@@ -277,14 +277,14 @@ class AsgdTensorRule : public TensorRule {
   void pushSegments(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                     Message* push) override {
     for (size_t i = 0; i < index_.size(); ++i) {
-      pushDense(&(*push)[i], index_[i], folded(grad, w, index_[i]), ctx.lr);
+      pushDense(&(*push)[i], index_[i], folded(grad, w, index_[i], ctx), ctx.lr);
     }
   }
 };
 
 // dgs (SAMomentum), as optim/dgs.cc: u = m*u at the coordinates the last push sent (the
 // division by m of the unsent ones is deferred, as there); u = u + lr*g; push the top-k
-// of u at density r * lr/lr0; with f16, u of a sent coordinate is the rounded value sent.
+// of u at the rule's density (MethodOptions::dgsDensityAt); with f16, u of a sent coordinate is the rounded value sent.
 // Dense segments: u = m*u + lr*g, pushed dense.
 class DgsTensorRule : public TensorRule {
  public:
@@ -299,13 +299,13 @@ class DgsTensorRule : public TensorRule {
   void pushSegments(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                     Message* push) override {
     const double m = options_.momentum;
-    const double density = std::min(1.0, options_.density * ctx.lr / options_.lr0);
+    const double density = options_.dgsDensityAt(ctx.lr);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
       torch::Tensor& u = u_[i];
       SegmentData& s = (*push)[i];
       if (!spec.compressed) {
-        u.mul_(m).add_(folded(grad, w, spec), ctx.lr);
+        u.mul_(m).add_(folded(grad, w, spec, ctx), ctx.lr);
         pushDense(&s, spec, u);
         continue;
       }
@@ -313,7 +313,7 @@ class DgsTensorRule : public TensorRule {
         const torch::Tensor sent = indexTensor(sent_[i], device_);
         u.index_put_({sent}, u.index({sent}).mul_(m));
       }
-      u.add_(folded(grad, w, spec), ctx.lr);
+      u.add_(folded(grad, w, spec, ctx), ctx.lr);
       select(*selector_, u, density, spec, ctx.step, &s);
       sent_[i].assign(s.indices.begin(), s.indices.end());
       if (options_.f16 && !s.indices.empty()) {
@@ -344,7 +344,7 @@ class GdTensorRule : public TensorRule {
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
       SegmentData& s = (*push)[i];
-      const torch::Tensor lr_g = folded(grad, w, spec).mul_(ctx.lr);
+      const torch::Tensor lr_g = folded(grad, w, spec, ctx).mul_(ctx.lr);
       if (!spec.compressed) {
         pushDense(&s, spec, lr_g);
         continue;
@@ -379,11 +379,11 @@ class DgcTensorRule : public TensorRule {
   void pushSegments(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                     Message* push) override {
     const double m = options_.momentum;
-    const double coef = clipCoefficient(grad, w);
+    const double coef = clipCoefficient(grad, w, options_.weightDecayAt(ctx.step));
     const double density = options_.dgc.densityAt(ctx.epoch, options_.density);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
-      torch::Tensor g = folded(grad, w, spec);
+      torch::Tensor g = folded(grad, w, spec, ctx);
       if (coef != 1.0) g.mul_(coef);
       torch::Tensor& u = u_[i];
       torch::Tensor x;
@@ -415,9 +415,9 @@ class DgcTensorRule : public TensorRule {
  private:
   // min(1, thr / |g|), thr = clip_norm / sqrt(N), |g| over the whole model in double; 1
   // when clipping is off.
-  double clipCoefficient(absl::Span<const float> grad, absl::Span<const float> w) const {
+  double clipCoefficient(absl::Span<const float> grad, absl::Span<const float> w,
+                         double wd) const {
     if (options_.dgc.clip_norm <= 0.0) return 1.0;
-    const double wd = static_cast<float>(options_.weight_decay);
     double sum = 0.0;
     for (const SegmentSpec& spec : index_.specs()) {
       const torch::Tensor g =

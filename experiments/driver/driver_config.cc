@@ -17,6 +17,7 @@
 #include "compressors/registry.h"
 #include "experiments/datasets/make_dataset.h"
 #include "experiments/driver/device.h"
+#include "experiments/driver/presets.h"
 #include "experiments/models/model_factory.h"
 #include "optim/method_option_table.h"
 #include "optim/selection.h"
@@ -254,13 +255,8 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   app.option_defaults()->always_capture_default();
 
   auto* job = "Job";
-  app.add_option("--preset", c->preset,
-                 "dgs-paper: what the DGS reference's CIFAR-10 runs set, for every flag not "
-                 "given: batch 512 / workers, lr 0.1 with x0.1 after 58% and 78% of the "
-                 "epochs (29 and 39 of 50), momentum 0.9 (0.3 for dgs and dgc from 32 "
-                 "workers), weight decay 5e-4, density 0.01, the dual-way downlink for gd "
-                 "and dgc (asgd dense), 50 epochs, resnet18_cifar on cifar10")
-      ->check(CLI::IsMember({"", "dgs-paper"}))->group(job);
+  app.add_option("--preset", c->preset, presetHelp())
+      ->check(CLI::IsMember(presetNames()))->group(job);
   app.add_option("--method", c->method,
                  "compression method, one of: " + absl::StrJoin(methods, ", "))
       ->check(CLI::IsMember(methods))->group(job);
@@ -292,6 +288,15 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "faster run (images are cached with their shorter side at this x 256/224); "
                  "0 = the model's own (resnet50: 224)")
       ->check(CLI::Range(0, 1024))->group(data);
+  app.add_option("--synthetic-classes", c->synthetic_classes,
+                 "synthetic: the number of classes (1000 builds a model with ImageNet's "
+                 "classifier, e.g. resnet18's 11.7M parameters)")
+      ->check(CLI::Range(2, 1000))->group(data);
+  app.add_option("--compressed-tensors", c->compressed_tensors,
+                 "which parameter tensors the sparse methods compress: multi-dim (weights of "
+                 "dimension > 1; BN weights and biases travel dense) or all (every tensor "
+                 "alike, as the DGS reference does)")
+      ->check(CLI::IsMember(namesOf(kCompressedTensorsNames)))->group(data);
   app.add_option("--epochs", c->epochs, "passes over the training set")
       ->check(CLI::Range(1, 100000))->group(data);
   app.add_option("--batch-size", c->batch_size, "batch per worker and step")
@@ -459,33 +464,6 @@ std::set<std::string> givenFlags(const CLI::App& app) {
 
 namespace {
 
-// --preset=dgs-paper on the flags not given.
-void applyPreset(DriverConfig* c, const std::set<std::string>& given) {
-  if (c->preset != "dgs-paper") return;
-  const auto unset = [&given](const char* flag) { return given.count(flag) == 0; };
-  const int workers = std::max(1, c->world_size - c->servers);
-  if (unset("--model")) c->model = "resnet18_cifar";
-  if (unset("--dataset")) c->dataset = "cifar10";
-  if (unset("--epochs")) c->epochs = 50;
-  if (unset("--batch-size")) c->batch_size = std::max(1, 512 / workers);
-  if (unset("--lr")) c->lr = 0.1;
-  if (unset("--lr-milestones")) {
-    // The reference's scheduler steps at epoch starts: its 30 and 40 act after epochs 29
-    // and 39 of 50; scaled to the epochs of this run, and kept apart in short runs.
-    const int first = std::max(1, static_cast<int>(std::lround(0.58 * c->epochs)));
-    const int second = std::max(first + 1, static_cast<int>(std::lround(0.78 * c->epochs)));
-    c->lr_milestones = absl::StrCat(first, ",", second);
-  }
-  if (unset("--lr-gamma")) c->lr_gamma = 0.1;
-  const bool dgs_or_dgc = c->method == "dgs" || c->method == "dgc";
-  MethodOptions& o = c->options;
-  if (unset("--momentum")) o.momentum = dgs_or_dgc && workers >= 32 ? 0.3 : 0.9;
-  if (unset("--weight-decay")) o.weight_decay = 5e-4;
-  if (unset("--density")) o.density = 0.01;
-  if (unset("--server-density")) o.server_density = 0.01;
-  if (unset("--downlink")) o.downlink = defaultDownlink(c->method);
-}
-
 // The model's defaults (ModelInfo) for the flags not given: the rate rule and the crop.
 absl::Status applyModelDefaults(DriverConfig* c, const std::set<std::string>& given) {
   const auto info = std::find_if(knownModels().begin(), knownModels().end(),
@@ -503,6 +481,11 @@ absl::Status applyModelDefaults(DriverConfig* c, const std::set<std::string>& gi
         "--image-size applies to imagenette; ", c->dataset, "'s images have a fixed size: "
         "drop --image-size"));
   }
+  if (given.count("--synthetic-classes") > 0 && c->dataset != "synthetic") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--synthetic-classes applies to --dataset=synthetic; ", c->dataset, " has its own "
+        "classes: drop --synthetic-classes"));
+  }
   if (c->image_size == 0 && c->dataset == "imagenette") {
     c->image_size = static_cast<int>(info->image_size);
   }
@@ -515,6 +498,10 @@ absl::Status applyModelDefaults(DriverConfig* c, const std::set<std::string>& gi
 
 }  // namespace
 
+CompressedTensors DriverConfig::compressedTensors() const {
+  return checkedName(kCompressedTensorsNames, compressed_tensors);
+}
+
 int64_t DriverConfig::evalExamples(int64_t test_size) const {
   return eval_samples > 0 ? std::min(eval_samples, test_size) : test_size;
 }
@@ -525,6 +512,7 @@ int64_t DriverConfig::evalBnBatches(int64_t examples) const {
 }
 
 absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& given) {
+  if (given.count("--downlink") == 0) c->options.downlink = defaultDownlink(c->method);
   applyPreset(c, given);
   const bool bandwidth_given = given.count("--bandwidth") > 0;
   if (c->world_size <= c->servers) {
@@ -652,6 +640,7 @@ nlohmann::json DriverConfig::toJson() const {
       {"dataset", dataset},
       {"data_dir", data_dir},
       {"image_size", image_size},
+      {"compressed_tensors", compressed_tensors},
       {"epochs", epochs},
       {"batch_size", batch_size},
       {"lr", lr},
@@ -680,6 +669,7 @@ nlohmann::json DriverConfig::toJson() const {
       {"iface", iface},
       {"run_id", run_id},
   };
+  if (dataset == "synthetic") resolved["synthetic_classes"] = synthetic_classes;
   for (const MethodOptionRow& row : methodOptionRows()) {
     if (!row.readBy(method)) continue;  // what the method ran with, nothing it ignored
     resolved[row.name] =

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "core/runtime/job.h"
+#include "core/runtime/param_layout.h"
 #include "core/virtual/time_model.h"
 #include "optim/method_options.h"
 
@@ -24,7 +25,7 @@ namespace sparseps {
 
 struct DriverConfig {
   // The job.
-  std::string preset;              // "" or dgs-paper (resolveDriverConfig applies it)
+  std::string preset;              // "" or one of presets.h (resolveDriverConfig applies it)
   std::string method = "dgs";
   int world_size = 5;
   int servers = 1;
@@ -35,6 +36,8 @@ struct DriverConfig {
   std::string dataset = "fashion-mnist";
   std::string data_dir;            // "" = defaultDataDir(dataset)
   int image_size = 0;              // imagenette: side of the crop; 0 = the model's own
+  int synthetic_classes = 10;      // synthetic: classes (1000 gives an ImageNet model's head)
+  std::string compressed_tensors = "multi-dim";  // kCompressedTensorsNames (param_layout.h)
   int epochs = 5;
   int batch_size = 64;
   // Schedule and method hyperparameters.
@@ -90,6 +93,7 @@ struct DriverConfig {
   TimeModel time;  // --clock=virtual
 
   bool virtualClock() const { return clock == "virtual"; }
+  CompressedTensors compressedTensors() const;
 
   int numWorkers() const { return world_size - servers; }
   bool isServer() const { return rank < servers; }

@@ -21,6 +21,7 @@ absl::StatusOr<std::unique_ptr<Dataset>> loadDataset(const DriverConfig& config)
   // One seed for every rank: the shards are pieces of one seeded permutation.
   options.setSeed(config.seed);
   if (config.image_size > 0) options.setImageSize(config.image_size);  // imagenette's crop
+  options.setSyntheticClasses(config.synthetic_classes);
   return makeDataset(config.dataset, config.data_dir, options);
 }
 
@@ -30,7 +31,7 @@ absl::StatusOr<RankModel> buildModel(const DriverConfig& config, const Dataset& 
   auto net = makeModel(config.model, dataset.numClasses(), shape.at(0));
   if (!net.ok()) return net.status();
   (*net)->to(device);  // before flattening: the flat buffers are made where the model is
-  auto flat = FlatModel::create(*net);
+  auto flat = FlatModel::create(*net, config.compressedTensors());
   if (!flat.ok()) return flat.status();
   RankModel model{*net, std::move(*flat), {}};
   model.specs = toSegmentSpecs(model.flat.paramLayout());

@@ -11,6 +11,8 @@ const std::vector<ModelInfo>& knownModels() {
   static const std::vector<ModelInfo> kModels = {
       {"resnet50", 224, "torchvision ResNet-50 (bottlenecks [3,4,6,3], 7x7 stem + max-pool)",
        0.1},
+      {"resnet18", 224, "torchvision ResNet-18 (basic blocks [2,2,2,2], 7x7 stem + max-pool)",
+       0.1},
       {"resnet18_cifar", 32, "CIFAR ResNet-18 (kuangliu/pytorch-cifar, 3x3 stem)"},
       {"resnet20", 32, "CIFAR ResNet-20 (He et al. 2016, option A shortcuts)"},
       {"small_resnet", 28, "small ResNet for 28 px grayscale, 16/32/64 channels"},
@@ -27,6 +29,7 @@ absl::StatusOr<std::shared_ptr<ImageClassifier>> makeModel(std::string_view name
                      in_channels, ") must be positive"));
   }
   if (name == "resnet50") return makeResNet(resnet50Config(num_classes, in_channels));
+  if (name == "resnet18") return makeResNet(resnet18Config(num_classes, in_channels));
   if (name == "resnet18_cifar") {
     return makeResNet(resnet18CifarConfig(num_classes, in_channels));
   }

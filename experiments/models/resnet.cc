@@ -191,6 +191,12 @@ ResNetConfig resnet50Config(int64_t num_classes, int64_t in_channels) {
   return c;
 }
 
+ResNetConfig resnet18Config(int64_t num_classes, int64_t in_channels) {
+  ResNetConfig c = resnet18CifarConfig(num_classes, in_channels);
+  c.stem = ResNetConfig::Stem::kImageNet;
+  return c;
+}
+
 ResNetConfig resnet18CifarConfig(int64_t num_classes, int64_t in_channels) {
   ResNetConfig c;
   c.in_channels = in_channels;

@@ -4,6 +4,9 @@
 //  - resnet50Config: torchvision's ResNet-50 (v1.5: stride in the 3x3 conv of a
 //    bottleneck), 7x7/2 stem + 3x3/2 max-pool, bottlenecks [3, 4, 6, 3], 1x1-conv + BN
 //    projection shortcuts. 25,557,032 parameters with 1000 classes. For 224 px images.
+//  - resnet18Config: torchvision's ResNet-18, the 7x7/2 stem + max-pool with basic blocks
+//    [2, 2, 2, 2] of 64..512 channels, projection shortcuts. 11,689,512 parameters with
+//    1000 classes (the DGS paper's ImageNet model).
 //  - resnet18CifarConfig: the CIFAR ResNet-18 of kuangliu/pytorch-cifar (the DGS
 //    reference's model): 3x3/1 stem, no max-pool, basic blocks [2, 2, 2, 2] of
 //    64..512 channels, projection shortcuts. 11,173,962 parameters with 10 classes.
@@ -48,6 +51,7 @@ struct ResNetConfig {
 };
 
 ResNetConfig resnet50Config(int64_t num_classes, int64_t in_channels);
+ResNetConfig resnet18Config(int64_t num_classes, int64_t in_channels);
 ResNetConfig resnet18CifarConfig(int64_t num_classes, int64_t in_channels);
 ResNetConfig resnet20Config(int64_t num_classes, int64_t in_channels);
 ResNetConfig smallResNetConfig(int64_t num_classes, int64_t in_channels);

@@ -21,8 +21,8 @@ from .world import World, current
 # The method's options beyond the common five (momentum, weight_decay and density are
 # arguments): the rows of the C++ option table by name, each with its help and the methods
 # that read it. Not given, an option keeps its C++ default (_C.MethodOptions()), but for
-# two that follow the method: server_density (= density) and downlink (sparse for gd and
-# dgc).
+# two that follow the method: server_density (= density) and downlink (sparse for dgs,
+# dense for the rest).
 _ARGUMENTS = ("momentum", "weight_decay", "density")
 METHOD_OPTIONS = {row["name"]: row for row in _C.METHOD_OPTIONS if row["name"] not in _ARGUMENTS}
 

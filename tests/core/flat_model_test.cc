@@ -123,6 +123,18 @@ TEST_F(FlatModelTest, LayoutFollowsNamedParametersAndBuffers) {
   for (float g : flat->grads()) ASSERT_EQ(g, 0.0f);
 }
 
+// CompressedTensors::kAll compresses biases and BN weights too (the DGS reference's rule);
+// the fingerprint tells the two layouts apart, so ranks that disagree are refused at connect.
+TEST_F(FlatModelTest, CompressingEveryTensorMarksEverySegmentAndChangesTheFingerprint) {
+  absl::StatusOr<FlatModel> multi_dim = FlatModel::create(net_);
+  ASSERT_TRUE(multi_dim.ok()) << multi_dim.status();
+  absl::StatusOr<FlatModel> all = FlatModel::create(net_, CompressedTensors::kAll);
+  ASSERT_TRUE(all.ok()) << all.status();
+  for (const ParamSegment& s : all->paramLayout().segments()) EXPECT_TRUE(s.compressed) << s.name;
+  for (const ParamSegment& s : all->bufferLayout().segments()) EXPECT_FALSE(s.compressed) << s.name;
+  EXPECT_NE(all->fingerprint(), multi_dim->fingerprint());
+}
+
 TEST_F(FlatModelTest, ModuleTensorsAreViewsOfTheFlatBuffers) {
   SCOPED_TRACE("seed " + std::to_string(seed_));
   absl::StatusOr<FlatModel> flat = FlatModel::create(net_);

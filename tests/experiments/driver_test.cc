@@ -272,7 +272,8 @@ TEST_F(DriverTest, BadValuesNameTheFlagAndTheFix) {
   }
 }
 
-// --preset=dgs-paper sets what the reference's CIFAR-10 runs set, for the flags not given.
+// --preset=dgs-paper sets what the reference's published CIFAR-10 runs used, per method and
+// worker count, for the flags not given; dgs-paper-dual the same with the dual-way reply.
 TEST_F(DriverTest, PresetSetsTheReferenceRunsFlagsButNotTheGivenOnes) {
   const auto dryRun = [&](const std::string& flags) {
     const fs::path out = dir_ / "dry.json";
@@ -289,7 +290,11 @@ TEST_F(DriverTest, PresetSetsTheReferenceRunsFlagsButNotTheGivenOnes) {
   EXPECT_EQ(c["preset"], "dgs-paper");
   EXPECT_EQ(c["batch_size"], 16);  // 512 / 32 workers
   EXPECT_EQ(c["momentum"], 0.3);
-  EXPECT_EQ(c["downlink"], "sparse");
+  EXPECT_EQ(c["weight_decay"], 3e-4);
+  EXPECT_EQ(c["weight_decay_delay"], 0);
+  EXPECT_EQ(c["density"], 0.01);
+  EXPECT_EQ(c["downlink"], "dense");  // the whole W - w_k
+  EXPECT_EQ(c["compressed_tensors"], "all");
   EXPECT_EQ(c["epochs"], 50);
   EXPECT_EQ(c["lr_milestones"], nlohmann::json({29.0, 39.0}));
   EXPECT_EQ(c["model"], "resnet18_cifar");
@@ -297,12 +302,39 @@ TEST_F(DriverTest, PresetSetsTheReferenceRunsFlagsButNotTheGivenOnes) {
   c = dryRun("--preset=dgs-paper --method=asgd --world-size=17 --epochs=10 --batch-size=8");
   EXPECT_EQ(c["batch_size"], 8);
   EXPECT_FALSE(c.contains("momentum"));  // asgd has none: config.json records what it reads
+  EXPECT_EQ(c["weight_decay"], 0.0);     // the reference's asgd steps with lr * grad
   EXPECT_EQ(c["downlink"], "dense");
   EXPECT_EQ(c["lr_milestones"], nlohmann::json({6.0, 8.0}));  // scaled to 10 epochs
   // 3 epochs scale both to 2: the second moves one epoch later.
   c = dryRun("--preset=dgs-paper --method=dgs --world-size=17 --epochs=3");
   EXPECT_EQ(c["lr_milestones"], nlohmann::json({2.0, 3.0}));
-  EXPECT_EQ(c["momentum"], 0.9);  // below 32 workers
+  EXPECT_EQ(c["momentum"], 0.7);  // below 32 workers
+  EXPECT_EQ(c["weight_decay"], 5e-4);
+  EXPECT_EQ(c["weight_decay_delay"], 100);
+  EXPECT_EQ(c["density_rule"], "fixed");
+  EXPECT_EQ(c["downlink"], "dense");
+  // The dual-way preset: the sparse reply for the methods that push sparse, not for asgd.
+  for (const char* method : {"dgs", "gd", "dgc"}) {
+    c = dryRun(std::string("--preset=dgs-paper-dual --world-size=17 --method=") + method);
+    EXPECT_EQ(c["downlink"], "sparse") << method;
+    EXPECT_EQ(c["server_density"], 0.01) << method;
+  }
+  c = dryRun("--preset=dgs-paper-dual --world-size=17 --method=asgd");
+  EXPECT_EQ(c["downlink"], "dense");
+  // Given flags win over either preset.
+  c = dryRun("--preset=dgs-paper-dual --method=dgs --world-size=17 --momentum=0.5 "
+             "--weight-decay-delay=0 --density-rule=lr --downlink=dense "
+             "--compressed-tensors=multi-dim");
+  EXPECT_EQ(c["momentum"], 0.5);
+  EXPECT_EQ(c["weight_decay_delay"], 0);
+  EXPECT_EQ(c["density_rule"], "lr");
+  EXPECT_EQ(c["downlink"], "dense");
+  EXPECT_EQ(c["compressed_tensors"], "multi-dim");
+  // Without a preset dgs replies dual-way and the others dense, as defaultDownlink says.
+  c = dryRun("--method=dgs");
+  EXPECT_EQ(c["downlink"], "sparse");
+  c = dryRun("--method=gd");
+  EXPECT_EQ(c["downlink"], "dense");
 }
 
 // A dry run checks everything in one process and leaves nothing behind: no run directory,

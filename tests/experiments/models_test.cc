@@ -27,11 +27,13 @@ std::vector<int64_t> shapeOf(const torch::Tensor& t) {
   return std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
 }
 
-// Reference counts: torchvision's resnet50() (25,557,032), kuangliu's ResNet18()
-// (11,173,962) and He et al.'s ResNet-20 with option A (0.27M; 269,722 exactly).
+// Reference counts: torchvision's resnet50() (25,557,032) and resnet18() (11,689,512),
+// kuangliu's ResNet18() (11,173,962) and He et al.'s ResNet-20 with option A (0.27M;
+// 269,722 exactly).
 TEST(ModelsTest, ParameterCountsMatchTheReferenceModels) {
   EXPECT_EQ(parameterCount(*build("resnet50", 1000, 3)), 25557032);
   EXPECT_EQ(parameterCount(*build("resnet18_cifar", 10, 3)), 11173962);
+  EXPECT_EQ(parameterCount(*build("resnet18", 1000, 3)), 11689512);
   EXPECT_EQ(parameterCount(*build("resnet20", 10, 3)), 269722);
   // 144 + 32 (stem) + 4,672 + 14,528 + 57,728 (blocks) + 650 (fc), counted by hand.
   EXPECT_EQ(parameterCount(*build("small_resnet", 10, 1)), 77754);

@@ -83,6 +83,15 @@ class ReproduceTest(unittest.TestCase):
             self.assertIn(flag, alone)
         self.assertNotIn("--bandwidth=1gbit", alone)
 
+    def test_the_dual_preset_reaches_every_point(self):
+        result = self.run_tool("--methods=dgs", "--workers=4", "--preset=dgs-paper-dual")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        calls = self.calls()
+        self.assertEqual(len(calls), 2)  # msgd alone and dgs
+        for call in calls:
+            self.assertIn("--preset=dgs-paper-dual", call)
+            self.assertNotIn("--preset=dgs-paper", call)
+
     def test_table_pools_seeds_beside_the_paper_and_redraws_from_json(self):
         result = self.run_tool("--methods=dgs,asgd", "--workers=32", "--seeds=1,3")
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -112,7 +121,7 @@ class ReproduceTest(unittest.TestCase):
         self.assertIn("| 16 | dgs | 81.50 | 2: 81.00-82.00 |", again.stdout)
 
     def test_flags_set_per_point_are_refused(self):
-        for flag in ("--preset=none", "--method=dgs", "--seed=3"):
+        for flag in ("--world-size=5", "--method=dgs", "--seed=3"):
             result = self.run_tool(flag)
             self.assertEqual(result.returncode, 2, flag)
             self.assertIn("is set per point", result.stderr)

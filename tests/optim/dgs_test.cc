@@ -97,7 +97,8 @@ TEST(DgsTest, ResyncSendsDenseWSyncOncePerWorker) {
   constexpr int kWorkers = 2;
   constexpr int kResync = 4;
   MethodOptions o;
-  o.setResyncEvery(kResync).setDensity(0.1).setServerDensity(0.1);
+  o.setResyncEvery(kResync).setDensity(0.1).setServerDensity(0.1)
+      .setDownlink(defaultDownlink("dgs"));
   auto server = dgs(registry).makeServer(specs, kWorkers, o);
   auto worker = dgs(registry).makeWorker(specs, o);
   std::vector<float> W = randomVector(rng, n);
@@ -143,6 +144,54 @@ TEST(DgsTest, ResyncSendsDenseWSyncOncePerWorker) {
     dense_replies[k] += all_dense ? 1 : 0;
   }
   EXPECT_EQ(dense_replies[0] + dense_replies[1], 2 + 2 * 3);
+}
+
+// --density-rule: lr scales the density with the rate (r * lr / lr0), fixed keeps r.
+TEST(DgsTest, DensityRuleFixedKeepsTheDensityWhenTheRateFalls) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  MethodRegistry registry;
+  const SegmentSpecs specs = {SegmentSpec{0, 0, 1000, true}};
+  const std::vector<float> grad = randomVector(rng, 1000), w(1000, 0.0f);
+  StepContext ctx;
+  ctx.lr = 0.01f;  // a tenth of lr0
+  for (const auto& [rule, want] : {std::pair{DensityRule::kFollowsLr, size_t{1}},
+                                   std::pair{DensityRule::kFixed, size_t{10}}}) {
+    MethodOptions o;
+    o.setLr0(0.1).setDensity(0.01).setDensityRule(rule);
+    auto worker = dgs(registry).makeWorker(specs, o);
+    Message push;
+    worker->makePush(grad, w, ctx, &push);
+    EXPECT_EQ(push[0].indices.size(), want) << nameOf(kDensityRuleNames, rule);
+  }
+}
+
+// --downlink=dense makes dgs one-way: every reply is the server's whole model, and the
+// worker's model becomes it (w + (W - w_k) in the reference's arithmetic).
+TEST(DgsTest, DenseDownlinkRepliesTheWholeModel) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  MethodRegistry registry;
+  const SegmentSpecs specs = mixedSpecs();
+  const size_t n = extent(specs);
+  MethodOptions o;
+  o.setDensity(0.1).setDownlink(Downlink::kDense);
+  EXPECT_EQ(dgs(registry).downlink(o), Downlink::kDense);
+  auto server = dgs(registry).makeServer(specs, 2, o);
+  auto worker = dgs(registry).makeWorker(specs, o);
+  std::vector<float> W = randomVector(rng, n), w = W;
+  for (int version = 1; version <= 6; ++version) {
+    Message push;
+    worker->makePush(randomVector(rng, n), w, StepContext{}, &push);
+    server->applyPush(version % 2, push, 1.0f, absl::MakeSpan(W));
+    Message reply;
+    server->makeReply(version % 2, W, &reply);
+    for (size_t i = 0; i < specs.size(); ++i) ASSERT_TRUE(reply[i].dense) << "segment " << i;
+    worker->applyReply(reply, absl::MakeSpan(w));
+    expectVectorsNear(w, W, "w = W after a dense reply", 0.0f);
+  }
 }
 
 TEST(DgsTest, MomentumMustBeInOpenUnitInterval) {

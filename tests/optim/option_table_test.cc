@@ -30,7 +30,11 @@ const std::map<std::string, Reader>& fields() {
   static const auto* f = new std::map<std::string, Reader>{
       {"momentum", [](const MethodOptions& o) { return absl::StrCat(o.momentum); }},
       {"weight_decay", [](const MethodOptions& o) { return absl::StrCat(o.weight_decay); }},
+      {"weight_decay_delay",
+       [](const MethodOptions& o) { return absl::StrCat(o.weight_decay_delay); }},
       {"density", [](const MethodOptions& o) { return absl::StrCat(o.density); }},
+      {"density_rule",
+       [](const MethodOptions& o) { return absl::StrCat(o.density_rule == DensityRule::kFixed); }},
       {"server_density", [](const MethodOptions& o) { return absl::StrCat(o.server_density); }},
       {"downlink",
        [](const MethodOptions& o) { return absl::StrCat(o.downlink == Downlink::kSparse); }},
@@ -148,6 +152,8 @@ TEST(MethodOptionTable, ReadersChangeWhatTheyPushAndTheOthersIgnoreTheOption) {
       MethodOptions base;
       // The schedule is read only while the warm-up is on.
       if (row.name == "dgc_warmup_densities") base.dgc.warmup = true;
+      // The density rule matters once the rate is below lr0 (the pushes run at 0.1).
+      if (row.name == "density_rule") base.lr0 = 0.2;
       MethodOptions other = base;
       setOther(row, &other);
       const bool same = modelAfterPushes(method, base) == modelAfterPushes(method, other);

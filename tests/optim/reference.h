@@ -180,7 +180,10 @@ class RefWorker {
   Message push(const std::vector<float>& grad, const std::vector<float>& w, const StepContext& ctx,
                const Message& rule_push) {
     const float m = static_cast<float>(o_.momentum);
-    const float wd = static_cast<float>(o_.weight_decay);
+    // No weight decay during a worker's first weight_decay_delay steps.
+    const float wd = ctx.step < static_cast<uint64_t>(o_.weight_decay_delay)
+                         ? 0.0f
+                         : static_cast<float>(o_.weight_decay);
     const float lr = ctx.lr;
     float coef = 1.0f;
     if (method_ == "dgc" && o_.dgc.clip_norm > 0) {
@@ -255,7 +258,8 @@ class RefWorker {
           out.push_back(denseOf(s.id, u));
           continue;
         }
-        std::vector<uint32_t> M = mask(u, o_.density * lr / o_.lr0);
+        const bool fixed = o_.density_rule == DensityRule::kFixed;
+        std::vector<uint32_t> M = mask(u, fixed ? o_.density : o_.density * lr / o_.lr0);
         out.push_back(sparseOf(s.id, u, M));
         std::vector<bool> sent(s.numel, false);
         for (uint32_t j : M) sent[j] = true;

@@ -22,17 +22,19 @@ struct Config {
   bool nesterov = false;
   double clip_norm = 0.0;
   bool warmup = false;
+  DensityRule density_rule = DensityRule::kFollowsLr;
+  int weight_decay_delay = 0;
 };
 
 std::string configName(const Config& c) {
   std::string name = c.method;
-  if (c.method != "dgs") {  // dgs always replies dual-way
-    name += c.downlink == Downlink::kSparse ? "_sparsedown" : "_densedown";
-  }
+  name += c.downlink == Downlink::kSparse ? "_sparsedown" : "_densedown";
   name += c.selection == Selection::kSampled ? "_sampled" : "_exact";
   if (c.nesterov) name += "_nesterov";
   if (c.clip_norm > 0) name += "_clip";
   if (c.warmup) name += "_warmup";
+  if (c.density_rule == DensityRule::kFixed) name += "_fixeddensity";
+  if (c.weight_decay_delay > 0) name += "_wddelay";
   return name;
 }
 
@@ -58,7 +60,9 @@ TEST_P(RulesTest, MatchesReferenceStepByStep) {
   o.setLr0(0.1)
       .setMomentum(0.8)
       .setWeightDecay(0.01)
+      .setWeightDecayDelay(c.weight_decay_delay)
       .setDensity(0.1)
+      .setDensityRule(c.density_rule)
       .setServerDensity(0.2)
       .setDownlink(c.downlink)
       .setSelection(c.selection)
@@ -76,7 +80,7 @@ TEST_P(RulesTest, MatchesReferenceStepByStep) {
   auto method = registry.find(c.method);
   ASSERT_TRUE(method.ok()) << method.status();
   ASSERT_TRUE((*method)->validate(o).ok());
-  const bool dual_way = c.method == "dgs" || c.downlink == Downlink::kSparse;
+  const bool dual_way = c.downlink == Downlink::kSparse;
 
   std::unique_ptr<ServerRule> server = (*method)->makeServer(specs, kWorkers, o);
   RefServer ref_server(specs, kWorkers, o, dual_way);
@@ -142,7 +146,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Config{"dgc", Downlink::kDense, Selection::kSampled},
                       Config{"dgc", Downlink::kDense, Selection::kExact, false, 2.0, true},
                       Config{"dgc", Downlink::kSparse, Selection::kExact, true, 2.0, true},
-                      Config{"dgs"}, Config{"dgs", Downlink::kDense, Selection::kSampled}),
+                      Config{"dgs", Downlink::kSparse},
+                      Config{"dgs", Downlink::kSparse, Selection::kSampled},
+                      // The DGS reference's published runs: full reply, fixed density,
+                      // no weight decay in a worker's first steps.
+                      Config{"dgs", Downlink::kDense, Selection::kExact, false, 0.0, false,
+                             DensityRule::kFixed, 5}),
     testName);
 
 // Sync mode scales each push by 1/N: W = W - p / N.

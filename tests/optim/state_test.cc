@@ -90,7 +90,7 @@ TEST(StateTest, AWorkerRestartedAfterARestoreGetsTheSyncModelFirst) {
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937_64 rng(seed);
   MethodOptions o;
-  o.setResyncEvery(1000).setDensity(0.1).setServerDensity(0.1);
+  o.setResyncEvery(1000).setDensity(0.1).setServerDensity(0.1).setDownlink(Downlink::kSparse);
   Job a = startJob("dgs", o, rng);
   for (int t = 0; t < 7; ++t) {
     const Message reply = step(a, t % kWorkers, randomVector(rng, a.W.size()));
@@ -124,7 +124,7 @@ TEST(StateTest, BadBytesGiveAClearErrorAndChangeNothing) {
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937_64 rng(seed);
   MethodOptions o;
-  o.setDensity(0.1).setServerDensity(0.1);
+  o.setDensity(0.1).setServerDensity(0.1).setDownlink(Downlink::kSparse);
   Job run = startJob("dgs", o, rng);
   for (int t = 0; t < 4; ++t) step(run, t % kWorkers, randomVector(rng, run.W.size()));
   const std::string good = run.server->saveState();
