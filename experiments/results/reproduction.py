@@ -1,11 +1,12 @@
 """The DGS paper reproduction table: collected from run directories, redrawn from its JSON.
 
-  /usr/bin/python3 experiments/results/reproduction.py experiments/results/dgs-paper/reproduction.json
+  /usr/bin/python3 experiments/results/reproduction.py STUDY/reproduction.json [--plot PNG]
 
 prints the Markdown table of experiments/RESULTS.md: final top-1 accuracy per method and worker
 count (mean over seeds, with the seeds' range), the runs' mean staleness, and the paper's
 figure beside each (CIFAR-10, ResNet-18, 50 epochs, from the reference implementation's
-notebooks).
+notebooks). The JSON also keeps every run's test accuracy after each epoch ("curve");
+--plot draws them: one panel per worker count, one line per run, msgd alone in every panel.
 """
 
 import csv
@@ -50,6 +51,10 @@ def row_of(run_dir, summary, config):
         "mean_staleness": summary.get("mean_staleness"),
         "simulated_seconds": summary.get("simulated_seconds"),
         "real_seconds": summary.get("real_seconds", summary.get("wall_seconds")),
+        "preset": config.get("preset"),
+        # Test accuracy after each whole epoch: [[epoch, accuracy], ...].
+        "curve": [[e, a] for e, _, a in run_files.eval_curve(run_dir)
+                  if e is not None and float(e).is_integer()],
     }
 
 
@@ -79,7 +84,7 @@ def write(rows, out):
         json.dump({"paper": {str(k): v for k, v in PAPER.items()}, "runs": rows}, f, indent=1)
         f.write("\n")
     with open(os.path.join(out, "reproduction.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS)
+        writer = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
 
@@ -108,12 +113,57 @@ def format_table(rows):
     return "\n".join(lines)
 
 
+def plot(rows, path):
+    """Test accuracy per epoch, one panel per worker count; msgd alone in each panel."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    alone = [r for r in rows if r["method"] == "msgd" and r["curve"]]
+    counts = sorted({r["workers"] for r in rows if r["method"] != "msgd" and r["curve"]})
+    if not counts:
+        raise ValueError("no run with a per-epoch curve to draw")
+    fig, axes = plt.subplots(1, len(counts), figsize=(5.5 * len(counts), 4.2), squeeze=False,
+                             sharey=True)
+    colors = {"dgs": "tab:red", "dgc": "tab:blue", "gd": "tab:green", "asgd": "tab:purple",
+              "msgd": "black"}
+    rank = {m: i for i, m in enumerate(METHOD_ORDER)}
+    for ax, workers in zip(axes[0], counts):
+        panel = [r for r in rows if r["workers"] == workers and r["curve"]] + alone
+        panel.sort(key=lambda r: (rank.get(r["method"], 99), r["seed"] or 0))
+        for r in panel:
+            epochs = [e for e, _ in r["curve"]]
+            acc = [100 * a for _, a in r["curve"]]
+            paper = PAPER.get(workers, {}).get(r["method"])
+            label = "msgd alone (1 worker)" if r["method"] == "msgd" else r["method"]
+            if r["seed"] and len({x["seed"] for x in panel}) > 1:
+                label += f" seed {r['seed']}"
+            if paper is not None:
+                label += f" (paper: {paper:.2f} after 50 epochs)"
+            ax.plot(epochs, acc, marker="o", markersize=3, label=label,
+                    color=colors.get(r["method"]), linestyle="--" if r["method"] == "msgd" else "-")
+        ax.set_title(f"{workers} workers")
+        ax.set_xlabel("epoch")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+    axes[0][0].set_ylabel("test top-1 accuracy (%)")
+    first = rows[0]
+    fig.suptitle(f"{first['model']} on {first['dataset']}, {first['clock']} time, "
+                 f"preset {first.get('preset') or 'none'}: test accuracy after each epoch",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def main():
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    if len(args) not in (1, 3) or (len(args) == 3 and args[1] != "--plot"):
         sys.exit(__doc__)
-    with open(sys.argv[1]) as f:
+    with open(args[0]) as f:
         rows = json.load(f)["runs"]
     print(format_table(rows))
+    if len(args) == 3:
+        plot(rows, args[2])
 
 
 if __name__ == "__main__":

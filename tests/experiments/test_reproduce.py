@@ -39,6 +39,10 @@ FAKE_RUN = textwrap.dedent("""\
         json.dump(config, f)
     with open(os.path.join(args["out"], "summary.json"), "w") as f:
         json.dump(summary, f)
+    # Epochs 1 and 2 (and a mid-epoch evaluation the curve leaves out).
+    with open(os.path.join(args["out"], "eval.jsonl"), "w") as f:
+        for epoch, time, acc in ((1.0, 5.0, base - 0.2), (1.5, 7.0, 0.0), (2.0, 10.0, base)):
+            f.write(json.dumps({"epoch": epoch, "time": time, "accuracy": acc}) + "\\n")
 """)
 
 
@@ -110,6 +114,23 @@ class ReproduceTest(unittest.TestCase):
                                  capture_output=True, text=True, timeout=60)
         self.assertEqual(redrawn.returncode, 0, redrawn.stderr)
         self.assertEqual(redrawn.stdout.strip(), result.stdout.strip())
+
+    def test_the_json_keeps_each_epochs_accuracy_and_plots_one_panel_per_worker_count(self):
+        result = self.run_tool("--methods=dgs,asgd", "--workers=16,32")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        table = os.path.join(self.out, "reproduction.json")
+        with open(table) as f:
+            runs = {r["run"]: r for r in json.load(f)["runs"]}
+        curve = runs["dgs-w16-s1"]["curve"]
+        self.assertEqual([e for e, _ in curve], [1.0, 2.0])  # not the evaluation at 1.5
+        for (_, got), want in zip(curve, (0.6, 0.8)):
+            self.assertAlmostEqual(got, want)
+        png = os.path.join(self.dir, "accuracy.png")
+        drawn = subprocess.run([sys.executable, TABLE, table, "--plot", png],
+                               capture_output=True, text=True, timeout=120)
+        self.assertEqual(drawn.returncode, 0, drawn.stderr)
+        with open(png, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
 
     def test_resumes_and_adds_seeds_into_the_same_study(self):
         self.assertEqual(self.run_tool("--methods=dgs", "--workers=16").returncode, 0)
