@@ -69,6 +69,12 @@ std::vector<Case> cases() {
   MethodOptions nesterov = baseOptions().setNumWorkers(4);
   nesterov.dgc.setNesterov(true).setClipNorm(5.0).setWarmup(true);
   out.push_back({"dgc", nesterov, "dgc_nesterov_clipped_warmup"});
+  // The DGS reference's settings: a fixed density as the rate falls, no weight decay in a
+  // worker's first steps.
+  out.push_back({"dgs",
+                 baseOptions().setDensityRule(DensityRule::kFixed).setWeightDecayDelay(3),
+                 "dgs_fixed_density_weight_decay_delay"});
+  out.push_back({"dgc", baseOptions().setWeightDecayDelay(3), "dgc_weight_decay_delay"});
   return out;
 }
 
