@@ -14,7 +14,6 @@ absl::Status writeRunConfig(const DriverConfig& config, const MethodRegistry& me
   if (!method.ok()) return method.status();
   const Downlink downlink = (*method)->downlink(job.method_options);
   const bool sparse_downlink = downlink == Downlink::kSparse;
-  resolved["downlink_flag"] = nameOf(kDownlinkNames, config.options.downlink);
   resolved["downlink"] = nameOf(kDownlinkNames, downlink);
   if (!sparse_downlink) {  // the dual-way downlink's options, unread
     resolved.erase("server_density");
