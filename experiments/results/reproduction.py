@@ -52,6 +52,7 @@ def row_of(run_dir, summary, config):
         "simulated_seconds": summary.get("simulated_seconds"),
         "real_seconds": summary.get("real_seconds", summary.get("wall_seconds")),
         "preset": config.get("preset"),
+        "lr_milestones": config.get("lr_milestones"),
         # Test accuracy after each whole epoch: [[epoch, accuracy], ...].
         "curve": [[e, a] for e, _, a in run_files.eval_curve(run_dir)
                   if e is not None and float(e).is_integer()],
@@ -122,8 +123,8 @@ def plot(rows, path):
     counts = sorted({r["workers"] for r in rows if r["method"] != "msgd" and r["curve"]})
     if not counts:
         raise ValueError("no run with a per-epoch curve to draw")
-    fig, axes = plt.subplots(1, len(counts), figsize=(5.5 * len(counts), 4.2), squeeze=False,
-                             sharey=True)
+    fig, axes = plt.subplots(1, len(counts), figsize=(max(7.5, 5.5 * len(counts)), 4.6),
+                             squeeze=False, sharey=True)
     colors = {"dgs": "tab:red", "dgc": "tab:blue", "gd": "tab:green", "asgd": "tab:purple",
               "msgd": "black"}
     rank = {m: i for i, m in enumerate(METHOD_ORDER)}
@@ -141,6 +142,9 @@ def plot(rows, path):
                 label += f" (paper: {paper:.2f} after 50 epochs)"
             ax.plot(epochs, acc, marker="o", markersize=3, label=label,
                     color=colors.get(r["method"]), linestyle="--" if r["method"] == "msgd" else "-")
+        for i, epoch in enumerate(sorted({m for r in panel for m in r.get("lr_milestones") or []})):
+            ax.axvline(epoch, color="gray", linestyle=":", linewidth=1,
+                       label="rate x0.1" if i == 0 else None)
         ax.set_title(f"{workers} workers")
         ax.set_xlabel("epoch")
         ax.grid(alpha=0.3)
@@ -148,8 +152,8 @@ def plot(rows, path):
     axes[0][0].set_ylabel("test top-1 accuracy (%)")
     first = rows[0]
     fig.suptitle(f"{first['model']} on {first['dataset']}, {first['clock']} time, "
-                 f"preset {first.get('preset') or 'none'}: test accuracy after each epoch",
-                 fontsize=10)
+                 f"preset {first.get('preset') or 'none'}\ntest accuracy of the server's "
+                 "model after each epoch", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
