@@ -53,6 +53,22 @@ TEST(DriverConfigTest, ResNet50LearningRateScalesWithTheUpdatesBatchAndWarmsUp) 
   EXPECT_DOUBLE_EQ(c->warmup_epochs, 0.0);
 }
 
+// --synthetic-classes sizes the synthetic data set's classes (1000: an ImageNet model's
+// head) and is refused for a data set with classes of its own.
+TEST(DriverConfigTest, SyntheticClassesApplyToTheSyntheticDataSetOnly) {
+  auto c = resolve("--dataset=synthetic --model=resnet18 --synthetic-classes=1000");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->synthetic_classes, 1000);
+  EXPECT_EQ(c->toJson()["synthetic_classes"], 1000);
+  c = resolve("--dataset=cifar10 --synthetic-classes=1000");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("--synthetic-classes applies to --dataset=synthetic"));
+  c = resolve("--dataset=cifar10");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->toJson().contains("synthetic_classes"));
+}
+
 TEST(DriverConfigTest, EachRankSeedsItsMethodWithSeedPlusItsRank) {
   MethodRegistry methods;
   ASSERT_TRUE(registerBuiltinMethods(methods).ok());
