@@ -68,14 +68,9 @@ absl::Status SegmentWorker::loadState(const std::string& bytes) {
     for (const std::vector<float>& a : *per_spec) array_sizes.back().push_back(a.size());
   }
   absl::StatusOr<WorkerState> state =
-      readWorkerState(bytes, index_.specs(), array_sizes, memories_.size(), index_lists_.size(),
-                      compressors_.size());
+      loadWorkerState(bytes, index_.specs(), array_sizes, memories_.size(), index_lists_.size(),
+                      compressors_, options_.seed);
   if (!state.ok()) return state.status();
-  if (auto s = restoreCompressorStates(compressors_, index_.specs(), options_.seed,
-                                       state->compressor_states);
-      !s.ok()) {
-    return s;
-  }
   for (size_t k = 0; k < arrays_.size(); ++k) *arrays_[k] = std::move(state->arrays[k]);
   for (size_t k = 0; k < index_lists_.size(); ++k) {
     *index_lists_[k] = std::move(state->index_lists[k]);

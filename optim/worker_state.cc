@@ -40,10 +40,46 @@ std::string writeWorkerState(const SegmentSpecs& specs, const WorkerStateView& s
   return w.take();
 }
 
-absl::StatusOr<WorkerState> readWorkerState(const std::string& bytes, const SegmentSpecs& specs,
+namespace {
+
+// Each compressor's state of each compressed spec; when one refuses, the ones restored
+// before it are put back.
+absl::Status restoreCompressorStates(const std::vector<Compressor*>& compressors,
+                                     const SegmentSpecs& specs, uint64_t seed,
+                                     const std::vector<std::vector<std::vector<float>>>& states) {
+  struct Restored {
+    Compressor* compressor;
+    SelectContext ctx;
+    size_t numel;
+    std::vector<float> before;
+  };
+  std::vector<Restored> done;
+  for (size_t c = 0; c < compressors.size(); ++c) {
+    size_t next = 0;
+    for (const SegmentSpec& spec : specs) {
+      if (!spec.compressed) continue;
+      Restored r{compressors[c], SelectContext{spec.id, 0, seed, spec.rows}, spec.numel,
+                 compressors[c]->savedState(spec.id)};
+      absl::Status s = r.compressor->restoreState(r.ctx, r.numel, states[c][next++]);
+      if (!s.ok()) {
+        for (const Restored& d : done) {
+          d.compressor->restoreState(d.ctx, d.numel, d.before).IgnoreError();  // its own state
+        }
+        return s;
+      }
+      done.push_back(std::move(r));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<WorkerState> loadWorkerState(const std::string& bytes, const SegmentSpecs& specs,
                                             const std::vector<std::vector<size_t>>& array_sizes,
                                             size_t residuals, size_t index_lists,
-                                            size_t compressors) {
+                                            const std::vector<Compressor*>& compressors,
+                                            uint64_t seed) {
   StateReader r(bytes);
   if (auto s = checkStateHeader(r, StateKind::kWorker); !s.ok()) return s;
   if (auto s = expectSpecs(r, specs); !s.ok()) return s;
@@ -51,7 +87,7 @@ absl::StatusOr<WorkerState> readWorkerState(const std::string& bytes, const Segm
        {std::pair<const char*, size_t>{"state array count", array_sizes.size()},
         {"residual memory count", residuals},
         {"index list count", index_lists},
-        {"compressor count", compressors}}) {
+        {"compressor count", compressors.size()}}) {
     if (auto s = r.expectU32(what, static_cast<uint32_t>(count)); !s.ok()) return s;
   }
   WorkerState state;
@@ -80,8 +116,8 @@ absl::StatusOr<WorkerState> readWorkerState(const std::string& bytes, const Segm
     }
   }
   // Compressor states: at most a segment's size each; the compressor checks the rest.
-  state.compressor_states.resize(compressors);
-  for (auto& per_compressor : state.compressor_states) {
+  std::vector<std::vector<std::vector<float>>> compressor_states(compressors.size());
+  for (auto& per_compressor : compressor_states) {
     for (const SegmentSpec& spec : specs) {
       if (!spec.compressed) continue;
       per_compressor.emplace_back();
@@ -92,36 +128,10 @@ absl::StatusOr<WorkerState> readWorkerState(const std::string& bytes, const Segm
     }
   }
   if (auto s = r.finish(); !s.ok()) return s;
-  return state;
-}
-
-absl::Status restoreCompressorStates(const std::vector<Compressor*>& compressors,
-                                     const SegmentSpecs& specs, uint64_t seed,
-                                     const std::vector<std::vector<std::vector<float>>>& states) {
-  struct Restored {
-    Compressor* compressor;
-    SelectContext ctx;
-    size_t numel;
-    std::vector<float> before;
-  };
-  std::vector<Restored> done;
-  for (size_t c = 0; c < compressors.size(); ++c) {
-    size_t next = 0;
-    for (const SegmentSpec& spec : specs) {
-      if (!spec.compressed) continue;
-      Restored r{compressors[c], SelectContext{spec.id, 0, seed, spec.rows}, spec.numel,
-                 compressors[c]->savedState(spec.id)};
-      absl::Status s = r.compressor->restoreState(r.ctx, r.numel, states[c][next++]);
-      if (!s.ok()) {
-        for (const Restored& d : done) {
-          d.compressor->restoreState(d.ctx, d.numel, d.before).IgnoreError();  // its own state
-        }
-        return s;
-      }
-      done.push_back(std::move(r));
-    }
+  if (auto s = restoreCompressorStates(compressors, specs, seed, compressor_states); !s.ok()) {
+    return s;
   }
-  return absl::OkStatus();
+  return state;
 }
 
 }  // namespace sparseps

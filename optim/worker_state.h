@@ -31,27 +31,24 @@ struct WorkerStateView {
 
 std::string writeWorkerState(const SegmentSpecs& specs, const WorkerStateView& state);
 
-// What loadState read, checked against the rule and not yet committed to it.
+// What loadState read, checked against the rule: the rule commits it (its compressors
+// already hold their states).
 struct WorkerState {
-  std::vector<std::vector<std::vector<float>>> arrays;             // [array][spec]
-  std::vector<std::vector<std::vector<float>>> residuals;          // [memory][compressed spec]
-  std::vector<std::vector<std::vector<uint32_t>>> index_lists;     // [list][spec]
-  std::vector<std::vector<std::vector<float>>> compressor_states;  // [compressor][compressed spec]
+  std::vector<std::vector<std::vector<float>>> arrays;          // [array][spec]
+  std::vector<std::vector<std::vector<float>>> residuals;       // [memory][compressed spec]
+  std::vector<std::vector<std::vector<uint32_t>>> index_lists;  // [list][spec]
 };
 
-// The rule's shape: array_sizes[k][i] is the length its array k has for spec i; the other
-// counts are its number of residual memories, index lists and compressors. Any difference,
-// short or trailing bytes, a non-finite value or a bad index list is an error.
-absl::StatusOr<WorkerState> readWorkerState(const std::string& bytes, const SegmentSpecs& specs,
+// Reads a rule's checkpoint and gives each of its compressors its state of each compressed
+// spec (seeded with `seed`). The rule's shape: array_sizes[k][i] is the length its array k
+// has for spec i; the counts are its number of residual memories and index lists. Any
+// difference, short or trailing bytes, a non-finite value, a bad index list or a compressor
+// that refuses its state is an error, and then nothing has changed: the compressors restored
+// before a refusal are put back.
+absl::StatusOr<WorkerState> loadWorkerState(const std::string& bytes, const SegmentSpecs& specs,
                                             const std::vector<std::vector<size_t>>& array_sizes,
                                             size_t residuals, size_t index_lists,
-                                            size_t compressors);
-
-// Restores each compressor's state of each compressed spec (as WorkerState holds them);
-// when one refuses, the ones restored before it are put back, so a refused load changes
-// nothing.
-absl::Status restoreCompressorStates(const std::vector<Compressor*>& compressors,
-                                     const SegmentSpecs& specs, uint64_t seed,
-                                     const std::vector<std::vector<std::vector<float>>>& states);
+                                            const std::vector<Compressor*>& compressors,
+                                            uint64_t seed);
 
 }  // namespace sparseps

@@ -139,14 +139,9 @@ class TensorRule : public WorkerRule {
       }
     }
     absl::StatusOr<WorkerState> state =
-        readWorkerState(bytes, index_.specs(), array_sizes, residuals_.size(), index_lists_.size(),
-                        compressors_.size());
+        loadWorkerState(bytes, index_.specs(), array_sizes, residuals_.size(), index_lists_.size(),
+                        compressors_, options_.seed);
     if (!state.ok()) return state.status();
-    if (auto s = restoreCompressorStates(compressors_, index_.specs(), options_.seed,
-                                         state->compressor_states);
-        !s.ok()) {
-      return s;
-    }
     torch::NoGradGuard no_grad;
     for (size_t k = 0; k < arrays_.size(); ++k) {
       for (size_t i = 0; i < index_.size(); ++i) {
@@ -284,7 +279,8 @@ class AsgdTensorRule : public TensorRule {
 
 // dgs (SAMomentum), as optim/dgs.cc: u = m*u at the coordinates the last push sent (the
 // division by m of the unsent ones is deferred, as there); u = u + lr*g; push the top-k
-// of u at the rule's density (MethodOptions::dgsDensityAt); with f16, u of a sent coordinate is the rounded value sent.
+// of u at the rule's density (MethodOptions::dgsDensityAt); with f16, u of a sent coordinate
+// is the rounded value sent.
 // Dense segments: u = m*u + lr*g, pushed dense.
 class DgsTensorRule : public TensorRule {
  public:
