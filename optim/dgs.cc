@@ -99,7 +99,8 @@ class DgsWorker : public SegmentWorker {
       float* u = u_[i].data();
       SegmentData& s = (*push)[i];
       if (!spec.compressed) {  // momentum SGD with the rate folded in
-        forEachFolded(spec, grad, w, wd, [u, m, lr](size_t j, float g) { u[j] = m * u[j] + lr * g; });
+        forEachFolded(spec, grad, w, wd,
+                      [u, m, lr](size_t j, float g) { u[j] = m * u[j] + lr * g; });
         setDense(&s, spec.id, u_[i]);
         continue;
       }

@@ -32,7 +32,8 @@ def per_class(text):
     try:
         train, test = (int(t) for t in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected TRAIN,TEST image counts per class, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected TRAIN,TEST image counts per class, got {text!r}")
     if train < TRAIN_FILES or test < 1:
         raise argparse.ArgumentTypeError(
             f"need at least {TRAIN_FILES} training and 1 test image per class, got {text!r}")
