@@ -9,6 +9,7 @@ sparseps_library(sparseps_driver_lib SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/driver/dry_run.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/evaluate.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/evaluator.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/snapshot_queue.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/progress.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/rank_setup.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/run_config.cc

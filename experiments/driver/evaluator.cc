@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -24,6 +25,20 @@ namespace {
 constexpr int64_t kEvalBatch = 256;
 // How long the evaluator waits for another shard's slice of a snapshot.
 constexpr auto kSliceWait = std::chrono::seconds(120);
+
+// Training is over: the evaluator's threads (it and the OpenMP threads it started, which
+// inherited its policy) leave SCHED_IDLE, so the snapshots still waiting are scored at the
+// priority of any other work on the machine instead of after all of it.
+void leaveIdlePriority() {
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    const pid_t tid = static_cast<pid_t>(std::atoi(task.path().filename().c_str()));
+    if (sched_getscheduler(tid) == SCHED_IDLE) {
+      sched_param normal{};
+      sched_setscheduler(tid, SCHED_OTHER, &normal);
+    }
+  }
+}
 
 }  // namespace
 
@@ -56,42 +71,20 @@ Evaluator::Evaluator(const DriverConfig& config, const Dataset& dataset, RankMod
       plan_(std::move(plan)),
       evals_(std::move(evals)),
       log_(std::move(log)),
+      queue_(config.out + "/snapshots", kInMemory, log_),
       thread_([this] { run(); }) {}
 
 Evaluator::~Evaluator() {
   if (thread_.joinable()) (void)finish();
 }
 
-std::vector<Snapshot> dropBehind(std::deque<Snapshot>* waiting, size_t max_waiting) {
-  std::vector<Snapshot> dropped;
-  while (waiting->size() > max_waiting) {
-    auto oldest = std::find_if(waiting->begin(), waiting->end(),
-                               [](const Snapshot& s) { return !s.final; });
-    if (oldest == waiting->end()) break;
-    dropped.push_back(std::move(*oldest));
-    waiting->erase(oldest);
-  }
-  return dropped;
-}
-
 void Evaluator::submit(Snapshot snapshot) {
   std::unique_lock<std::mutex> lock(mu_);
   if (config_.virtualClock()) {
-    // Simulated time does not pass while the job waits here, and every snapshot is scored,
-    // so a virtual run's records stay the same from run to run.
-    cv_.wait(lock, [this] { return queue_.size() < kMaxWaiting; });
+    // Simulated time does not pass while the job waits here; no snapshot goes to disk.
+    cv_.wait(lock, [this] { return queue_.inMemory() < kInMemory; });
   }
-  queue_.push_back(std::move(snapshot));
-  for (const Snapshot& s : dropBehind(&queue_, kMaxWaiting)) {
-    log_(absl::StrCat("evaluation after ", s.epoch, " epochs skipped: the evaluator is ",
-                      queue_.size(), " snapshots behind training"));
-    if (plan_.numShards() > 1) {  // its slices on disk go at finish(); its model goes now
-      Snapshot names;
-      names.index = s.index;
-      names.final = s.final;
-      skipped_.push_back(names);
-    }
-  }
+  queue_.push(std::move(snapshot));
   cv_.notify_all();
 }
 
@@ -101,14 +94,8 @@ absl::StatusOr<EvalRow> Evaluator::finish() {
     stopping_ = true;
     cv_.notify_all();
   }
+  leaveIdlePriority();
   if (thread_.joinable()) thread_.join();
-  for (const Snapshot& s : skipped_) {  // the other shards' slices of skipped snapshots
-    for (int shard = 1; shard < plan_.numShards(); ++shard) {
-      std::error_code ignored;
-      std::filesystem::remove(snapshotSlicePath(config_.out, s, shard), ignored);
-    }
-  }
-  skipped_.clear();
   if (!last_) return absl::NotFoundError("no snapshot of the servers' model was evaluated");
   return *last_;
 }
@@ -132,10 +119,14 @@ void Evaluator::run() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      snapshot = std::move(queue_.front());
-      queue_.pop_front();
+      std::optional<absl::StatusOr<Snapshot>> next = queue_.pop();
+      if (!next) return;
       cv_.notify_all();  // a virtual job's submit may wait for room
+      if (!next->ok()) {
+        log_(std::string(next->status().message()));
+        continue;
+      }
+      snapshot = std::move(**next);
     }
     try {
       if (snapshot.version == last_version_) {  // the model just scored: say it is the last
@@ -180,10 +171,13 @@ bool Evaluator::assemble(const Snapshot& snapshot) {
 }
 
 absl::Status Evaluator::markFinal(const Snapshot& snapshot) {
-  if (!snapshot.final || !last_row_.has_value()) return absl::OkStatus();
-  nlohmann::json row = *last_row_;
-  row["final"] = true;
-  row["time"] = snapshot.seconds;
+  if (!snapshot.final || !last_) return absl::OkStatus();
+  const nlohmann::json row = {{"epoch", snapshot.epoch},
+                              {"version", snapshot.version},
+                              {"pushes", snapshot.pushes},
+                              {"time", snapshot.seconds},
+                              {"final", true},
+                              {"same_as_epoch", last_->epoch}};
   absl::Status s = evals_.append(row);
   if (s.ok()) s = evals_.flush();
   return s;
@@ -216,7 +210,6 @@ absl::Status Evaluator::evaluate(const Snapshot& snapshot) {
                         {"bn_batches", bn_batches}};
   auto s = evals_.append(row);
   if (s.ok()) s = evals_.flush();
-  last_row_ = std::move(row);
   if (!s.ok()) return s;
   last_ = EvalRow{snapshot.epoch, snapshot.version, result->accuracy, result->loss};
   last_version_ = snapshot.version;

@@ -16,7 +16,6 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -32,17 +31,12 @@
 #include "experiments/driver/driver_config.h"
 #include "experiments/driver/rank_setup.h"
 #include "experiments/driver/run_dir.h"
+#include "experiments/driver/snapshot_queue.h"
 
 namespace sparseps {
 
 // Where shard `shard` writes its slice of snapshot `index` (final: "final").
 std::string snapshotSlicePath(const std::string& out, const Snapshot& snapshot, int shard);
-
-// When evaluation falls behind training (a busy machine leaves the idle-priority thread
-// no time), the snapshots waiting for it are held to max_waiting: the oldest that is not
-// the final one is taken out of the queue and returned, so memory stays bounded and the
-// newest models are the ones scored.
-std::vector<Snapshot> dropBehind(std::deque<Snapshot>* waiting, size_t max_waiting);
 
 struct EvalRow {
   double epoch = 0;
@@ -60,13 +54,14 @@ class Evaluator {
                                                            std::function<void(const std::string&)> log);
   ~Evaluator();
 
-  // Queues a snapshot (any thread); returns at once. At most kMaxWaiting wait: an older
-  // one beyond that is skipped (dropBehind), with a log line; the final one never is. A
-  // virtual-time job waits for room instead, so it scores every snapshot.
+  // Queues a snapshot (any thread); returns at once. None is skipped: beyond kInMemory
+  // waiting ones a snapshot waits on disk (SnapshotQueue), and what is still waiting when
+  // training ends is scored then. A virtual-time job waits for room in memory instead.
   void submit(Snapshot snapshot);
-  static constexpr size_t kMaxWaiting = 2;
-  // Evaluates what is queued, stops the thread and returns the last row written (the
-  // final model's), or an error when no evaluation succeeded.
+  static constexpr size_t kInMemory = 2;
+  // Training is over: the evaluator leaves its idle priority (other work on the machine no
+  // longer comes first), evaluates what is queued, stops the thread and returns the last row
+  // written (the final model's), or an error when no evaluation succeeded.
   absl::StatusOr<EvalRow> finish();
 
  private:
@@ -76,8 +71,9 @@ class Evaluator {
   // The whole model of a snapshot in model_'s flat buffers; false when a slice is missing.
   bool assemble(const Snapshot& snapshot);
   absl::Status evaluate(const Snapshot& snapshot);
-  // The final snapshot of a model already scored (the run ended on an epoch boundary):
-  // its row again, marked final, so eval.jsonl always ends with the final model's row.
+  // The final snapshot of a model already scored (the run ended on an epoch boundary): a
+  // final row that names the epoch row it equals ("same_as_epoch") instead of repeating its
+  // scores, so eval.jsonl always ends with the final model's row and no score twice.
   absl::Status markFinal(const Snapshot& snapshot);
 
   const DriverConfig& config_;
@@ -89,11 +85,9 @@ class Evaluator {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Snapshot> queue_;
-  std::vector<Snapshot> skipped_;  // index and final only: their slice files go at finish()
+  SnapshotQueue queue_;
   bool stopping_ = false;
   std::optional<EvalRow> last_;
-  std::optional<nlohmann::json> last_row_;  // as written to eval.jsonl
   uint64_t last_version_ = UINT64_MAX;
   std::thread thread_;
 };

@@ -1,53 +1,199 @@
-// The evaluator's queue when evaluation falls behind training: bounded, newest kept, the
-// final snapshot never skipped.
+// When evaluation falls behind training no snapshot is dropped: the queue keeps two in
+// memory and the rest on disk, hands them back in order with their exact weights, and an
+// evaluator starved on purpose still writes one row per epoch and a final row that names
+// the epoch row it equals.
 #include <gtest/gtest.h>
+#include <sched.h>
 
-#include <deque>
+#include <chrono>
+#include <filesystem>
+#include <algorithm>
+#include <fstream>
+#include <mutex>
+#include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "experiments/datasets/make_dataset.h"
 #include "experiments/driver/evaluator.h"
+#include "experiments/driver/snapshot_queue.h"
+#include "tests/temp_dir.h"
 
 namespace sparseps {
 namespace {
+
+namespace fs = std::filesystem;
 
 Snapshot snap(uint64_t index, bool final = false) {
   Snapshot s;
   s.index = index;
   s.final = final;
-  s.params.assign(1000, 1.0f);
+  s.epoch = static_cast<double>(index);
+  s.version = 10 * index;
+  s.pushes = 10 * index;
+  for (int i = 0; i < 1000; ++i) s.params.push_back(static_cast<float>(index) + 0.001f * i);
+  s.buffers.assign(7, static_cast<float>(index));
   return s;
 }
 
-std::vector<uint64_t> indices(const std::deque<Snapshot>& q) {
-  std::vector<uint64_t> out;
-  for (const Snapshot& s : q) out.push_back(s.index);
-  return out;
+size_t filesIn(const fs::path& dir) {
+  if (!fs::exists(dir)) return 0;
+  return static_cast<size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
 }
 
-TEST(EvaluatorQueueTest, HoldsTheNewestAndSkipsTheOldest) {
-  std::deque<Snapshot> waiting;
-  std::vector<uint64_t> dropped;
-  for (uint64_t i = 1; i <= 50; ++i) {  // fifty epochs end while one evaluation runs
-    waiting.push_back(snap(i));
-    for (const Snapshot& s : dropBehind(&waiting, 2)) dropped.push_back(s.index);
-    ASSERT_LE(waiting.size(), 2u);
+TEST(SnapshotQueueTest, AStarvedQueueKeepsTwoInMemoryAndHandsBackEveryOneInOrder) {
+  testing::TempDir dir("sparseps_snapq_");
+  const fs::path waiting = dir.path() / "snapshots";
+  std::vector<std::string> lines;
+  SnapshotQueue queue(waiting.string(), 2, [&](const std::string& l) { lines.push_back(l); });
+  for (uint64_t i = 1; i <= 20; ++i) {  // twenty epochs end while nothing is evaluated
+    queue.push(snap(i, /*final=*/i == 20));
+    ASSERT_LE(queue.inMemory(), 2u);
   }
-  EXPECT_EQ(indices(waiting), (std::vector<uint64_t>{49, 50}));
-  ASSERT_EQ(dropped.size(), 48u);
-  for (uint64_t i = 0; i < 48; ++i) EXPECT_EQ(dropped[i], i + 1);
+  EXPECT_EQ(queue.size(), 20u);
+  EXPECT_EQ(filesIn(waiting), 18u);
+  EXPECT_EQ(lines.size(), 18u);
+  EXPECT_NE(lines.front().find("waits in"), std::string::npos) << lines.front();
+  for (uint64_t i = 1; i <= 20; ++i) {
+    auto next = queue.pop();
+    ASSERT_TRUE(next.has_value());
+    ASSERT_TRUE(next->ok()) << next->status();
+    const Snapshot expected = snap(i, i == 20);
+    EXPECT_EQ((*next)->index, i);
+    EXPECT_EQ((*next)->final, i == 20);
+    EXPECT_EQ((*next)->version, expected.version);
+    EXPECT_EQ((*next)->params, expected.params);
+    EXPECT_EQ((*next)->buffers, expected.buffers);
+  }
+  EXPECT_FALSE(queue.pop().has_value());
+  EXPECT_EQ(filesIn(waiting), 0u);  // each file goes once it is read back
 }
 
-TEST(EvaluatorQueueTest, NeverSkipsTheFinalSnapshot) {
-  std::deque<Snapshot> waiting;
-  waiting.push_back(snap(7));
-  waiting.push_back(snap(8, /*final=*/true));
-  waiting.push_back(snap(9));
-  EXPECT_EQ(dropBehind(&waiting, 1).size(), 2u);
-  EXPECT_EQ(indices(waiting), std::vector<uint64_t>{8});
-  EXPECT_TRUE(waiting.front().final);
-  waiting.push_back(snap(10, /*final=*/true));
-  EXPECT_TRUE(dropBehind(&waiting, 1).empty());  // only finals left: nothing to skip
-  EXPECT_EQ(waiting.size(), 2u);
+TEST(SnapshotQueueTest, FilesOfSnapshotsNeverTakenOutGoWithTheQueue) {
+  testing::TempDir dir("sparseps_snapq_");
+  const fs::path waiting = dir.path() / "snapshots";
+  {
+    SnapshotQueue queue(waiting.string(), 1, [](const std::string&) {});
+    for (uint64_t i = 1; i <= 4; ++i) queue.push(snap(i));
+    EXPECT_EQ(filesIn(waiting), 3u);
+  }
+  EXPECT_EQ(filesIn(waiting), 0u);
+}
+
+TEST(SnapshotQueueTest, AFileThatCannotBeReadBackIsNamedAndLeftAlone) {
+  testing::TempDir dir("sparseps_snapq_");
+  const fs::path waiting = dir.path() / "snapshots";
+  SnapshotQueue queue(waiting.string(), 0, [](const std::string&) {});
+  queue.push(snap(3));
+  const fs::path file = waiting / "3.waiting";
+  ASSERT_TRUE(fs::exists(file));
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << "not a snapshot";
+  auto next = queue.pop();
+  ASSERT_TRUE(next.has_value());
+  ASSERT_FALSE(next->ok());
+  EXPECT_NE(next->status().message().find(file.string()), std::string::npos)
+      << next->status();
+  EXPECT_TRUE(fs::exists(file));
+}
+
+TEST(SnapshotQueueTest, ASnapshotThatCannotBeWrittenStaysInMemory) {
+  testing::TempDir dir("sparseps_snapq_");
+  const fs::path blocker = dir.path() / "a-file";
+  std::ofstream(blocker) << "x";  // the queue's directory would have to be under a file
+  std::vector<std::string> lines;
+  SnapshotQueue queue((blocker / "snapshots").string(), 0,
+                      [&](const std::string& l) { lines.push_back(l); });
+  queue.push(snap(1));
+  EXPECT_EQ(queue.inMemory(), 1u);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("waits in memory"), std::string::npos) << lines[0];
+  auto next = queue.pop();
+  ASSERT_TRUE(next.has_value() && next->ok());
+  EXPECT_EQ((*next)->params, snap(1).params);
+}
+
+std::vector<nlohmann::json> rowsOf(const fs::path& path) {
+  std::ifstream file(path);
+  std::vector<nlohmann::json> rows;
+  std::string line;
+  while (std::getline(file, line)) rows.push_back(nlohmann::json::parse(line));
+  return rows;
+}
+
+TEST(EvaluatorTest, AStarvedEvaluatorStillScoresEveryEpochAndTheFinalRowNamesItsTwin) {
+  testing::TempDir dir("sparseps_evalq_");
+  DriverConfig config;
+  config.model = "small_resnet";
+  config.dataset = "synthetic";
+  config.batch_size = 16;
+  config.eval_samples = 32;
+  config.eval_bn_batches = 1;
+  config.out = dir.str();
+  auto data = makeDataset(
+      "synthetic", "",
+      DatasetOptions().setSeed(3).setSyntheticTrainSize(32).setSyntheticTestSize(32));
+  ASSERT_TRUE(data.ok()) << data.status();
+  // One core for this thread and the evaluator's (which inherits it): the evaluator runs
+  // at idle priority, so while this thread spins it gets next to nothing.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  std::vector<std::string> lines;
+  std::mutex lines_mu;
+  auto evaluator = Evaluator::create(config, **data, [&](const std::string& l) {
+    std::lock_guard<std::mutex> lock(lines_mu);
+    lines.push_back(l);
+  });
+  ASSERT_TRUE(evaluator.ok()) << evaluator.status();
+  auto model = buildModel(config, **data);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<float> params(model->flat.params().begin(), model->flat.params().end());
+  const std::vector<float> buffers(model->flat.buffers().begin(), model->flat.buffers().end());
+  constexpr int kEpochs = 6;
+  for (int e = 1; e <= kEpochs + 1; ++e) {
+    Snapshot s;
+    s.index = static_cast<uint64_t>(e);
+    s.final = e == kEpochs + 1;  // the last worker left right after epoch 6's snapshot
+    s.epoch = std::min(e, kEpochs);
+    s.version = s.pushes = static_cast<uint64_t>(4 * std::min(e, kEpochs));
+    s.seconds = e;
+    s.params = params;
+    for (float& p : s.params) p *= 1.0f - 0.05f * static_cast<float>(e);  // a model per epoch
+    s.buffers = buffers;
+    (*evaluator)->submit(std::move(s));
+  }
+  EXPECT_GT(filesIn(dir.path() / "snapshots"), 0u) << "no snapshot had to wait on disk";
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  while (std::chrono::steady_clock::now() < spin_until) {
+  }
+  // Every thread of this process (the evaluator's and its OpenMP threads too) back on every
+  // core, so the scoring left to finish() runs wherever the machine has room.
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
+  for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+    sched_setaffinity(std::stoi(task.path().filename().string()), sizeof(all), &all);
+  }
+
+  auto last = (*evaluator)->finish();
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_EQ(last->epoch, kEpochs);
+  const auto rows = rowsOf(dir.path() / "eval.jsonl");
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kEpochs + 1));
+  for (int e = 1; e <= kEpochs; ++e) {
+    const nlohmann::json& row = rows[static_cast<size_t>(e - 1)];
+    EXPECT_EQ(row["epoch"].get<double>(), e);
+    EXPECT_FALSE(row["final"].get<bool>());
+    EXPECT_TRUE(row.contains("accuracy"));
+  }
+  const nlohmann::json& final_row = rows.back();
+  EXPECT_TRUE(final_row["final"].get<bool>());
+  EXPECT_EQ(final_row["same_as_epoch"].get<double>(), kEpochs);
+  EXPECT_FALSE(final_row.contains("accuracy")) << "the final row repeats a score";
+  EXPECT_EQ(filesIn(dir.path() / "snapshots"), 0u);
+  for (const std::string& l : lines) EXPECT_EQ(l.find("skipped"), std::string::npos) << l;
 }
 
 }  // namespace
