@@ -4,6 +4,7 @@ sparseps_library(sparseps_driver_lib SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/driver/batch_norm_stats.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/compute_slots.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/device.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/divergence.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/driver_config.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/presets.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/dry_run.cc

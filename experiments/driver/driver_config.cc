@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/match.h"
@@ -17,6 +18,7 @@
 #include "compressors/registry.h"
 #include "experiments/datasets/make_dataset.h"
 #include "experiments/driver/device.h"
+#include "experiments/driver/divergence.h"
 #include "experiments/driver/presets.h"
 #include "experiments/models/model_factory.h"
 #include "optim/method_option_table.h"
@@ -374,6 +376,13 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
       ->check(kAutoOrNonNegative)->group(run);
   app.add_option("--max-steps", c->max_steps, "stop each worker after this many steps; 0 = off")
       ->check(kNonNegative)->group(run);
+  app.add_flag("--stop-on-divergence", c->stop_on_divergence,
+               absl::StrFormat("end the run when a worker's loss diverges (not finite, or over "
+                               "%g x the mean of its first %d steps; without this flag the run "
+                               "goes on and the summary names it); experiments/run then exits "
+                               "with status %d",
+                               kDivergenceFactor, kReferenceSteps, kDivergedExitCode))
+      ->group(run);
   app.add_option("--checkpoint-every", c->checkpoint_every,
                  "server checkpoint every this many server versions (updates); 0 = only at "
                  "the end")->group(run);
@@ -661,6 +670,7 @@ nlohmann::json DriverConfig::toJson() const {
       {"eval_samples", eval_samples},
       {"eval_bn_batches", eval_bn_batches},
       {"max_steps", max_steps},
+      {"stop_on_divergence", stop_on_divergence},
       {"checkpoint_every", checkpoint_every},
       {"peer_timeout", peer_timeout},
       {"run_secret", run_secret.empty() ? "none" : "set"},

@@ -64,6 +64,7 @@ struct DriverConfig {
   int64_t eval_bn_batches = -1;    // 0 = evaluate with the BN statistics the workers pushed;
                                    // -1 = auto (evalBnBatches)
   int64_t max_steps = 0;           // per worker; 0 = no limit
+  bool stop_on_divergence = false; // divergence.h
   uint64_t checkpoint_every = 0;   // server versions; 0 = only at the end
   double peer_timeout = 30;        // seconds a peer may stall before it is dropped
   std::string run_secret;          // from SPARSEPS_RUN_SECRET; never written to disk

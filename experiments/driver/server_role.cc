@@ -3,9 +3,11 @@
 #include <torch/utils.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "core/runtime/checkpoint.h"
+#include "experiments/driver/divergence.h"
 #include "experiments/driver/elapsed.h"
 #include "experiments/driver/evaluator.h"
 #include "experiments/driver/rank_setup.h"
@@ -76,6 +78,11 @@ absl::Status runServerRole(const DriverConfig& config) {
     auto created = Evaluator::create(config, **dataset, job.server.log);
     if (!created.ok()) return created.status();
     evaluator = std::move(*created);
+    // A resumed run goes on training: an earlier stop on divergence is lifted (before any
+    // worker has its model, so none reads the old file).
+    if (std::error_code ec; std::filesystem::remove(divergenceStopPath(config.out), ec)) {
+      logLine(rank, "resumed: the earlier stop on divergence (diverged.json) is lifted");
+    }
   }
   const auto train_start = RunClock::now();
   auto stats = runServerShard(*connected->channel, job, methods, model->specs, model->flat.params(),

@@ -24,7 +24,8 @@ nlohmann::json WorkerTotals::toJson() const {
           {"bytes_up", bytes_up},
           {"bytes_down", bytes_down},
           {"staleness_sum", staleness_sum},
-          {"peak_rss_mb", peak_rss_mb}};
+          {"peak_rss_mb", peak_rss_mb},
+          {"divergence", divergence ? divergence->toJson() : nlohmann::json()}};
 }
 
 double peakRssMb() {
@@ -143,6 +144,18 @@ absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann
       {"mean_compress_s", steps > 0 ? compress / static_cast<double>(steps) : 0.0},
       {"mean_comm_s", steps > 0 ? comm / static_cast<double>(steps) : 0.0},
   };
+  // The first divergence in the run's time: the step, worker and loss that name it.
+  const nlohmann::json* first = nullptr;
+  for (const nlohmann::json& r : reports) {
+    const auto d = r.find("divergence");
+    if (d == r.end() || d->is_null()) continue;
+    const double when = (*d)["seconds"].get<double>();
+    if (!first || when < (*first)["divergence"]["seconds"].get<double>()) first = &r;
+  }
+  summary["diverged_at_step"] = first ? (*first)["divergence"]["step"] : nlohmann::json();
+  summary["diverged_worker"] = first ? (*first)["worker"] : nlohmann::json();
+  summary["diverged_loss"] = first ? (*first)["divergence"]["loss"] : nlohmann::json();
+  summary["stop_on_divergence"] = config.stop_on_divergence;
   summary.update(extra);
   return writeJsonFile(config.out + "/summary.json", summary);
 }

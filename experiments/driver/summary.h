@@ -7,6 +7,7 @@
 // worker does not rewrite it; each worker's own rate is listed beside it.
 
 #include <chrono>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/status.h"
+#include "experiments/driver/divergence.h"
 #include "experiments/driver/driver_config.h"
 #include "experiments/driver/evaluator.h"
 
@@ -32,6 +34,7 @@ struct WorkerTotals {
   uint64_t bytes_down = 0;
   uint64_t staleness_sum = 0;
   double peak_rss_mb = 0;     // this process's peak resident memory
+  std::optional<Divergence> divergence;  // its first, if its loss diverged
 
   nlohmann::json toJson() const;
 };
@@ -49,7 +52,9 @@ std::vector<nlohmann::json> collectWorkerReports(const std::string& out, int wor
                                                  std::chrono::seconds timeout);
 
 // summary.json from the config, the worker reports, the final evaluation, eval.jsonl (for
-// the best accuracy) and the servers' training time (simulated in virtual time);
+// the best accuracy) and the servers' training time (simulated in virtual time); the
+// earliest worker divergence (divergence.h), if any, as diverged_at_step, diverged_worker
+// and diverged_loss (null when none diverged);
 // train_examples: the training set's size (the run's real epochs are its samples over it,
 // which a --max-steps cap makes fewer than --epochs); `extra` adds fields of its own.
 absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann::json>& reports,

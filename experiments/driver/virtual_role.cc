@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/virtual/virtual_job.h"
+#include "experiments/driver/divergence.h"
 #include "experiments/driver/elapsed.h"
 #include "experiments/driver/evaluator.h"
 #include "experiments/driver/progress.h"
@@ -36,7 +37,8 @@ class DriverWorkload : public VirtualWorkload {
             absl::Span<float> grad) override {
     State& s = workers_[worker];
     Step step;
-    if (s.epoch >= config_.epochs || (config_.max_steps > 0 && s.steps >= config_.max_steps)) {
+    if (stopped_ || s.stopped || s.epoch >= config_.epochs ||
+        (config_.max_steps > 0 && s.steps >= config_.max_steps)) {
       step.kind = Step::Kind::kDone;
       return step;
     }
@@ -73,18 +75,39 @@ class DriverWorkload : public VirtualWorkload {
     step.epoch = s.epoch;
     step.samples = batch_.labels.size(0);
     step.loss = loss.item<double>();
+    if (auto d = s.divergence.observe(s.steps + 1, step.loss, s.last_time)) {
+      s.diverged = d;
+      std::printf("%s\n", d->message(worker, config_.stop_on_divergence).c_str());
+      std::fflush(stdout);
+      s.stopped = d->stopsWorker(config_.stop_on_divergence);
+      stopped_ = stopped_ || config_.stop_on_divergence;
+      if (s.stopped) {  // this step is not pushed
+        step = Step();
+        step.kind = Step::Kind::kDone;
+        return step;
+      }
+    }
     step.correct = logits.argmax(1).eq(batch_.labels).sum().item<int64_t>();
     ++s.steps;
     return step;
   }
 
   const absl::Status& failure() const { return failure_; }
+  // The simulated time of worker `worker`'s last applied step (its divergence's time).
+  void stepApplied(int worker, double time) { workers_[worker].last_time = time; }
+  const std::optional<Divergence>& divergence(int worker) const {
+    return workers_[worker].diverged;
+  }
 
  private:
   struct State {
     int epoch = 0;
     int64_t steps = 0;
     std::optional<BatchIterator> batches;
+    DivergenceWatch divergence;
+    std::optional<Divergence> diverged;
+    bool stopped = false;  // at its divergence
+    double last_time = 0;
   };
   const DriverConfig& config_;
   const Dataset& dataset_;
@@ -92,6 +115,7 @@ class DriverWorkload : public VirtualWorkload {
   std::vector<State> workers_;
   Batch batch_;
   absl::Status failure_;
+  bool stopped_ = false;  // every worker's next step is kDone (--stop-on-divergence)
 };
 
 // Per-worker totals from the step records (the worker<k>.json of a real run).
@@ -147,6 +171,7 @@ absl::Status runVirtualRole(const DriverConfig& config) {
   auto metrics = JsonLinesWriter::open(config.out + "/metrics.jsonl");
   if (!metrics.ok()) return metrics.status();
   std::vector<WorkerTotals> totals(config.numWorkers());
+  DriverWorkload workload(config, **dataset, *model);
   absl::Status write_failure;
   int shown_epoch = 0;
   double loss_sum = 0;
@@ -168,6 +193,7 @@ absl::Status runVirtualRole(const DriverConfig& config) {
                               {"compress_s", r.codec},
                               {"comm_s", r.comm}});
     if (!s.ok() && write_failure.ok()) write_failure = s;
+    workload.stepApplied(r.worker, r.time);
     loss_sum += r.loss;
     ++loss_count;
     if (r.worker == 0 && r.epoch > shown_epoch) {
@@ -186,7 +212,6 @@ absl::Status runVirtualRole(const DriverConfig& config) {
                           " server shard(s), ", config.model, " (", model->specs.size(),
                           " segments, ", options.initial_params.size(), " parameters), ",
                           pushes_per_epoch, " pushes per epoch"));
-  DriverWorkload workload(config, **dataset, *model);
   const auto sim_start = RunClock::now();
   const double sim_cpu0 = threadCpuSeconds();
   auto result = runVirtualJob(options, methods, workload);
@@ -200,7 +225,10 @@ absl::Status runVirtualRole(const DriverConfig& config) {
   absl::StatusOr<EvalRow> final_eval = (*evaluator)->finish();
   if (!final_eval.ok()) logLine(0, std::string(final_eval.status().message()));
   std::vector<nlohmann::json> reports;
-  for (const WorkerTotals& t : totals) reports.push_back(t.toJson());
+  for (int w = 0; w < config.numWorkers(); ++w) {
+    totals[w].divergence = workload.divergence(w);
+    reports.push_back(totals[w].toJson());
+  }
   nlohmann::json histogram = nlohmann::json::object();
   for (const auto& [staleness, steps] : result->staleness) histogram[std::to_string(staleness)] = steps;
   // Where the time of the simulation went: the workers' forward/backward passes, and

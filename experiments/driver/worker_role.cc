@@ -4,6 +4,7 @@
 #include <torch/utils.h>
 
 #include <cmath>
+#include <filesystem>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +14,7 @@
 #include "experiments/driver/batch_norm_stats.h"
 #include "experiments/driver/compute_slots.h"
 #include "experiments/driver/device.h"
+#include "experiments/driver/divergence.h"
 #include "experiments/driver/elapsed.h"
 #include "experiments/driver/evaluate.h"
 #include "experiments/driver/progress.h"
@@ -41,8 +43,13 @@ class WorkerRun {
   absl::Status finishRun();
   bool first() const { return config_.isFirstWorker(); }
   bool stepsLeft() const {
-    return config_.max_steps == 0 || static_cast<int64_t>(totals_.steps) < config_.max_steps;
+    return (config_.max_steps == 0 || static_cast<int64_t>(totals_.steps) < config_.max_steps) &&
+           !stopped_ && !otherDiverged();
   }
+  // --stop-on-divergence: another worker's loss diverged (it left divergenceStopPath).
+  bool otherDiverged() const;
+  // Records and reports this worker's divergence; false when the worker stops here.
+  bool goOnAfter(const Divergence& divergence);
 
   const DriverConfig& config_;
   RunClock::time_point process_start_;
@@ -62,8 +69,30 @@ class WorkerRun {
   int64_t start_batch_ = 0;  // batches of start_epoch_ done before a resume
   double epochs_done_ = 0;  // fractional when --max-steps ends an epoch early
   WorkerTotals totals_;
+  DivergenceWatch divergence_;
+  bool stopped_ = false;  // this worker stopped at its divergence
   ProgressState state_;
 };
+
+bool WorkerRun::otherDiverged() const {
+  return config_.stop_on_divergence && std::filesystem::exists(divergenceStopPath(config_.out));
+}
+
+bool WorkerRun::goOnAfter(const Divergence& divergence) {
+  totals_.divergence = divergence;
+  const std::string what = divergence.message(config_.workerIndex(), config_.stop_on_divergence);
+  logLine(config_.rank, what);
+  if (first()) progress_->message(what);
+  if (config_.stop_on_divergence) {  // the other workers stop when they see it
+    nlohmann::json stop = divergence.toJson();
+    stop["worker"] = config_.workerIndex();
+    if (auto s = writeJsonFile(divergenceStopPath(config_.out), stop); !s.ok()) {
+      logLine(config_.rank, absl::StrCat("cannot tell the other workers to stop: ", s.message()));
+    }
+  }
+  stopped_ = divergence.stopsWorker(config_.stop_on_divergence);
+  return !stopped_;
+}
 
 absl::Status WorkerRun::setUp() {
   auto dataset = loadDataset(config_);
@@ -159,11 +188,15 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
     loss.backward();
     slot.reset();
     const double compute_s = secondsSince(t0);
+    const double loss_value = loss.item<double>();
+    if (auto diverged = divergence_.observe(totals_.steps + 1, loss_value,
+                                            secondsSince(process_start_))) {
+      if (!goOnAfter(*diverged)) break;  // this step is not pushed
+    }
     if (auto s = worker_->step(epoch); !s.ok()) return s;
     const StepStats& stats = worker_->lastStep();
 
     const int64_t n = batch.labels.size(0);
-    const double loss_value = loss.item<double>();
     loss_sum += loss_value * static_cast<double>(n);
     correct += logits.argmax(1).eq(labels).sum().item<int64_t>();
     seen += n;
@@ -211,7 +244,11 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
           absl::StrFormat("epoch %d: %d steps in %.1fs, loss %.4f, train accuracy %.2f%%, sent %s",
                           epoch + 1, state_.step, secondsSince(epoch_start), state_.loss,
                           100 * state_.train_accuracy, formatBytes(totals_.bytes_up)));
-  if (auto s = worker_->syncBuffers(); !s.ok()) return s;
+  // A worker stopped at its divergence keeps its BN statistics, which are the diverged
+  // model's, to itself.
+  if (!stopped_) {
+    if (auto s = worker_->syncBuffers(); !s.ok()) return s;
+  }
   if (state_.step == state_.steps_in_epoch) {  // not an epoch cut short by --max-steps
     if (auto s = saveWorkerState(epoch + 1); !s.ok()) return s;
   }
@@ -275,6 +312,7 @@ absl::Status WorkerRun::restoreWorkerState(uint64_t steps_done) {
 void WorkerRun::showEvaluations() {
   if (!evals_) return;
   for (const nlohmann::json& row : evals_->newLines()) {
+    if (!row.contains("accuracy")) continue;  // a final row naming the epoch row it equals
     state_.test_accuracy = row.value("accuracy", 0.0);
     progress_->evaluation(row.value("epoch", 0.0), state_.test_accuracy, row.value("loss", 0.0),
                           row.value("version", uint64_t{0}));

@@ -8,6 +8,11 @@ sparseps_test(driver_stop_test SOURCES driver_stop_test.cc DEPS nlohmann_json::n
 add_dependencies(driver_stop_test sparseps_driver)
 target_compile_definitions(driver_stop_test PRIVATE
   SPARSEPS_DRIVER_BINARY="$<TARGET_FILE:sparseps_driver>")
+sparseps_test(driver_divergence_test SOURCES driver_divergence_test.cc
+  DEPS nlohmann_json::nlohmann_json)
+add_dependencies(driver_divergence_test sparseps_driver)
+target_compile_definitions(driver_divergence_test PRIVATE
+  SPARSEPS_DRIVER_BINARY="$<TARGET_FILE:sparseps_driver>")
 sparseps_test(batch_norm_stats_test SOURCES batch_norm_stats_test.cc DEPS sparseps_driver_lib)
 sparseps_test(virtual_test SOURCES virtual_test.cc DEPS nlohmann_json::nlohmann_json absl::strings)
 add_dependencies(virtual_test sparseps_driver)
@@ -15,4 +20,5 @@ target_compile_definitions(virtual_test PRIVATE
   SPARSEPS_DRIVER_BINARY="$<TARGET_FILE:sparseps_driver>")
 sparseps_test(compute_slots_test SOURCES compute_slots_test.cc DEPS sparseps_driver_lib)
 sparseps_test(evaluator_queue_test SOURCES evaluator_queue_test.cc DEPS sparseps_driver_lib)
+sparseps_test(divergence_test SOURCES divergence_test.cc DEPS sparseps_driver_lib)
 sparseps_test(driver_config_test SOURCES driver_config_test.cc DEPS sparseps_driver_lib)
