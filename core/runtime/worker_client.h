@@ -61,6 +61,9 @@ class WorkerClient {
   absl::Status loadRuleState(const std::string& bytes) { return rule_->loadState(bytes); }
 
   float lr() const { return lr_; }
+  // The rate the next push is made with (the rules' StepContext and the push's header),
+  // until the next reply's rate replaces it: a schedule of the caller's own.
+  void setLr(float lr) { lr_ = lr; }
   uint64_t steps() const { return step_; }
 
  private:

@@ -1,5 +1,7 @@
 #include "core/torch/ps_rank.h"
 
+#include <cmath>
+
 #include <torch/nn/module.h>
 
 #include <utility>
@@ -177,8 +179,15 @@ absl::Status PsWorker::checkInJob(const char* call) const {
 
 void PsWorker::zeroGrad() { model_.zeroGrad(); }
 
-absl::Status PsWorker::step(int epoch) {
+absl::Status PsWorker::step(int epoch, std::optional<float> lr) {
   if (auto s = checkInJob("step()"); !s.ok()) return s;
+  if (lr) {
+    if (!std::isfinite(*lr) || *lr < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "step(): learning rate ", *lr, " is not a finite number >= 0"));
+    }
+    client_->setLr(*lr);
+  }
   model_.gatherGrads();
   last_ = StepStats{};
   return client_->step(model_.grads(), model_.params(), epoch, &last_);

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -79,8 +80,10 @@ class PsWorker {
   void zeroGrad();
   // Pushes the gradient the last backward() left (gatherGrads: also one made after a
   // reset to undefined), waits for the reply and writes the parameters. `epoch` is the
-  // worker's own, for methods whose worker side follows it (DGC's warm-up).
-  absl::Status step(int epoch = 0);
+  // worker's own, for methods whose worker side follows it (DGC's warm-up). `lr`, when
+  // given, is the rate this push is made with instead of the one the last reply carried (a
+  // schedule of the caller's own, e.g. a PyTorch LR scheduler's).
+  absl::Status step(int epoch = 0, std::optional<float> lr = std::nullopt);
   // BN running statistics to the servers, which average every worker's.
   absl::Status syncBuffers();
   // The servers' current model and averaged buffers, into spans the size of the model's.

@@ -2,9 +2,14 @@
 
 The parameters become views into one flat buffer (so are their gradients), step() hands
 that buffer to the C++ worker, which pushes the method's message, waits for the server's
-reply and writes the new parameters in place, with the GIL released. The learning rate is
-the server's: param_groups[0]["lr"] shows it after each step; a torch LR scheduler has no
-effect (give milestones/gamma/warmup_epochs/epoch_steps to the job instead).
+reply and writes the new parameters in place, with the GIL released.
+
+The learning rate: by default the server's schedule (milestones/gamma/warmup_epochs/
+epoch_steps of the job) sets it, and param_groups[0]["lr"] shows it after each step. Once
+param_groups[0]["lr"] is changed (a torch LR scheduler, or by hand), that rate is the one
+each push is made with from then on, as in any torch optimizer, and the server's rate no
+longer overwrites it. A job that has a schedule of its own and a rate changed here as well
+is refused with a ValueError at that step: two schedules would fight.
 """
 
 from typing import Callable, Dict, Iterable, Optional
@@ -49,13 +54,34 @@ class Optimizer(torch.optim.Optimizer):
         self.method = method
         self.epoch = 0
         self.world = world
+        # The job's own schedule, if any (a changed param_groups rate then conflicts).
+        self._job_schedule = [f"{k}={options[k]!r}" for k in ("milestones", "warmup_epochs")
+                              if options.get(k)]
+        self._own_lr = False  # param_groups[0]["lr"] was changed: it sets the rate
         self._buffers = float_buffers(model)
         named_params, named_buffers = named_tensors(params, self._buffers)
         try:
             self._worker = _C.Worker(config, named_params, named_buffers)
         except (RuntimeError, ValueError) as e:
             raise _hint_layout(e) from None
-        self.param_groups[0]["lr"] = self._worker.lr
+        self._show_server_lr()
+
+    def _show_server_lr(self) -> None:
+        self._shown_lr = self.param_groups[0]["lr"] = self._worker.lr
+
+    def _push_lr(self) -> Optional[float]:
+        """The rate this step's push is made with: None for the server's, or the one in
+        param_groups once it was changed there."""
+        lr = self.param_groups[0]["lr"]
+        if not self._own_lr and lr != self._shown_lr:
+            if self._job_schedule:
+                raise ValueError(
+                    f"sparseps.Optimizer: param_groups[0]['lr'] was changed to {lr} (a torch "
+                    f"LR scheduler?), but the job has a schedule of its own "
+                    f"({', '.join(self._job_schedule)}); use one of them: drop "
+                    f"milestones/warmup_epochs from the job, or the scheduler")
+            self._own_lr = True
+        return float(lr) if self._own_lr else None
 
     def add_param_group(self, param_group: Dict) -> None:
         if getattr(self, "_worker", None) is not None:
@@ -75,8 +101,10 @@ class Optimizer(torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        self._worker.step(self.epoch)
-        self.param_groups[0]["lr"] = self._worker.lr
+        lr = self._push_lr()
+        self._worker.step(self.epoch, lr)
+        if lr is None:
+            self._show_server_lr()
         return loss
 
     def set_epoch(self, epoch: int) -> None:
@@ -114,7 +142,8 @@ class Optimizer(torch.optim.Optimizer):
     def state_dict(self) -> Dict:
         state = super().state_dict()
         state["sparseps"] = {"method": self.method, "epoch": self.epoch,
-                             "worker_state": self._worker.save_state()}
+                             "worker_state": self._worker.save_state(),
+                             "own_lr": self._own_lr}
         return state
 
     def load_state_dict(self, state_dict: Dict) -> None:
@@ -134,4 +163,8 @@ class Optimizer(torch.optim.Optimizer):
             self._worker.load_state(before)
             raise
         self.epoch = int(extra["epoch"])
-        self.param_groups[0]["lr"] = self._worker.lr
+        self._own_lr = bool(extra.get("own_lr", False))
+        if self._own_lr:  # the saved rate stands
+            self._shown_lr = self.param_groups[0]["lr"]
+        else:
+            self._show_server_lr()

@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/torch/ps_rank.h"
@@ -79,8 +80,11 @@ void bindWorker(py::module_& m) {
 
   py::class_<PsWorker, std::unique_ptr<PsWorker>>(m, "Worker")
       .def(py::init(&connectWorker), py::arg("options"), py::arg("params"), py::arg("buffers"))
-      .def("step", [](PsWorker& w, int epoch) { blocking([&] { return w.step(epoch); }); },
-           py::arg("epoch"))
+      .def("step",
+           [](PsWorker& w, int epoch, std::optional<float> lr) {
+             blocking([&] { return w.step(epoch, lr); });
+           },
+           py::arg("epoch"), py::arg("lr") = py::none())
       .def("zero_grad", &PsWorker::zeroGrad)
       .def("sync_buffers", [](PsWorker& w) { blocking([&] { return w.syncBuffers(); }); })
       .def("server_model", &serverModel)

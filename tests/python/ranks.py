@@ -70,6 +70,68 @@ def sgd(world, out_dir):
     return {"diffs": diffs, "started_equal": started_equal, "lr": lr}
 
 
+def scheduler(world, out_dir):
+    """asgd, one worker, a torch StepLR on sparseps.Optimizer against the same StepLR on
+    torch.optim.SGD: the scheduler's rate is the one applied."""
+    job = dict(method="asgd", lr=0.05, momentum=0.0, weight_decay=0.0)
+    torch.manual_seed(0)
+    served = mlp()
+    if world.is_server:
+        return sparseps.serve(served, **job)
+    model = mlp()
+    opt = sparseps.Optimizer(model.parameters(), model=model, **job)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    ref = mlp()
+    ref.load_state_dict(model.state_dict())
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.05)
+    ref_sched = torch.optim.lr_scheduler.StepLR(ref_opt, step_size=2, gamma=0.5)
+    x, y = clusters(64 * 6, seed=5)
+    rates, applied, diffs = [], [], []
+    for step in range(6):
+        xb, yb = x[step * 64:(step + 1) * 64], y[step * 64:(step + 1) * 64]
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(xb), yb).backward()
+        before = [p.detach().clone() for p in model.parameters()]
+        grads = [p.grad.detach().clone() for p in model.parameters()]
+        rates.append(opt.param_groups[0]["lr"])
+        opt.step()
+        # asgd without weight decay moves w by -rate * g: the rate it applied, fitted.
+        moved = sum(((b - p.detach()) * g).sum().item()
+                    for b, p, g in zip(before, model.parameters(), grads))
+        applied.append(moved / sum((g * g).sum().item() for g in grads))
+        train_step(ref_opt, ref, xb, yb)
+        diffs.append(max((a - b).abs().max().item() / (1 + b.abs().max().item())
+                         for a, b in zip(model.parameters(), ref.parameters())))
+        sched.step()
+        ref_sched.step()
+    opt.finish()
+    return {"rates": rates, "applied": applied, "diffs": diffs}
+
+
+def scheduler_conflict(world, out_dir):
+    """A job with its own milestones and a torch scheduler as well: refused at the step."""
+    job = dict(method="asgd", lr=0.05, momentum=0.0, weight_decay=0.0, milestones=(2,),
+               epoch_steps=4)
+    torch.manual_seed(0)
+    served = mlp()
+    if world.is_server:
+        return sparseps.serve(served, **job)
+    model = mlp()
+    opt = sparseps.Optimizer(model.parameters(), model=model, **job)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    x, y = clusters(64, seed=5)
+    train_step(opt, model, x, y)  # the scheduler has not changed the rate yet
+    sched.step()
+    try:
+        train_step(opt, model, x, y)
+        error = None
+    except ValueError as e:
+        error = str(e)
+    steps = opt._worker.steps
+    opt.finish()
+    return {"error": error, "steps": steps}
+
+
 def dgs4(world, out_dir):
     """dgs, 4 workers, each on its own shard; the servers' final model is evaluated."""
     job = dict(method="dgs", lr=0.1, momentum=0.9, weight_decay=1e-4, density=0.05,

@@ -24,6 +24,25 @@ def test_asgd_with_one_worker_moves_the_model_exactly_as_torch_sgd(launch):
     assert abs(worker["lr"] - 0.05) < 1e-7  # the server's rate (float32)
 
 
+def test_a_torch_scheduler_sets_the_rate_that_is_applied(launch):
+    job = launch("scheduler", 2)
+    assert job.wait() == [0, 0], job.logs()
+    worker = job.result(1)
+    expected = [0.05, 0.05, 0.025, 0.025, 0.0125, 0.0125]  # StepLR(step_size=2, gamma=0.5)
+    assert worker["rates"] == pytest.approx(expected, rel=1e-6)
+    # The update applied follows the rate: it halves where StepLR halves it.
+    assert worker["applied"] == pytest.approx(expected, rel=1e-4), worker["applied"]
+    assert max(worker["diffs"]) < 1e-6, worker["diffs"]  # step for step as torch.optim.SGD
+
+
+def test_a_scheduler_on_a_job_with_its_own_schedule_is_refused(launch):
+    job = launch("scheduler_conflict", 2)
+    assert job.wait() == [0, 0], job.logs()
+    worker = job.result(1)
+    assert worker["steps"] == 1  # the refused step pushed nothing
+    assert "milestones=(2,)" in worker["error"] and "scheduler" in worker["error"], worker
+
+
 def test_torchrun_with_two_nodes_meets_through_its_agents_store(launch):
     # Two real torchrun agents on loopback, as across machines: rank 0's agent hosts the
     # store at --master_port and every rank, rank 0 included, joins it as a client.
