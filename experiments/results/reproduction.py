@@ -29,7 +29,8 @@ PAPER = {
 METHOD_ORDER = ("msgd", "dgs", "dgc", "gd", "asgd")
 FIELDS = ("run", "method", "workers", "seed", "model", "dataset", "clock", "epochs",
           "final_epoch", "batch_size", "momentum", "downlink", "final_accuracy",
-          "best_accuracy", "mean_staleness", "simulated_seconds", "real_seconds")
+          "best_accuracy", "mean_staleness", "diverged_at_step", "simulated_seconds",
+          "real_seconds")
 
 
 def row_of(run_dir, summary, config):
@@ -49,6 +50,7 @@ def row_of(run_dir, summary, config):
         "final_accuracy": summary.get("final_accuracy"),
         "best_accuracy": summary.get("best_accuracy"),
         "mean_staleness": summary.get("mean_staleness"),
+        "diverged_at_step": summary.get("diverged_at_step"),
         "simulated_seconds": summary.get("simulated_seconds"),
         "real_seconds": summary.get("real_seconds", summary.get("wall_seconds")),
         "preset": config.get("preset"),
@@ -99,8 +101,8 @@ def format_table(rows):
         groups.setdefault((r["workers"], r["method"]), []).append(r)
     rank = {m: i for i, m in enumerate(METHOD_ORDER)}
     lines = ["| workers | method | final top-1 % (mean) | seeds: range | best top-1 % | "
-             "mean staleness | paper % |",
-             "|---|---|---|---|---|---|---|"]
+             "mean staleness | diverged | paper % |",
+             "|---|---|---|---|---|---|---|---|"]
     for (workers, method) in sorted(groups, key=lambda k: (k[0], rank.get(k[1], 99))):
         runs = groups[(workers, method)]
         finals = [100 * r["final_accuracy"] for r in runs]
@@ -109,8 +111,11 @@ def format_table(rows):
                   else "1")
         stale = statistics.mean(r["mean_staleness"] or 0.0 for r in runs)
         paper = PAPER.get(workers, {}).get(method)
+        diverged = sum(r.get("diverged_at_step") is not None for r in runs)
+        diverged = f"{diverged} of {len(runs)}" if diverged else "no"
         lines.append(f"| {workers} | {method} | {statistics.mean(finals):.2f} | {spread} | "
-                     f"{best:.2f} | {stale:.1f} | {'' if paper is None else f'{paper:.2f}'} |")
+                     f"{best:.2f} | {stale:.1f} | {diverged} | "
+                     f"{'' if paper is None else f'{paper:.2f}'} |")
     return "\n".join(lines)
 
 

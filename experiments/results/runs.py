@@ -2,6 +2,10 @@
 
 import json
 import os
+import subprocess
+
+# experiments/compare: its own interpreter (Debian's, which has python3-plotly).
+COMPARE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compare")
 
 
 def read_json(path):
@@ -65,3 +69,16 @@ def eval_curve(run_dir):
             points.append((r.get("epoch"), r.get("time"), r["accuracy"]))
     points.sort(key=lambda p: (p[1] if p[1] is not None else 0.0))
     return points
+
+
+def write_compare_page(run_dirs, out_dir, title, say):
+    """experiments/compare for run_dirs into out_dir. A failure is said, not raised: a
+    study's table stands without its page."""
+    if not run_dirs:
+        return
+    result = subprocess.run([COMPARE, *run_dirs, f"--out={out_dir}", f"--title={title}"],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        say(f"no comparison page: {result.stderr.strip()}")
+    else:
+        say(f"comparison page: {os.path.join(out_dir, 'compare.html')}")

@@ -46,7 +46,8 @@ COLUMNS = [
     "max_steps", "epochs_trained", "samples", "updates", "throughput", "steady_throughput",
     "baseline_run", "baseline_throughput", "speedup", "speedup_closed_form", "final_accuracy",
     "best_accuracy", "wall_seconds", "train_seconds", "bytes_up", "bytes_down",
-    "bytes_up_per_sample", "bytes_down_per_sample", "mean_staleness",
+    "bytes_up_per_sample", "bytes_down_per_sample", "mean_staleness", "diverged_at_step",
+    "diverged_worker",
 ]
 
 
@@ -231,10 +232,17 @@ def _fmt(value, spec):
     return "-" if value is None else format(value, spec)
 
 
+def diverged(row):
+    """'-', or where the run's loss diverged: 'worker 1 step 27'."""
+    if row.get("diverged_at_step") is None:
+        return "-"
+    return f"worker {row.get('diverged_worker')} step {row['diverged_at_step']}"
+
+
 def format_table(rows):
     """A fixed-width text table of the main columns."""
     head = ["method", "bandwidth", "ws", "workers", "samples/s", "speedup", "closed form",
-            "final acc", "best acc", "up B/sample", "down B/sample", "staleness"]
+            "final acc", "best acc", "up B/sample", "down B/sample", "staleness", "diverged"]
     body = []
     for r in rows:
         acc = lambda v: "-" if v is None else f"{100 * v:.2f}%"
@@ -244,7 +252,8 @@ def format_table(rows):
                      _fmt(r.get("speedup_closed_form"), ".2f"),
                      acc(r["final_accuracy"]), acc(r["best_accuracy"]),
                      _fmt(r["bytes_up_per_sample"], ".0f"),
-                     _fmt(r["bytes_down_per_sample"], ".0f"), _fmt(r["mean_staleness"], ".2f")])
+                     _fmt(r["bytes_down_per_sample"], ".0f"), _fmt(r["mean_staleness"], ".2f"),
+                     diverged(r)])
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h)
               for i, h in enumerate(head)]
     line = lambda cells: "  ".join(c.rjust(w) if i >= 2 else c.ljust(w)

@@ -17,4 +17,9 @@ if(Python_EXECUTABLE)
   add_test(NAME fetch_cifar10_png_test
            COMMAND ${Python_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_cifar10_from_png.py)
   set_tests_properties(fetch_cifar10_png_test PROPERTIES TIMEOUT 120 LABELS python)
+  # experiments/compare: Debian's interpreter (python3-plotly, python3-matplotlib) and its
+  # page in headless Chromium.
+  add_test(NAME compare_test
+           COMMAND ${Python_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_compare.py)
+  set_tests_properties(compare_test PROPERTIES TIMEOUT 240 LABELS python)
 endif()

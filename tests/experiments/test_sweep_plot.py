@@ -105,9 +105,12 @@ class SweepTestCase(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
         self.sweep = os.path.join(self.dir, "sweep")
 
-    def run_tool(self, tool, *args, env=None):
-        return subprocess.run([tool, *args], capture_output=True, text=True, timeout=60,
-                              env=dict(os.environ, **(env or {})))
+    def run_tool(self, tool, *args, env=None, compare=False):
+        """The sweep without its comparison page unless compare (experiments/compare has a
+        test of its own)."""
+        own = ["--no-compare"] if tool == SWEEP and not compare else []  # before any "--"
+        return subprocess.run([tool, *own, *args], capture_output=True, text=True,
+                              timeout=60, env=dict(os.environ, **(env or {})))
 
     def fixture_grid(self):
         """FIXTURE runs: msgd alone (throughput 100), and dgs/asgd at 2 and 4 workers at
@@ -165,6 +168,32 @@ class CollectTest(SweepTestCase):
         self.assertIn("msgd alone", doc["speedup"])
         self.assertIn("dgs", result.stdout)
         self.assertIn("12.00", result.stdout)
+
+    @unittest.skipUnless(plot_python_has_matplotlib(), "Debian's python3 lacks matplotlib")
+    def test_the_sweep_writes_a_comparison_page_of_its_runs(self):
+        runs = self.fixture_grid()
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only", compare=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        page = os.path.join(self.sweep, "compare", "compare.html")
+        self.assertTrue(os.path.isfile(page), result.stdout + result.stderr)
+        with open(page) as f:
+            text = f.read()
+        for name in runs:
+            self.assertIn(name, text)
+
+    def test_diverged_runs_are_marked(self):
+        runs = self.fixture_grid()
+        diverged = dict(runs["asgd-ws5-1gbit"], diverged_at_step=27, diverged_worker=3)
+        write_fixture_run(os.path.join(self.sweep, "asgd-ws5-1gbit"), diverged)
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.sweep, "sweep.csv")) as f:
+            rows = {r["run"]: r for r in csv.DictReader(f)}
+        self.assertEqual(rows["asgd-ws5-1gbit"]["diverged_at_step"], "27")
+        self.assertEqual(rows["dgs-ws5-1gbit"]["diverged_at_step"], "")
+        marked = [line for line in result.stdout.splitlines() if "worker 3 step 27" in line]
+        self.assertEqual(len(marked), 1, result.stdout)
+        self.assertTrue(marked[0].startswith("asgd"), marked[0])
 
     def test_steady_state_and_closed_form(self):
         # msgd alone: one worker, a step of 64 samples every 0.125 s: 512 samples/s.
