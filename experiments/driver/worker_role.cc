@@ -50,6 +50,9 @@ class WorkerRun {
   bool otherDiverged() const;
   // Records and reports this worker's divergence; false when the worker stops here.
   bool goOnAfter(const Divergence& divergence);
+  // Checked once the loss has diverged: a finite loss can still give a non-finite gradient,
+  // whose push the servers would refuse, dropping this worker before its report is written.
+  bool gradientFinite() const;
 
   const DriverConfig& config_;
   RunClock::time_point process_start_;
@@ -76,6 +79,13 @@ class WorkerRun {
 
 bool WorkerRun::otherDiverged() const {
   return config_.stop_on_divergence && std::filesystem::exists(divergenceStopPath(config_.out));
+}
+
+bool WorkerRun::gradientFinite() const {
+  for (const torch::Tensor& p : model_->net->parameters()) {
+    if (p.grad().defined() && !torch::isfinite(p.grad()).all().item<bool>()) return false;
+  }
+  return true;
 }
 
 bool WorkerRun::goOnAfter(const Divergence& divergence) {
@@ -192,6 +202,13 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
     if (auto diverged = divergence_.observe(totals_.steps + 1, loss_value,
                                             secondsSince(process_start_))) {
       if (!goOnAfter(*diverged)) break;  // this step is not pushed
+    }
+    if (totals_.divergence && !gradientFinite()) {  // nor is one the wire would refuse
+      logLine(config_.rank, absl::StrCat("worker ", config_.workerIndex(), "'s gradient at step ",
+                                         totals_.steps + 1, " is not finite: this worker stops "
+                                         "(its gradient cannot be sent)"));
+      stopped_ = true;
+      break;
     }
     if (auto s = worker_->step(epoch); !s.ok()) return s;
     const StepStats& stats = worker_->lastStep();

@@ -50,14 +50,15 @@ TEST(VirtualClock, SameFlagsAndSeedGiveByteIdenticalRecords) {
   EXPECT_EQ(metrics[0], metrics[1]);
   ASSERT_FALSE(evals[0].empty());
   EXPECT_EQ(evals[0], evals[1]);
-  // Each epoch's snapshot, then the final model: the last epoch's version, scored once and
-  // its row written again marked final.
+  // Each epoch's snapshot, then the final model: the last epoch's version, scored once; the
+  // final row names the epoch row that scored it instead of repeating the scores.
   const auto rows = readLines(dir.path() / "a" / "eval.jsonl");
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_FALSE(rows[1]["final"].get<bool>());
   EXPECT_TRUE(rows[2]["final"].get<bool>());
   EXPECT_EQ(rows[2]["version"], rows[1]["version"]);
-  EXPECT_EQ(rows[2]["accuracy"], rows[1]["accuracy"]);
+  EXPECT_EQ(rows[2]["same_as_epoch"], rows[1]["epoch"]);
+  EXPECT_FALSE(rows[2].contains("accuracy"));
 }
 
 TEST(VirtualClock, LinkBoundJobMatchesTheRealRun) {
