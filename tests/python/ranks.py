@@ -32,6 +32,22 @@ def train_step(opt, model, x, y) -> None:
     opt.step()
 
 
+def serve_or_join(world, job: dict):
+    """The server's initial model from seed 0: a server rank serves it (and returns what
+    serve() returns, None here); a worker rank gets (model, optimizer) on it."""
+    torch.manual_seed(0)
+    served = mlp()
+    if world.is_server:
+        return None, sparseps.serve(served, **job)
+    model = mlp()
+    return model, sparseps.Optimizer(model.parameters(), model=model, **job)
+
+
+def max_relative_diff(model, ref) -> float:
+    return max((a - b).abs().max().item() / (1 + b.abs().max().item())
+               for a, b in zip(model.parameters(), ref.parameters()))
+
+
 def write(out_dir: str, rank: int, result: dict) -> None:
     with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
         json.dump(result, f)
@@ -63,8 +79,7 @@ def sgd(world, out_dir):
         torch.nn.functional.cross_entropy(model(xb), yb).backward()
         opt.step()
         train_step(ref_opt, ref, xb, yb)
-        diffs.append(max((a - b).abs().max().item() / (1 + b.abs().max().item())
-                         for a, b in zip(model.parameters(), ref.parameters())))
+        diffs.append(max_relative_diff(model, ref))
     lr = opt.param_groups[0]["lr"]
     opt.finish()
     return {"diffs": diffs, "started_equal": started_equal, "lr": lr}
@@ -73,13 +88,10 @@ def sgd(world, out_dir):
 def scheduler(world, out_dir):
     """asgd, one worker, a torch StepLR on sparseps.Optimizer against the same StepLR on
     torch.optim.SGD: the scheduler's rate is the one applied."""
-    job = dict(method="asgd", lr=0.05, momentum=0.0, weight_decay=0.0)
-    torch.manual_seed(0)
-    served = mlp()
-    if world.is_server:
-        return sparseps.serve(served, **job)
-    model = mlp()
-    opt = sparseps.Optimizer(model.parameters(), model=model, **job)
+    model, opt = serve_or_join(world, dict(method="asgd", lr=0.05, momentum=0.0,
+                                           weight_decay=0.0))
+    if model is None:
+        return opt
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
     ref = mlp()
     ref.load_state_dict(model.state_dict())
@@ -100,8 +112,7 @@ def scheduler(world, out_dir):
                     for b, p, g in zip(before, model.parameters(), grads))
         applied.append(moved / sum((g * g).sum().item() for g in grads))
         train_step(ref_opt, ref, xb, yb)
-        diffs.append(max((a - b).abs().max().item() / (1 + b.abs().max().item())
-                         for a, b in zip(model.parameters(), ref.parameters())))
+        diffs.append(max_relative_diff(model, ref))
         sched.step()
         ref_sched.step()
     opt.finish()
@@ -110,14 +121,10 @@ def scheduler(world, out_dir):
 
 def scheduler_conflict(world, out_dir):
     """A job with its own milestones and a torch scheduler as well: refused at the step."""
-    job = dict(method="asgd", lr=0.05, momentum=0.0, weight_decay=0.0, milestones=(2,),
-               epoch_steps=4)
-    torch.manual_seed(0)
-    served = mlp()
-    if world.is_server:
-        return sparseps.serve(served, **job)
-    model = mlp()
-    opt = sparseps.Optimizer(model.parameters(), model=model, **job)
+    model, opt = serve_or_join(world, dict(method="asgd", lr=0.05, momentum=0.0,
+                                           weight_decay=0.0, milestones=(2,), epoch_steps=4))
+    if model is None:
+        return opt
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
     x, y = clusters(64, seed=5)
     train_step(opt, model, x, y)  # the scheduler has not changed the rate yet
