@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <chrono>
 #include <filesystem>
@@ -72,7 +73,12 @@ Evaluator::Evaluator(const DriverConfig& config, const Dataset& dataset, RankMod
       evals_(std::move(evals)),
       log_(std::move(log)),
       queue_(config.out + "/snapshots", kInMemory, log_),
-      thread_([this] { run(); }) {}
+      thread_([this] { run(); }) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (queue_.adoptLeftOver(static_cast<double>(pushesPerEpoch(config, dataset))) > 0) {
+    cv_.notify_all();
+  }
+}
 
 Evaluator::~Evaluator() {
   if (thread_.joinable()) (void)finish();
@@ -171,15 +177,16 @@ bool Evaluator::assemble(const Snapshot& snapshot) {
 }
 
 absl::Status Evaluator::markFinal(const Snapshot& snapshot) {
-  if (!snapshot.final || !last_) return absl::OkStatus();
-  const nlohmann::json row = {{"epoch", snapshot.epoch},
-                              {"version", snapshot.version},
-                              {"pushes", snapshot.pushes},
-                              {"time", snapshot.seconds},
-                              {"final", true},
-                              {"same_as_epoch", last_->epoch}};
+  if (!snapshot.final || !last_ || last_row_final_) return absl::OkStatus();
+  nlohmann::json row = {{"epoch", snapshot.epoch},
+                         {"version", snapshot.version},
+                         {"pushes", snapshot.pushes},
+                         {"final", true},
+                         {"same_as_epoch", last_->epoch}};
+  if (std::isfinite(snapshot.seconds)) row["time"] = snapshot.seconds;
   absl::Status s = evals_.append(row);
   if (s.ok()) s = evals_.flush();
+  if (s.ok()) last_row_final_ = true;
   return s;
 }
 
@@ -202,17 +209,19 @@ absl::Status Evaluator::evaluate(const Snapshot& snapshot) {
   nlohmann::json row = {{"epoch", snapshot.epoch},
                         {"version", snapshot.version},
                         {"pushes", snapshot.pushes},
-                        {"time", snapshot.seconds},
                         {"final", snapshot.final},
                         {"accuracy", result->accuracy},
                         {"loss", result->loss},
                         {"examples", result->examples},
                         {"bn_batches", bn_batches}};
+  // A snapshot an earlier process left waiting has no time (SnapshotQueue::adoptLeftOver).
+  if (std::isfinite(snapshot.seconds)) row["time"] = snapshot.seconds;
   auto s = evals_.append(row);
   if (s.ok()) s = evals_.flush();
   if (!s.ok()) return s;
   last_ = EvalRow{snapshot.epoch, snapshot.version, result->accuracy, result->loss};
   last_version_ = snapshot.version;
+  last_row_final_ = snapshot.final;
   log_(absl::StrFormat("evaluation after %.2f epochs (server version %d, %d test examples): "
                        "accuracy %.4f loss %.4f, %.1fs", snapshot.epoch, snapshot.version,
                        result->examples, result->accuracy, result->loss, took));

@@ -47,7 +47,9 @@ struct EvalRow {
 
 class Evaluator {
  public:
-  // Builds the evaluation model for `dataset` and opens eval.jsonl in config.out.
+  // Builds the evaluation model for `dataset` and opens eval.jsonl in config.out. What a
+  // killed earlier process of this run left waiting in <out>/snapshots is scored first
+  // (SnapshotQueue::adoptLeftOver), so --resume finishes that process's evaluations.
   // log: one line per evaluation (and per skipped one).
   static absl::StatusOr<std::unique_ptr<Evaluator>> create(const DriverConfig& config,
                                                            const Dataset& dataset,
@@ -89,6 +91,9 @@ class Evaluator {
   bool stopping_ = false;
   std::optional<EvalRow> last_;
   uint64_t last_version_ = UINT64_MAX;
+  // The last row is the final model's: a resumed run whose training was already over
+  // takes its final snapshot again, and that model is not named twice.
+  bool last_row_final_ = false;
   std::thread thread_;
 };
 

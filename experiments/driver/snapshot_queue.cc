@@ -1,10 +1,14 @@
 #include "experiments/driver/snapshot_queue.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <system_error>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/runtime/checkpoint.h"
 
@@ -26,9 +30,57 @@ size_t SnapshotQueue::inMemory() const {
                                            [](const Waiting& w) { return w.file.empty(); }));
 }
 
+size_t SnapshotQueue::adoptLeftOver(double pushes_per_epoch) {
+  std::vector<std::pair<uint64_t, std::string>> found;  // (index, path); final sorts last
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    if (entry.path().extension() != ".waiting") continue;
+    // <index>.waiting, final.waiting, or either with a ".<n>" fileFor added
+    const std::string stem = entry.path().stem().string();
+    const std::string name = stem.substr(0, stem.find('.'));
+    uint64_t index = 0;
+    if (name == "final") {
+      index = std::numeric_limits<uint64_t>::max();
+    } else if (!absl::SimpleAtoi(name, &index)) {
+      continue;
+    }
+    found.emplace_back(index, entry.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  size_t adopted = 0;
+  for (const auto& [index, path] : found) {
+    absl::StatusOr<ServerCheckpoint> saved = loadCheckpoint(path);
+    if (!saved.ok()) {
+      log_(absl::StrCat("a snapshot left waiting cannot be read, and is left as it is: ",
+                        saved.status().message()));
+      continue;
+    }
+    Waiting w;
+    w.snapshot.final = index == std::numeric_limits<uint64_t>::max();
+    w.snapshot.index = w.snapshot.final ? 0 : index;
+    w.snapshot.version = saved->version;
+    w.snapshot.pushes = saved->pushes;
+    w.snapshot.epoch = static_cast<double>(saved->pushes) / pushes_per_epoch;
+    w.snapshot.seconds = std::nan("");  // not kept in the file
+    w.file = path;
+    waiting_.push_back(std::move(w));
+    ++adopted;
+  }
+  if (adopted > 0) {
+    log_(absl::StrCat(adopted, " snapshots an earlier process left waiting in ", dir_,
+                      " are scored first (the times they were taken are not known)"));
+  }
+  return adopted;
+}
+
 std::string SnapshotQueue::fileFor(const Snapshot& snapshot) const {
-  return absl::StrCat(dir_, "/", snapshot.final ? std::string("final")
-                                                : absl::StrCat(snapshot.index), ".waiting");
+  const std::string name = snapshot.final ? std::string("final") : absl::StrCat(snapshot.index);
+  // A resumed run may take a snapshot whose name one left by an earlier process still has.
+  std::string path = absl::StrCat(dir_, "/", name, ".waiting");
+  for (int n = 2; std::filesystem::exists(path); ++n) {
+    path = absl::StrCat(dir_, "/", name, ".", n, ".waiting");
+  }
+  return path;
 }
 
 void SnapshotQueue::push(Snapshot snapshot) {

@@ -5,6 +5,8 @@
 // and later ones wait on disk in `dir` (<index>.waiting, or final.waiting; the checkpoint
 // format) until the evaluator reaches them, so memory stays bounded and every epoch is
 // scored, after training at the latest. A snapshot that cannot be written stays in memory.
+// The files a stopped process left (killed before it scored them) are taken up again by the
+// next queue over the same directory: `experiments/run --resume` scores them first.
 
 #include <cstddef>
 #include <deque>
@@ -22,6 +24,12 @@ class SnapshotQueue {
   // log: one line per snapshot sent to disk (and per one that could not be).
   SnapshotQueue(std::string dir, size_t in_memory, std::function<void(const std::string&)> log);
   ~SnapshotQueue();  // removes the files of snapshots never taken out
+
+  // Queues, first and in order (by index, the final one last), the snapshots an earlier
+  // process left waiting in the directory; their epoch is pushes / pushes_per_epoch and
+  // their time is not known (NaN). Returns how many; a file that cannot be read is named in
+  // the log and left alone.
+  size_t adoptLeftOver(double pushes_per_epoch);
 
   void push(Snapshot snapshot);
   // The oldest snapshot with its model (read back from disk if it waited there, and its file

@@ -62,12 +62,13 @@ def load_summaries(sweep_dir):
 
 
 def eval_curve(run_dir):
-    """The run's evaluations [(epoch, time, accuracy)], ordered by time."""
+    """The run's evaluations [(epoch, time, accuracy)], in epoch order (time is None for a
+    snapshot an earlier process of a resumed run left unscored)."""
     points = []
     for r in read_jsonl(os.path.join(run_dir, "eval.jsonl")):
         if "accuracy" in r:
             points.append((r.get("epoch"), r.get("time"), r["accuracy"]))
-    points.sort(key=lambda p: (p[1] if p[1] is not None else 0.0))
+    points.sort(key=lambda p: p[0])
     return points
 
 

@@ -1,11 +1,12 @@
 // When evaluation falls behind training no snapshot is dropped: the queue keeps two in
 // memory and the rest on disk, hands them back in order with their exact weights, and an
 // evaluator starved on purpose still writes one row per epoch and a final row that names
-// the epoch row it equals.
+// the epoch row it equals. What a killed process left waiting is taken up by the next.
 #include <gtest/gtest.h>
 #include <sched.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <algorithm>
 #include <fstream>
@@ -16,7 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/datasets/make_dataset.h"
+#include "core/runtime/checkpoint.h"
 #include "experiments/driver/evaluator.h"
+#include "experiments/driver/rank_setup.h"
 #include "experiments/driver/snapshot_queue.h"
 #include "tests/temp_dir.h"
 
@@ -113,6 +116,48 @@ TEST(SnapshotQueueTest, ASnapshotThatCannotBeWrittenStaysInMemory) {
   EXPECT_EQ((*next)->params, snap(1).params);
 }
 
+TEST(SnapshotQueueTest, ANewQueueTakesUpWhatAStoppedOneLeftInOrder) {
+  testing::TempDir dir("sparseps_snapq_");
+  const fs::path waiting = dir.path() / "snapshots";
+  {
+    SnapshotQueue first(waiting.string(), 0, [](const std::string&) {});
+    for (uint64_t i : {9, 10, 11}) first.push(snap(i, /*final=*/i == 11));
+    // A killed process runs no destructor: its files stay (here, copied aside and back).
+    fs::copy(waiting, dir.path() / "aside", fs::copy_options::recursive);
+  }
+  fs::copy(dir.path() / "aside", waiting, fs::copy_options::recursive);
+  std::ofstream(waiting / "readme.txt") << "not a snapshot's name";
+  std::ofstream(waiting / "12.waiting", std::ios::binary) << "torn";
+
+  std::vector<std::string> lines;
+  SnapshotQueue second(waiting.string(), 0, [&](const std::string& l) { lines.push_back(l); });
+  EXPECT_EQ(second.adoptLeftOver(/*pushes_per_epoch=*/4.0), 3u);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("12.waiting"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("3 snapshots"), std::string::npos) << lines[1];
+  second.push(snap(9));  // the resumed run's own epoch 9: a name of its own, scored after
+  EXPECT_TRUE(fs::exists(waiting / "9.2.waiting"));
+  for (uint64_t i : {9, 10, 11, 9}) {
+    const bool adopted = second.size() > 1;
+    auto next = second.pop();
+    ASSERT_TRUE(next.has_value() && next->ok());
+    const Snapshot expected = snap(i, adopted && i == 11);
+    EXPECT_EQ((*next)->final, expected.final);
+    EXPECT_EQ((*next)->version, expected.version);
+    EXPECT_EQ((*next)->params, expected.params);
+    EXPECT_EQ((*next)->buffers, expected.buffers);
+    if (adopted) {
+      EXPECT_DOUBLE_EQ((*next)->epoch, 10.0 * static_cast<double>(i) / 4.0);  // pushes / 4
+      EXPECT_TRUE(std::isnan((*next)->seconds));
+    } else {
+      EXPECT_EQ((*next)->seconds, expected.seconds);
+    }
+  }
+  EXPECT_FALSE(second.pop().has_value());
+  EXPECT_TRUE(fs::exists(waiting / "12.waiting"));  // the unreadable one is left alone
+  EXPECT_EQ(filesIn(waiting), 2u);
+}
+
 std::vector<nlohmann::json> rowsOf(const fs::path& path) {
   std::ifstream file(path);
   std::vector<nlohmann::json> rows;
@@ -194,6 +239,76 @@ TEST(EvaluatorTest, AStarvedEvaluatorStillScoresEveryEpochAndTheFinalRowNamesIts
   EXPECT_FALSE(final_row.contains("accuracy")) << "the final row repeats a score";
   EXPECT_EQ(filesIn(dir.path() / "snapshots"), 0u);
   for (const std::string& l : lines) EXPECT_EQ(l.find("skipped"), std::string::npos) << l;
+}
+
+TEST(EvaluatorTest, AResumedRunScoresWhatAKilledEvaluatorLeftAndNamesTheFinalOnce) {
+  testing::TempDir dir("sparseps_evalq_");
+  DriverConfig config;
+  config.model = "small_resnet";
+  config.dataset = "synthetic";
+  config.batch_size = 16;
+  config.eval_samples = 32;
+  config.eval_bn_batches = 1;
+  auto data = makeDataset(
+      "synthetic", "",
+      DatasetOptions().setSeed(3).setSyntheticTrainSize(32).setSyntheticTestSize(32));
+  ASSERT_TRUE(data.ok()) << data.status();
+  auto model = buildModel(config, **data);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const auto per_epoch = static_cast<uint64_t>(pushesPerEpoch(config, **data));
+  auto epochModel = [&](int e) {
+    ServerCheckpoint c;
+    c.version = c.pushes = per_epoch * static_cast<uint64_t>(e);
+    c.model.assign(model->flat.params().begin(), model->flat.params().end());
+    for (float& p : c.model) p *= 1.0f - 0.05f * static_cast<float>(e);
+    c.buffers.assign(model->flat.buffers().begin(), model->flat.buffers().end());
+    return c;
+  };
+  // The killed process had taken epochs 5 and 6 and the final model (epoch 6's) and scored
+  // none of them.
+  const fs::path waiting = dir.path() / "run" / "snapshots";
+  fs::create_directories(waiting);
+  ASSERT_TRUE(saveCheckpoint((waiting / "5.waiting").string(), epochModel(5)).ok());
+  ASSERT_TRUE(saveCheckpoint((waiting / "6.waiting").string(), epochModel(6)).ok());
+  ASSERT_TRUE(saveCheckpoint((waiting / "final.waiting").string(), epochModel(6)).ok());
+
+  config.out = (dir.path() / "run").string();
+  auto resumed = Evaluator::create(config, **data, [](const std::string&) {});
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  Snapshot again;  // the resumed run's training was over: its workers leave at once
+  again.final = true;
+  again.epoch = 6;
+  again.version = again.pushes = per_epoch * 6;
+  again.seconds = 1;
+  again.params = epochModel(6).model;
+  again.buffers = epochModel(6).buffers;
+  (*resumed)->submit(std::move(again));
+  ASSERT_TRUE((*resumed)->finish().ok());
+  const auto rows = rowsOf(dir.path() / "run" / "eval.jsonl");
+  ASSERT_EQ(rows.size(), 3u) << "epochs 5 and 6 and one final row";
+  EXPECT_EQ(rows[0]["epoch"].get<double>(), 5);
+  EXPECT_EQ(rows[1]["epoch"].get<double>(), 6);
+  EXPECT_FALSE(rows[1].contains("time")) << "the time it was taken was not kept";
+  EXPECT_TRUE(rows[2]["final"].get<bool>());
+  EXPECT_EQ(rows[2]["same_as_epoch"].get<double>(), 6);
+  EXPECT_EQ(filesIn(waiting), 0u);
+
+  // Epoch 6 scored as if it had never waited: the same accuracy and loss.
+  config.out = (dir.path() / "clean").string();
+  fs::create_directories(config.out);
+  auto clean = Evaluator::create(config, **data, [](const std::string&) {});
+  ASSERT_TRUE(clean.ok()) << clean.status();
+  Snapshot six;
+  six.index = 6;
+  six.epoch = 6;
+  six.version = six.pushes = per_epoch * 6;
+  six.params = epochModel(6).model;
+  six.buffers = epochModel(6).buffers;
+  (*clean)->submit(std::move(six));
+  auto scored = (*clean)->finish();
+  ASSERT_TRUE(scored.ok()) << scored.status();
+  EXPECT_EQ(rows[1]["accuracy"].get<double>(), scored->accuracy);
+  EXPECT_EQ(rows[1]["loss"].get<double>(), scored->loss);
 }
 
 }  // namespace

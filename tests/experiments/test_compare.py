@@ -94,6 +94,25 @@ class CompareTest(unittest.TestCase):
         self.assertIsNotNone(acc)
         self.assertEqual(len(acc.group(1).split(",")), 3)
 
+    def test_a_resumed_runs_untimed_rows_are_on_the_epoch_plot_only_in_epoch_order(self):
+        resumed = os.path.join(self.dir, "resumed")
+        write_run(resumed, "dgs", 0.1, [0.3, 0.4, 0.5])
+        rows = [{"epoch": 3, "accuracy": 0.5, "loss": 1.0, "version": 60, "final": False},
+                {"epoch": 1, "time": 5.0, "accuracy": 0.3, "loss": 1.0, "version": 20,
+                 "final": False},
+                {"epoch": 2, "time": 10.0, "accuracy": 0.4, "loss": 1.0, "version": 40,
+                 "final": False}]
+        with open(os.path.join(resumed, "eval.jsonl"), "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in rows)
+        result = self.compare(resumed, f"--out={self.out}")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.out, "compare.html")) as f:
+            page = f.read()
+        xs = re.findall(r'"name":"resumed","x":\[([^\]]*)\]', page)
+        self.assertGreaterEqual(len(xs), 2)
+        self.assertEqual([float(x) for x in xs[0].split(",")], [1, 2, 3])  # accuracy-epoch
+        self.assertEqual([float(x) for x in xs[1].split(",")], [5, 10])  # accuracy-time
+
     def test_a_directory_that_is_not_a_run_is_named(self):
         empty = os.path.join(self.dir, "empty")
         os.makedirs(empty)
