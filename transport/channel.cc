@@ -62,8 +62,9 @@ Channel::Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options)
       options_(std::move(options)),
       clock_(options_.clock ? options_.clock : std::make_shared<SteadyClock>()),
       peers_(context_->size),
-      send_frame_(kFrameBytes + options_.header_bytes),
-      recv_frame_(kFrameBytes + options_.header_bytes) {
+      send_frame_(headerMessageBytes(options_.header_bytes)),
+      recv_frame_(headerMessageBytes(options_.header_bytes)),
+      canary_rng_(std::random_device{}()) {
   if (options_.shaping) {
     up_.emplace(options_.shaping->up);
     down_.emplace(options_.shaping->down);
@@ -173,7 +174,11 @@ void Channel::pulse(int peer) {
   for (;;) {
     monitor_cv_.wait_for(lock, every, [&] { return stop_threads_ || p.gone; });
     if (stop_threads_ || p.gone || p.state == PeerState::kDead) return;
-    p.pulse_word = kPulseBit | (busy_ > 0 ? kBusyBit : 0) | (progress_ & kProgressMask);
+    // A send of ours to this peer waits on the peer: it is not work the peer may count on.
+    // Two ranks sending to each other (a goodbye to a worker that is pushing) then see each
+    // other idle and the send is cut by the stall rule instead of both waiting forever.
+    const int others = busy_ - (p.sending[0] != nullptr ? 1 : 0);
+    p.pulse_word = kPulseBit | (others > 0 ? kBusyBit : 0) | (progress_ & kProgressMask);
     lock.unlock();
     try {
       p.pulse->send(peer, kControlSlot);
@@ -344,8 +349,7 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> message) {
   const size_t bytes = header.size() + payload.size();
   int64_t stamp = 0;
   if (up_) stamp = up_->reserve(clock_->nowNanos(), 0, bytes) + up_->spec().latency_ns;
-  std::memcpy(send_frame_.data(), &stamp, kFrameBytes);
-  std::memcpy(send_frame_.data() + kFrameBytes, header.data(), header.size());
+  writeHeaderMessage(send_frame_.data(), stamp, header, payload);
   ++busy_;
   std::string failure;
   try {
@@ -494,7 +498,10 @@ void Channel::receivePosted(int src, Frame* frame) {
   frame->peer_status = absl::OkStatus();
   int64_t stamp = 0;
   std::memcpy(&stamp, recv_frame_.data(), kFrameBytes);
-  frame->header.assign(recv_frame_.begin() + kFrameBytes, recv_frame_.end());
+  const auto header_end = recv_frame_.end() - kTailBytes;
+  frame->header.assign(recv_frame_.begin() + kFrameBytes, header_end);
+  uint8_t tail[kTailBytes];
+  std::copy(header_end, recv_frame_.end(), tail);
   auto refuse = [&](std::string why) {
     cut(src, why, /*reported=*/true);
     frame->payload.clear();
@@ -510,9 +517,20 @@ void Channel::receivePosted(int src, Frame* frame) {
                                " bytes, more than the limit of ", options_.max_payload_bytes));
   }
   if (*announced > 0) {
-    // Posted at the protocol's maximum: a peer that sends more than it announced wastes
-    // its bytes instead of making Gloo terminate this process.
+    // Posted at the protocol's maximum: a peer that sends more than it announced (up to
+    // that) is refused instead of making Gloo terminate this process. Gloo does not say how
+    // many bytes came, so the payload's last bytes are set to differ from the tail its
+    // header message carries (a payload that stops short leaves one of them so) and the
+    // bytes after it to random ones (a longer one overwrites them).
+    const size_t n = *announced;
     frame->payload.resize(options_.max_payload_bytes);
+    const size_t t = std::min(kTailBytes, n);
+    for (size_t i = 0; i < t; ++i) frame->payload[n - t + i] = static_cast<uint8_t>(~tail[i]);
+    uint8_t canary[kTailBytes];
+    const size_t c = std::min(kTailBytes, options_.max_payload_bytes - n);
+    const uint64_t random = canary_rng_();
+    std::memcpy(canary, &random, sizeof canary);
+    std::copy(canary, canary + c, frame->payload.begin() + static_cast<ptrdiff_t>(n));
     auto body = context_->createUnboundBuffer(frame->payload.data(), frame->payload.size());
     std::string failure;
     ++busy_;
@@ -533,19 +551,30 @@ void Channel::receivePosted(int src, Frame* frame) {
       failure = e.what();
     }
     --busy_;
-    std::lock_guard<std::mutex> lock(mu_);
-    payload_recv_ = nullptr;
-    payload_src_ = -1;
-    if (!failure.empty()) {
-      Peer& p = peers_[src];
-      if (p.state != PeerState::kDead) {
-        p.state = PeerState::kDead;
-        p.reason = absl::StrCat("is dead (payload receive failed): ", failure);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      payload_recv_ = nullptr;
+      payload_src_ = -1;
+      if (!failure.empty()) {
+        Peer& p = peers_[src];
+        if (p.state != PeerState::kDead) {
+          p.state = PeerState::kDead;
+          p.reason = absl::StrCat("is dead (payload receive failed): ", failure);
+        }
+        p.reported = true;
+        frame->payload.clear();
+        frame->peer_status =
+            absl::UnavailableError(absl::StrCat("channel: rank ", src, " ", p.reason));
+        return;
       }
-      p.reported = true;
-      frame->payload.clear();
-      frame->peer_status = absl::UnavailableError(absl::StrCat("channel: rank ", src, " ", p.reason));
-      return;
+    }
+    if (!std::equal(tail, tail + t, frame->payload.begin() + static_cast<ptrdiff_t>(n - t))) {
+      return refuse(absl::StrCat("sent a payload shorter than the ", n,
+                                 " bytes its header announced"));
+    }
+    if (!std::equal(canary, canary + c, frame->payload.begin() + static_cast<ptrdiff_t>(n))) {
+      return refuse(absl::StrCat("sent a payload longer than the ", n,
+                                 " bytes its header announced"));
     }
   }
   frame->payload.resize(*announced);

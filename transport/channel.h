@@ -3,9 +3,9 @@
 // Gloo context over UnboundBuffer. The transport does not know the protocol's wire
 // header: ChannelOptions says how long it is and how to read the payload size from it. A
 // receive takes a fixed-size header from ANY of the given ranks, checks the announced
-// size against max_payload_bytes, and only then posts a receive of exactly that size from
-// that sender. Gloo terminates a process that receives a message longer than the posted
-// buffer, so a posted receive is never smaller than what the protocol lets a peer send.
+// size against max_payload_bytes, and only then posts the payload's receive from that
+// sender, at max_payload_bytes: Gloo terminates a process that receives a message longer
+// than the posted buffer.
 //
 // Gloo facts designed around: a send completes only once the peer posted the matching
 // receive (send() blocks until then); a Gloo wait timeout breaks the whole context for
@@ -17,15 +17,18 @@
 // completes a send once the bytes are in the kernel, so only the ack (sent after
 // everything before the bye was read, TCP keeping order) makes it safe to close the
 // connection. Gloo terminates a process that receives more bytes than it posted, so every
-// receive is posted at the protocol's maximum for its slot. Gloo exceptions are caught
-// here and come back as a Status naming the rank.
+// receive is posted at the protocol's maximum for its slot, and a payload shorter or longer
+// than its header announced is refused (channel_wire.h says how, as Gloo does not tell a
+// receive's length); only one longer than that maximum still ends the process, in Gloo.
+// Gloo exceptions are caught here and come back as a Status naming the rank.
 //
 // Stalls. Every peer_timeout / 5 each rank pulses every peer: a control word with its
 // progress (messages it has taken) and whether it is busy (receiving a payload, sleeping
 // out shaping, sending). A peer is dropped when, for peer_timeout, (1) nothing came from
 // it, no message and no pulse (it hangs, is stopped, or the network is cut: TCP alone
 // would wait for hours); (2) a send of ours waited on it while its pulses showed neither
-// progress nor work (it never reads); or (3) its payload did not follow its header.
+// progress nor work (it never reads; a send of its own to us is no work, so two ranks
+// sending to each other are cut, not stuck); or (3) its payload did not follow its header.
 //
 // Optional link shaping (link_shaping.h) delays each received message until its last
 // byte would have arrived over the simulated links.
@@ -40,6 +43,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -243,6 +247,8 @@ class Channel : public Endpoint {
   std::vector<uint8_t> recv_frame_;
   std::unique_ptr<gloo::transport::UnboundBuffer> recv_header_;
   std::vector<int> posted_ranks_;  // empty: no header receive posted
+  // The random bytes after an announced payload (receivePosted; the receiving thread's).
+  std::mt19937_64 canary_rng_;
   // The payload receive in progress, for the watcher to abort (guarded by mu_).
   gloo::transport::UnboundBuffer* payload_recv_ = nullptr;
   int payload_src_ = -1;

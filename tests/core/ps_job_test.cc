@@ -230,10 +230,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         RogueCase{"header-only", "async", "sent a header and not its payload"},
         RogueCase{"no-read", "async", "left a message untaken"},
+        RogueCase{"push-unread", "async", "left a message untaken"},
         RogueCase{"silent", "sync", "held a sync round for 1 s without pushing"},
         RogueCase{"poison", "async", "is beyond the bound 2^64"},
         RogueCase{"garbage", "async", "checksum"},
-        RogueCase{"overlong", "async", "left a message untaken"},
+        RogueCase{"overlong", "async", "sent a payload longer than"},
+        RogueCase{"short", "async", "sent a payload shorter than"},
+        RogueCase{"bad-then-good", "async", "checksum"},
         RogueCase{"stop", "async", "sent no message and no pulse"}),
     [](const ::testing::TestParamInfo<RogueCase>& info) {
       std::string name = info.param.rogue;

@@ -4,11 +4,16 @@
 // off (or 30 s pass). The job must finish without it.
 //   header-only  sends a header announcing 100 bytes, and never the payload
 //   no-read      never takes the initial model the server sends it
+//   push-unread  pushes without taking the initial model the server is sending it (the two
+//                sends wait on each other)
 //   silent       takes its model, never pushes (holds a sync round)
 //   poison       pushes finite values of 3e38
 //   garbage      pushes a message whose payload was damaged after its checksum
 //   overlong     pushes a valid message plus 1000 bytes its header does not announce,
 //                then never takes the reply
+//   short        sends a push's header and 1 byte of its payload
+//   bad-then-good  pushes a damaged message and at once a good one (the server's
+//                goodbye to it and its push to the server wait on each other)
 //   stop         takes its model, then stops itself (SIGSTOP): no pulse, nothing
 #include <gloo/context.h>
 #include <gloo/transport/unbound_buffer.h>
@@ -51,11 +56,12 @@ std::vector<uint8_t> push(int rank, float value) {
   return std::move(*bytes);
 }
 
-// Sends raw framed bytes on the channel's slots, as a peer outside our Channel could.
+// Sends raw framed bytes on the channel's slots, as a peer outside our Channel could: the
+// header message of (header, intended), then `payload` (not sent when empty).
 void sendRaw(gloo::Context& context, absl::Span<const uint8_t> header,
-             absl::Span<const uint8_t> payload) {
-  std::vector<uint8_t> frame(channel_wire::kFrameBytes + header.size(), 0);
-  std::memcpy(frame.data() + channel_wire::kFrameBytes, header.data(), header.size());
+             absl::Span<const uint8_t> intended, absl::Span<const uint8_t> payload) {
+  std::vector<uint8_t> frame(channel_wire::headerMessageBytes(header.size()));
+  channel_wire::writeHeaderMessage(frame.data(), 0, header, intended);
   std::vector<uint8_t> body(payload.begin(), payload.end());
   auto h = context.createUnboundBuffer(frame.data(), frame.size());
   h->send(0, channel_wire::kHeaderSlot);
@@ -100,13 +106,14 @@ int run(int argc, char** argv) {
     return fail(std::string(s.message()));
   }
   Channel& ch = **channel;
-  if (rogue != "no-read") {
+  if (rogue != "no-read" && rogue != "push-unread") {
     auto model = ch.receive(std::vector<int>{0});
     if (!model.ok() || !model->peer_status.ok()) return fail("no initial model");
   }
   if (rogue == "header-only") {
     std::vector<uint8_t> whole = push(rank, 0.0f);
-    sendRaw(**context, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes), {});
+    sendRaw(**context, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes),
+            absl::MakeConstSpan(whole).subspan(kHeaderBytes), {});
   } else if (rogue == "poison") {
     if (auto s = ch.send(0, push(rank, 3e38f)); !s.ok()) return fail(std::string(s.message()));
   } else if (rogue == "garbage") {
@@ -117,7 +124,21 @@ int run(int argc, char** argv) {
     std::vector<uint8_t> whole = push(rank, 0.0f);
     std::vector<uint8_t> payload(whole.begin() + kHeaderBytes, whole.end());
     payload.resize(payload.size() + 1000, 0xEE);
-    sendRaw(**context, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes), payload);
+    sendRaw(**context, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes),
+            absl::MakeConstSpan(whole).subspan(kHeaderBytes), payload);
+  } else if (rogue == "short") {
+    std::vector<uint8_t> whole = push(rank, 0.0f);
+    sendRaw(**context, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes),
+            absl::MakeConstSpan(whole).subspan(kHeaderBytes),
+            absl::MakeConstSpan(whole).subspan(kHeaderBytes, 1));
+  } else if (rogue == "bad-then-good") {
+    std::vector<uint8_t> damaged = push(rank, 0.5f);
+    damaged.back() ^= 0x40;
+    if (auto s = ch.send(0, damaged); !s.ok()) return fail(std::string(s.message()));
+    // At once, as a pipelining worker would: the server's goodbye and this send meet.
+    (void)ch.send(0, push(rank, 0.5f));
+  } else if (rogue == "push-unread") {
+    (void)ch.send(0, push(rank, 0.5f));
   } else if (rogue == "stop") {
     raise(SIGSTOP);
   } else if (rogue != "no-read" && rogue != "silent") {
