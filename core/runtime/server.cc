@@ -115,6 +115,7 @@ absl::Status Server::handle(int worker, std::vector<Reply>* replies) {
       for (const auto& s : in_) {
         if (s.segment_id == buffers_id) return absl::InvalidArgumentError("push carries BN buffers");
       }
+      if (auto s = core_.checkPush(worker, header->worker_step); !s.ok()) return s;
       core_.onPush(worker, in_, replies);
       return absl::OkStatus();
     case MessageKind::kModel:

@@ -67,6 +67,24 @@ void ServerCore::reply(int worker, std::vector<Reply>* out) {
   out->push_back(std::move(r));
 }
 
+absl::Status ServerCore::checkPush(int worker, uint64_t worker_step) const {
+  const auto w = static_cast<size_t>(worker);
+  const bool unanswered =
+      std::any_of(round_.begin(), round_.end(), [&](const auto& e) { return e.first == worker; }) ||
+      std::find(held_.begin(), held_.end(), worker) != held_.end();
+  if (unanswered) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "push of its step ", worker_step, " while its push of step ", steps_[w],
+        " is unanswered (a replayed or out-of-turn push)"));
+  }
+  if (worker_step != steps_[w]) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "push of its step ", worker_step, " where step ", steps_[w],
+        " is next (a replayed or reordered push)"));
+  }
+  return absl::OkStatus();
+}
+
 void ServerCore::onPush(int worker, const Message& push, std::vector<Reply>* out) {
   if (!active(worker)) return;  // a late message from a worker already dropped
   switch (options_.mode) {

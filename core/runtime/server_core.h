@@ -62,6 +62,11 @@ class ServerCore {
 
   // The runtime sent `worker` the dense model it starts from (see ServerRule::onWorkerStart).
   void onWorkerStart(int worker);
+  // Whether `worker` may push now with the step its header states: its pushes so far
+  // (each push states how many of its pushes were applied before it) and none of its
+  // pushes unanswered. A replayed or reordered push fails naming both steps; it must not
+  // reach onPush, so the schedule and the epoch count only follow accepted pushes.
+  absl::Status checkPush(int worker, uint64_t worker_step) const;
   void onPush(int worker, const Message& push, std::vector<Reply>* out);
   void onWorkerDone(int worker, std::vector<Reply>* out);
   void onWorkerLost(int worker, std::vector<Reply>* out);

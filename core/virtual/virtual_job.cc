@@ -345,6 +345,9 @@ void Job::serve(int s) {
   std::vector<Reply> replies;
   switch (header->kind) {
     case MessageKind::kPush:
+      if (absl::Status st = shard.core->checkPush(message.worker, header->worker_step); !st.ok()) {
+        return fail(st);
+      }
       shard.core->onPush(message.worker, shard.in, &replies);
       break;
     case MessageKind::kModel:  // BN buffers

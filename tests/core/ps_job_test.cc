@@ -234,6 +234,7 @@ INSTANTIATE_TEST_SUITE_P(
         RogueCase{"silent", "sync", "held a sync round for 1 s without pushing"},
         RogueCase{"poison", "async", "is beyond the bound 2^64"},
         RogueCase{"garbage", "async", "checksum"},
+        RogueCase{"replay", "async", "push of its step 0 where step 1 is next"},
         RogueCase{"overlong", "async", "sent a payload longer than"},
         RogueCase{"short", "async", "sent a payload shorter than"},
         RogueCase{"bad-then-good", "async", "checksum"},

@@ -6,6 +6,7 @@
 //   no-read      never takes the initial model the server sends it
 //   push-unread  pushes without taking the initial model the server is sending it (the two
 //                sends wait on each other)
+//   replay       sends one valid push (of its step 0) up to 1000 times
 //   silent       takes its model, never pushes (holds a sync round)
 //   poison       pushes finite values of 3e38
 //   garbage      pushes a message whose payload was damaged after its checksum
@@ -47,7 +48,7 @@ std::vector<uint8_t> push(int rank, float value) {
   MessageHeader header;
   header.kind = MessageKind::kPush;
   header.sender_rank = static_cast<uint32_t>(rank);
-  header.worker_step = 1;
+  header.worker_step = 0;  // a fresh worker's first push
   auto bytes = encodeMessage(header, denseMessage(specs, flat));
   if (!bytes.ok()) {
     std::fprintf(stderr, "rogue_rank: cannot encode a push: %s\n", std::string(bytes.status().message()).c_str());
@@ -137,6 +138,13 @@ int run(int argc, char** argv) {
     if (auto s = ch.send(0, damaged); !s.ok()) return fail(std::string(s.message()));
     // At once, as a pipelining worker would: the server's goodbye and this send meet.
     (void)ch.send(0, push(rank, 0.5f));
+  } else if (rogue == "replay") {
+    const std::vector<uint8_t> once = push(rank, 0.0f);
+    for (int i = 0; i < 1000 && ch.isLive(0); ++i) {  // the same valid push, again and again
+      if (!ch.send(0, once).ok()) break;
+      auto reply = ch.receive(std::vector<int>{0});
+      if (!reply.ok() || !reply->peer_status.ok()) break;
+    }
   } else if (rogue == "push-unread") {
     (void)ch.send(0, push(rank, 0.5f));
   } else if (rogue == "stop") {

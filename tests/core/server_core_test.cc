@@ -67,6 +67,39 @@ TEST(ServerCoreTest, AsyncAppliesAndAnswersEachPushAlone) {
   EXPECT_EQ(out[1].segments[0].values, (std::vector<float>{8, 17}));
 }
 
+// A push states how many of its worker's pushes came before it: a replay or a reordering
+// states a step already applied (or not yet due), and a second push while the first is
+// unanswered (a sync round, a held reply) is out of turn. The rule follows each push.
+TEST(ServerCoreTest, APushOutOfItsWorkersTurnIsRefusedNamingBothSteps) {
+  auto async = makeCore(ConsistencyMode::kAsync, 2);
+  std::vector<Reply> out;
+  ASSERT_TRUE(async.checkPush(0, 0).ok());
+  async.onPush(0, densePush({1, 1}), &out);
+  ASSERT_TRUE(async.checkPush(0, 1).ok());
+  absl::Status replay = async.checkPush(0, 0);
+  EXPECT_TRUE(absl::IsInvalidArgument(replay));
+  EXPECT_EQ(replay.message(), "push of its step 0 where step 1 is next (a replayed or reordered push)");
+  EXPECT_FALSE(async.checkPush(0, 2).ok());  // one from the future
+  EXPECT_TRUE(async.checkPush(1, 0).ok());   // each worker counts its own
+  EXPECT_EQ(async.pushes(), 1u);
+
+  auto sync = makeCore(ConsistencyMode::kSync, 2);
+  sync.onPush(0, densePush({1, 1}), &out);  // the round waits for worker 1
+  absl::Status again = sync.checkPush(0, 0);
+  EXPECT_EQ(again.message(),
+            "push of its step 0 while its push of step 0 is unanswered (a replayed or "
+            "out-of-turn push)");
+  sync.onPush(1, densePush({1, 1}), &out);  // the round is answered
+  EXPECT_TRUE(sync.checkPush(0, 1).ok());
+  EXPECT_FALSE(sync.checkPush(0, 0).ok());
+
+  auto stale = makeCore(ConsistencyMode::kStaleness, 2, /*staleness=*/0);
+  stale.onPush(0, densePush({1, 1}), &out);  // applied, its reply held for worker 1
+  EXPECT_FALSE(stale.checkPush(0, 1).ok()) << "the held reply is not answered yet";
+  stale.onPush(1, densePush({1, 1}), &out);
+  EXPECT_TRUE(stale.checkPush(0, 1).ok());
+}
+
 TEST(ServerCoreTest, LearningRateFollowsTheEpochOfPushesApplied) {
   auto core = makeCore(ConsistencyMode::kAsync, 1);
   std::vector<Reply> out;
