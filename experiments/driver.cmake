@@ -13,6 +13,7 @@ sparseps_library(sparseps_driver_lib SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/driver/snapshot_queue.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/progress.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/rank_setup.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/resume_records.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/run_config.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/run_dir.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/server_role.cc

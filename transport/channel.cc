@@ -190,13 +190,18 @@ void Channel::pulse(int peer) {
   }
 }
 
+std::chrono::milliseconds Channel::monitorPeriod() const {
+  return std::max(options_.peer_timeout / 10, std::chrono::milliseconds(1));
+}
+
 void Channel::monitor() {
   const auto timeout = options_.peer_timeout;
-  const auto every = std::max(timeout / 10, std::chrono::milliseconds(1));
+  const auto every = monitorPeriod();
   auto seconds = [](std::chrono::steady_clock::duration d) {
     return absl::StrFormat("%.1f s", std::chrono::duration<double>(d).count());
   };
   std::unique_lock<std::mutex> lock(mu_);
+  Time last_look = std::chrono::steady_clock::now();
   while (!stop_threads_) {
     monitor_cv_.wait_until(lock, std::min(receive_until_, std::chrono::steady_clock::now() + every));
     if (stop_threads_) return;
@@ -205,6 +210,15 @@ void Channel::monitor() {
       deadline_passed_ = true;
       recv_header_->abortWaitRecv();
     }
+    if (now - last_look > timeout) {
+      // This process did not run for a peer timeout (it was stopped, or starved): the
+      // silence it sees is its own, so no peer is blamed for it; they start over.
+      for (Peer& p : peers_) {
+        p.last_heard = p.last_active = p.sending_since = now;
+      }
+      payload_since_ = now;
+    }
+    last_look = now;
     std::vector<std::pair<int, std::string>> stalled;
     for (int peer = 0; peer < worldSize(); ++peer) {
       const Peer& p = peers_[peer];
@@ -417,9 +431,10 @@ absl::Status Channel::receive(absl::Span<const int> ranks, Frame* frame, Deadlin
     receive_until_ = until;
     deadline_passed_ = false;
   }
-  // Only a deadline needs the monitor awake: a receive without one (every message of a
-  // steady loop) wakes no thread.
-  if (until != kNoDeadline) monitor_cv_.notify_all();
+  // Only a deadline before the monitor's next look needs it woken: a receive without one,
+  // or with a far one (a server's progress bound, on every message of a steady loop),
+  // wakes no thread.
+  if (until < std::chrono::steady_clock::now() + monitorPeriod()) monitor_cv_.notify_all();
   absl::Status status = receiveUntil(ranks, frame);
   std::lock_guard<std::mutex> lock(mu_);
   receive_until_ = kNoDeadline;

@@ -24,7 +24,8 @@
 //
 // Stalls. Every peer_timeout / 5 each rank pulses every peer: a control word with its
 // progress (messages it has taken) and whether it is busy (receiving a payload, sleeping
-// out shaping, sending). A peer is dropped when, for peer_timeout, (1) nothing came from
+// out shaping, sending). A rank that was itself stopped for a peer timeout blames no
+// peer for the silence it saw. A peer is dropped when, for peer_timeout, (1) nothing came from
 // it, no message and no pulse (it hangs, is stopped, or the network is cut: TCP alone
 // would wait for hours); (2) a send of ours waited on it while its pulses showed neither
 // progress nor work (it never reads; a send of its own to us is no work, so two ranks
@@ -207,6 +208,7 @@ class Channel : public Endpoint {
   void watch(int peer);
   void pulse(int peer);
   void monitor();
+  std::chrono::milliseconds monitorPeriod() const;  // how often the monitor looks
   // Records a control word from `peer`: a pulse (true) or its bye's message count.
   bool notePulse(Peer& p, uint64_t word);
   // Aborts our waits on `peer` (mu_ held).

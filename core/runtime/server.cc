@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "core/runtime/protocol.h"
 
 namespace sparseps {
@@ -116,6 +117,7 @@ absl::Status Server::handle(int worker, std::vector<Reply>* replies) {
         if (s.segment_id == buffers_id) return absl::InvalidArgumentError("push carries BN buffers");
       }
       if (auto s = core_.checkPush(worker, header->worker_step); !s.ok()) return s;
+      notePush(worker);
       core_.onPush(worker, in_, replies);
       return absl::OkStatus();
     case MessageKind::kModel:
@@ -157,6 +159,53 @@ void Server::dropStallers(std::vector<Reply>* replies) {
   waiting_since_.reset();
 }
 
+void Server::notePush(int worker) {
+  const auto now = std::chrono::steady_clock::now();
+  interval_[worker] = now - last_push_[worker];
+  last_push_[worker] = now;
+}
+
+std::chrono::steady_clock::duration Server::pushBound() {
+  scratch_.clear();
+  for (const auto& interval : interval_) {
+    if (interval.count() > 0) scratch_.push_back(interval);
+  }
+  std::chrono::steady_clock::duration bound = kIdlePeerTimeouts * job_.peer_timeout;
+  if (!scratch_.empty()) {
+    const auto middle = scratch_.begin() + static_cast<ptrdiff_t>(scratch_.size() / 2);
+    std::nth_element(scratch_.begin(), middle, scratch_.end());
+    bound = std::max(bound, kIdleSteps * *middle);
+  }
+  return bound;
+}
+
+Deadline Server::pushDeadline() {
+  Deadline first = kNoDeadline;
+  for (int rank : live_ranks_) {
+    const int w = workerOf(rank);
+    if (!core_.awaitsReply(w)) first = std::min(first, last_push_[w]);
+  }
+  return first == kNoDeadline ? first : first + pushBound();
+}
+
+void Server::dropIdle(std::vector<Reply>* replies) {
+  const auto now = std::chrono::steady_clock::now();
+  const auto bound = pushBound();
+  auto seconds = [](std::chrono::steady_clock::duration d) {
+    return std::chrono::duration<double>(d).count();
+  };
+  for (int rank : std::vector<int>(live_ranks_)) {
+    const int w = workerOf(rank);
+    if (core_.awaitsReply(w) || now - last_push_[w] < bound) continue;
+    drop(w,
+         absl::StrFormat("made no push for %.1f s (the bound: %d peer timeouts, or %d of the "
+                         "workers' median step if longer: %.1f s)",
+                         seconds(now - last_push_[w]), kIdlePeerTimeouts, kIdleSteps,
+                         seconds(bound)),
+         replies, /*stalled=*/true);
+  }
+}
+
 absl::Status Server::maybeCheckpoint(bool final) {
   if (checkpoint_path_.empty()) return absl::OkStatus();
   const bool due = job_.checkpoint_every > 0 &&
@@ -168,6 +217,8 @@ absl::Status Server::maybeCheckpoint(bool final) {
 
 absl::Status Server::run() {
   started_ = std::chrono::steady_clock::now();
+  last_push_.assign(worker_ranks_.size(), started_);
+  interval_.assign(worker_ranks_.size(), std::chrono::steady_clock::duration::zero());
   std::vector<Reply> replies;
   for (size_t w = 0; w < worker_ranks_.size(); ++w) {
     if (auto s = sendModel(static_cast<int>(w)); !s.ok()) {
@@ -178,9 +229,12 @@ absl::Status Server::run() {
   }
   while (!live_ranks_.empty()) {
     sendReplies(replies);
-    if (auto s = endpoint_.receive(live_ranks_, &frame_, roundDeadline()); !s.ok()) {
+    const Deadline round = roundDeadline();
+    if (auto s = endpoint_.receive(live_ranks_, &frame_, std::min(round, pushDeadline()));
+        !s.ok()) {
       if (!absl::IsDeadlineExceeded(s)) return s;
-      dropStallers(&replies);
+      if (std::chrono::steady_clock::now() >= round) dropStallers(&replies);
+      dropIdle(&replies);
       continue;
     }
     const int worker = workerOf(frame_.src);

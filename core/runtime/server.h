@@ -3,8 +3,10 @@
 // initial model, then receives from any live worker, decodes and validates each message
 // against the shard's layout, feeds it to ServerCore and sends the replies ServerCore
 // returns. A worker that dies or sends a malformed message is logged by rank and dropped;
-// the others go on. The job says who the workers are, how replies are encoded, where the
-// log goes and the checkpoints (every checkpoint_every versions and when the loop ends).
+// the others go on. A worker that makes no push for kIdlePeerTimeouts peer timeouts, or
+// kIdleSteps of the workers' median step if that is longer, is dropped too. The job
+// says who the workers are, how replies are encoded, where the log goes and the
+// checkpoints (every checkpoint_every versions and when the loop ends).
 
 #include <chrono>
 #include <cstdint>
@@ -40,6 +42,8 @@ struct ServerStats {
 
 class Server {
  public:
+  static constexpr int kIdlePeerTimeouts = 4;
+  static constexpr int kIdleSteps = 10;
   // local_specs: the shard's parameter segments (shard-local ids). The job outlives the
   // server.
   Server(Endpoint& endpoint, ServerCore& core, const JobSpec& job, SegmentSpecs local_specs,
@@ -62,6 +66,13 @@ class Server {
   // reply is held), and the drop of the workers it still waits on.
   Deadline roundDeadline();
   void dropStallers(std::vector<Reply>* replies);
+  // Progress: a live worker that makes no push for pushBound() while none of its pushes is
+  // unanswered is dropped, in every mode (an async job would otherwise wait for it
+  // forever).
+  std::chrono::steady_clock::duration pushBound();
+  Deadline pushDeadline();
+  void dropIdle(std::vector<Reply>* replies);
+  void notePush(int worker);
   absl::Status maybeCheckpoint(bool final);
   int workerOf(int rank) const;
 
@@ -77,6 +88,9 @@ class Server {
   uint64_t last_checkpoint_version_ = 0;
   std::chrono::steady_clock::time_point started_;  // when run() began
   std::optional<Deadline> waiting_since_;  // since when a held reply waits on a worker
+  std::vector<Deadline> last_push_;        // per worker: its last push, or its start
+  std::vector<std::chrono::steady_clock::duration> interval_;  // between its last two pushes
+  std::vector<std::chrono::steady_clock::duration> scratch_;
   ServerStats stats_;
   // Reused across messages: the frame received, its decoded segments, the bytes sent.
   Frame frame_;

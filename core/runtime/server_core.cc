@@ -67,12 +67,15 @@ void ServerCore::reply(int worker, std::vector<Reply>* out) {
   out->push_back(std::move(r));
 }
 
+bool ServerCore::awaitsReply(int worker) const {
+  return std::any_of(round_.begin(), round_.end(),
+                     [&](const auto& e) { return e.first == worker; }) ||
+         std::find(held_.begin(), held_.end(), worker) != held_.end();
+}
+
 absl::Status ServerCore::checkPush(int worker, uint64_t worker_step) const {
   const auto w = static_cast<size_t>(worker);
-  const bool unanswered =
-      std::any_of(round_.begin(), round_.end(), [&](const auto& e) { return e.first == worker; }) ||
-      std::find(held_.begin(), held_.end(), worker) != held_.end();
-  if (unanswered) {
+  if (awaitsReply(worker)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "push of its step ", worker_step, " while its push of step ", steps_[w],
         " is unanswered (a replayed or out-of-turn push)"));
@@ -260,7 +263,7 @@ absl::Status ServerCore::restore(const ServerCheckpoint& c) {
     for (auto& b : buffers_) b.clear();
     buffers_[0] = c.buffers;
   }
-  return absl::OkStatus();
+  return options_.on_restore(*this);
 }
 
 }  // namespace sparseps

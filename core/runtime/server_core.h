@@ -43,6 +43,11 @@ struct ServerCoreOptions {
   std::function<void(const std::string&)> log = [](const std::string&) {};
   double snapshot_every = 0;     // in epochs; 0: no snapshots
   std::function<void(const ServerCore&)> on_snapshot = [](const ServerCore&) {};
+  // After restore(), before any worker is served (the records a resumed run continues);
+  // an error fails the restore.
+  std::function<absl::Status(const ServerCore&)> on_restore = [](const ServerCore&) {
+    return absl::OkStatus();
+  };
 
   absl::Status validate() const;
 };
@@ -67,6 +72,8 @@ class ServerCore {
   // pushes unanswered. A replayed or reordered push fails naming both steps; it must not
   // reach onPush, so the schedule and the epoch count only follow accepted pushes.
   absl::Status checkPush(int worker, uint64_t worker_step) const;
+  // Whether a push of `worker` waits for its reply (a sync round, a held reply).
+  bool awaitsReply(int worker) const;
   void onPush(int worker, const Message& push, std::vector<Reply>* out);
   void onWorkerDone(int worker, std::vector<Reply>* out);
   void onWorkerLost(int worker, std::vector<Reply>* out);

@@ -11,6 +11,7 @@
 #include "experiments/driver/elapsed.h"
 #include "experiments/driver/evaluator.h"
 #include "experiments/driver/rank_setup.h"
+#include "experiments/driver/resume_records.h"
 #include "experiments/driver/run_config.h"
 #include "experiments/driver/run_dir.h"
 #include "experiments/driver/summary.h"
@@ -66,6 +67,21 @@ absl::Status runServerRole(const DriverConfig& config) {
     }
   };
 
+  if (rank == 0) {
+    // The workers' metrics lines of steps the checkpoint does not hold go: those steps are
+    // trained and logged again (before any worker has its model, so none writes meanwhile).
+    job.server.on_restore = [&](const ServerCore& core) -> absl::Status {
+      std::vector<uint64_t> kept(static_cast<size_t>(config.numWorkers()));
+      for (size_t w = 0; w < kept.size(); ++w) kept[w] = core.workerSteps(static_cast<int>(w));
+      auto cut = cutMetricsBack(config.out + "/metrics.jsonl", kept);
+      if (!cut.ok()) return cut.status();
+      if (*cut > 0) {
+        logLine(rank, absl::StrCat("resumed: ", *cut, " lines of metrics.jsonl, of steps after "
+                                   "the checkpoint, were cut (those steps are trained again)"));
+      }
+      return absl::OkStatus();
+    };
+  }
   auto connected = connectDriverRank(config, *model);
   if (!connected.ok()) return connected.status();
   // Shard 0 coordinates the run's records: config.json, the evaluations, the summary. It

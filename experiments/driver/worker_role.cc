@@ -13,6 +13,7 @@
 #include "core/torch/ps_rank.h"
 #include "experiments/driver/batch_norm_stats.h"
 #include "experiments/driver/compute_slots.h"
+#include "experiments/driver/resume_records.h"
 #include "experiments/driver/device.h"
 #include "experiments/driver/divergence.h"
 #include "experiments/driver/elapsed.h"
@@ -43,7 +44,9 @@ class WorkerRun {
   absl::Status finishRun();
   bool first() const { return config_.isFirstWorker(); }
   bool stepsLeft() const {
-    return (config_.max_steps == 0 || static_cast<int64_t>(totals_.steps) < config_.max_steps) &&
+    // --max-steps counts the run's steps, a resumed one's earlier steps included.
+    return (config_.max_steps == 0 ||
+            static_cast<int64_t>(steps_before_ + totals_.steps) < config_.max_steps) &&
            !stopped_ && !otherDiverged();
   }
   // --stop-on-divergence: another worker's loss diverged (it left divergenceStopPath).
@@ -56,6 +59,10 @@ class WorkerRun {
 
   const DriverConfig& config_;
   RunClock::time_point process_start_;
+  // A resumed worker's metrics number its steps and times on from the steps the servers'
+  // checkpoint holds and its last kept line (resume_records.h).
+  uint64_t steps_before_ = 0;
+  double time_before_ = 0;
   c10::Device device_ = c10::Device(c10::DeviceType::CPU);  // the model's (--device)
   std::unique_ptr<Dataset> dataset_;
   std::optional<RankModel> model_;
@@ -144,6 +151,9 @@ absl::Status WorkerRun::setUp() {
     start_batch_ = steps % own_batches_;
     epochs_done_ = static_cast<double>(steps) / static_cast<double>(own_batches_);
     if (auto s = restoreWorkerState(started.worker_steps); !s.ok()) return s;
+    // Server shard 0 cut metrics.jsonl back to the checkpoint before it sent the model.
+    steps_before_ = started.worker_steps;
+    time_before_ = lastMetricsTime(config_.out + "/metrics.jsonl", config_.workerIndex());
   }
   logLine(config_.rank, absl::StrCat("worker ", config_.workerIndex(), ": ",
                                      dataset_->description(), "; model ", config_.model, " (",
@@ -225,10 +235,10 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
     totals_.bytes_up += stats.bytes_up;
     totals_.bytes_down += stats.bytes_down;
     totals_.staleness_sum += stats.staleness;
-    auto s = metrics_->append({{"time", secondsSince(process_start_)},
+    auto s = metrics_->append({{"time", time_before_ + secondsSince(process_start_)},
                                {"rank", config_.rank},
                                {"worker", config_.workerIndex()},
-                               {"step", totals_.steps},
+                               {"step", steps_before_ + totals_.steps},
                                {"epoch", epoch},
                                {"samples", n},
                                {"loss", loss_value},

@@ -232,6 +232,7 @@ INSTANTIATE_TEST_SUITE_P(
         RogueCase{"no-read", "async", "left a message untaken"},
         RogueCase{"push-unread", "async", "left a message untaken"},
         RogueCase{"silent", "sync", "held a sync round for 1 s without pushing"},
+        RogueCase{"silent", "async", "made no push for 4."},
         RogueCase{"poison", "async", "is beyond the bound 2^64"},
         RogueCase{"garbage", "async", "checksum"},
         RogueCase{"replay", "async", "push of its step 0 where step 1 is next"},
@@ -242,6 +243,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<RogueCase>& info) {
       std::string name = info.param.rogue;
       name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
+      if (std::string(info.param.mode) != "async") name += info.param.mode;
       return name;
     });
 

@@ -41,7 +41,9 @@ class SgdWorker : public WorkerRule {
   }
   void applyReply(const Message& reply, absl::Span<float> w) override {
     for (const auto& s : reply) {
-      if (!borrows_) EXPECT_EQ(s.borrowed, nullptr);
+      if (!borrows_) {
+        EXPECT_EQ(s.borrowed, nullptr);
+      }
     }
     copyDenseInto(reply, specs_, w);
   }

@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <numeric>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Polls until `done` or `seconds` pass; the result of the last poll.
 template <typename Done>
@@ -72,12 +74,12 @@ std::string slowJob(const fs::path& out, int world_size = 3) {
          out.string();
 }
 
-// Kills rank `rank` of the job in `out` with SIGKILL. "[-]" matches the driver's "--rank"
-// but not the text of this pkill's own shell.
-void killRank(int rank, const fs::path& out) {
+// Sends rank `rank` of the job in `out` a signal (SIGKILL unless told). "[-]" matches the
+// driver's "--rank" but not the text of this pkill's own shell.
+void killRank(int rank, const fs::path& out, const std::string& signal = "KILL") {
   const std::string pattern =
       "[-]-rank=" + std::to_string(rank) + " --store-dir=" + out.string() + "/store";
-  ASSERT_EQ(std::system(("pkill -KILL -f -- '" + pattern + "'").c_str()), 0);
+  ASSERT_EQ(std::system(("pkill -" + signal + " -f -- '" + pattern + "'").c_str()), 0);
 }
 
 TEST(DriverStopTest, CtrlCKeepsEveryFinishedStepsMetricsLine) {
@@ -144,6 +146,24 @@ TEST(DriverStopTest, AKilledServerLeavesTheResumeCommandAndItContinuesTheRun) {
   }
   EXPECT_GE(version, 4u);
   EXPECT_EQ(batches, version);
+
+  // metrics.jsonl goes on at the seam: each worker's lines are its steps 1..16 once each
+  // (the lines of steps after the checkpoint were cut, and trained again), in time order.
+  std::map<int, std::vector<int>> steps;
+  std::map<int, double> last_time;
+  std::ifstream metrics(out / "metrics.jsonl");
+  std::string line;
+  while (std::getline(metrics, line)) {
+    const nlohmann::json row = nlohmann::json::parse(line);
+    const int worker = row["worker"].get<int>();
+    steps[worker].push_back(row["step"].get<int>());
+    EXPECT_GE(row["time"].get<double>(), last_time[worker]) << line;
+    last_time[worker] = row["time"].get<double>();
+  }
+  std::vector<int> one_to_16(16);
+  std::iota(one_to_16.begin(), one_to_16.end(), 1);
+  EXPECT_EQ(steps[0], one_to_16);
+  EXPECT_EQ(steps[1], one_to_16);
 }
 
 TEST(DriverStopTest, AKilledWorkerLeavesTheOthersToFinishAndTheSummaryNamesIt) {
@@ -170,6 +190,77 @@ TEST(DriverStopTest, AKilledWorkerLeavesTheOthersToFinishAndTheSummaryNamesIt) {
   EXPECT_EQ(steps[0], 12);
   EXPECT_EQ(steps[2], 12);
   EXPECT_LT(steps[1], 12);
+}
+
+// A worker stopped for good (SIGSTOP) is dropped by the server when its pulses stop; the
+// others finish and the summary is written; the launcher then kills the stopped rank and
+// exits instead of waiting for it forever.
+TEST(DriverStopTest, AStoppedWorkerDoesNotKeepTheLauncherWaiting) {
+  testing::TempDir dir("sparseps_driver_stop_");
+  const fs::path out = dir.path() / "run";
+  BackgroundJob job(slowJob(out, 4) + " --epochs=1 --max-steps=12 --peer-timeout=2",
+                    dir.path());
+  ASSERT_TRUE(waitFor([&] { return fs::exists(out / "checkpoint.shard0"); }, 60)) << job.text();
+  killRank(2, out, "STOP");
+  EXPECT_EQ(job.wait(90), 0) << job.text();
+  const std::string text = job.text();
+  EXPECT_THAT(text, HasSubstr("rank 2 still ran 10 s after the servers ended and wrote the "
+                              "summary (stopped or hung): killed"));
+  const nlohmann::json summary = readJson(out / "summary.json");
+  ASSERT_EQ(summary["dropped_workers"].size(), 1u) << summary.dump();
+  EXPECT_EQ(summary["dropped_workers"][0]["rank"], 2);
+  EXPECT_THAT(summary["dropped_workers"][0]["reason"].get<std::string>(),
+              HasSubstr("no message and no pulse"));
+}
+
+// The server stopped for longer than the peer timeout: the workers drop it and fail; the
+// server, running again, blames none of them for its own silence, and the launcher says no
+// worker finished and exits 5 instead of reporting a finished run.
+TEST(DriverStopTest, AStalledServerIsNotReportedAsAFinishedRunWithSilentWorkers) {
+  testing::TempDir dir("sparseps_driver_stop_");
+  const fs::path out = dir.path() / "run";
+  BackgroundJob job(slowJob(out) + " --epochs=1 --peer-timeout=2", dir.path());
+  ASSERT_TRUE(waitFor([&] { return fs::exists(out / "checkpoint.shard0"); }, 60)) << job.text();
+  killRank(0, out, "STOP");
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  killRank(0, out, "CONT");
+  EXPECT_EQ(job.wait(90), 5) << job.text();
+  const std::string text = job.text();
+  EXPECT_THAT(text, HasSubstr("no worker finished: the servers dropped every one"));
+  EXPECT_THAT(text, HasSubstr("rank 0 is dropped: it sent no message and no pulse"))
+      << "a worker's error names the stalled server";
+  const nlohmann::json summary = readJson(out / "summary.json");
+  ASSERT_EQ(summary["dropped_workers"].size(), 2u) << summary.dump();
+  for (const auto& d : summary["dropped_workers"]) {
+    EXPECT_THAT(d["reason"].get<std::string>(), Not(HasSubstr("no pulse")))
+        << "the server's own silence is not the workers'";
+  }
+}
+
+// One run directory, one launcher: a second launch into it, a moment after the first, is
+// refused before it writes anything, and the first run goes on untouched.
+TEST(DriverStopTest, ASecondLauncherOnARunDirectoryInUseIsRefusedAndTouchesNothing) {
+  testing::TempDir dir("sparseps_driver_stop_");
+  const fs::path out = dir.path() / "run";
+  fs::create_directories(dir.path() / "first");
+  fs::create_directories(dir.path() / "second");
+  BackgroundJob first(slowJob(out) + " --epochs=1 --max-steps=12", dir.path() / "first");
+  ASSERT_TRUE(waitFor([&] { return fs::exists(out / "logs" / "rank0.log"); }, 60))
+      << first.text();
+  BackgroundJob second(slowJob(out) + " --epochs=1", dir.path() / "second");
+  EXPECT_EQ(second.wait(60), 2) << second.text();
+  EXPECT_THAT(second.text(), HasSubstr(" is in use: another launcher (pid "));
+  EXPECT_EQ(first.wait(90), 0) << first.text();
+  EXPECT_FALSE(fs::exists(out / "logs" / "rank0.1.log")) << "the first run's log was moved";
+  EXPECT_TRUE(fs::exists(out / "summary.json"));
+}
+
+TEST(DriverStopTest, AnOutThatCannotBeCreatedIsOneLineNotATraceback) {
+  testing::TempDir dir("sparseps_driver_stop_");
+  BackgroundJob job(slowJob("/proc/sparseps-no-such-dir/run"), dir.path());
+  EXPECT_EQ(job.wait(60), 2) << job.text();
+  EXPECT_THAT(job.text(), HasSubstr("cannot create the run directory /proc/sparseps-no-such-dir/run"));
+  EXPECT_THAT(job.text(), Not(HasSubstr("Traceback")));
 }
 
 TEST(DriverStopTest, StopOnFailureStopsEveryRankWhenAWorkerFails) {
