@@ -190,6 +190,14 @@ void Channel::pulse(int peer) {
   }
 }
 
+std::chrono::steady_clock::duration Channel::payloadBound(size_t bytes) const {
+  const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      options_.peer_timeout);
+  const double share = static_cast<double>(bytes) / static_cast<double>(options_.max_payload_bytes);
+  return std::max(timeout / 10, std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    timeout * std::min(1.0, share)));
+}
+
 std::chrono::milliseconds Channel::monitorPeriod() const {
   return std::max(options_.peer_timeout / 10, std::chrono::milliseconds(1));
 }
@@ -235,9 +243,11 @@ void Channel::monitor() {
         stalled.emplace_back(peer, absl::StrCat("left a message untaken for ",
                                                 seconds(now - p.sending_since),
                                                 " while doing nothing else"));
-      } else if (payload_src_ == peer && now - payload_since_ > timeout) {
-        stalled.emplace_back(peer, absl::StrCat("sent a header and not its payload for ",
-                                                seconds(now - payload_since_)));
+      } else if (payload_src_ == peer && now - payload_since_ > payloadBound(payload_bytes_)) {
+        stalled.emplace_back(peer, absl::StrCat("sent a header and not its ", payload_bytes_,
+                                                "-byte payload for ",
+                                                seconds(now - payload_since_), " (its bound: ",
+                                                seconds(payloadBound(payload_bytes_)), ")"));
       }
     }
     lock.unlock();
@@ -559,6 +569,7 @@ void Channel::receivePosted(int src, Frame* frame) {
         gone = peers_[src].gone;
         payload_recv_ = body.get();
         payload_src_ = src;
+        payload_bytes_ = n;
         payload_since_ = std::chrono::steady_clock::now();
       }
       if (gone || !body->waitRecv(nullptr, kWatchTimeout)) failure = "connection closed";

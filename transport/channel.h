@@ -29,7 +29,8 @@
 // it, no message and no pulse (it hangs, is stopped, or the network is cut: TCP alone
 // would wait for hours); (2) a send of ours waited on it while its pulses showed neither
 // progress nor work (it never reads; a send of its own to us is no work, so two ranks
-// sending to each other are cut, not stuck); or (3) its payload did not follow its header.
+// sending to each other are cut, not stuck); or (3) its payload did not follow its header
+// within its share of the timeout (payloadBound: a slow-loris peer is cut at once).
 //
 // Optional link shaping (link_shaping.h) delays each received message until its last
 // byte would have arrived over the simulated links.
@@ -209,6 +210,9 @@ class Channel : public Endpoint {
   void pulse(int peer);
   void monitor();
   std::chrono::milliseconds monitorPeriod() const;  // how often the monitor looks
+  // How long a payload of `bytes` may take after its header: its share of the peer timeout
+  // (the largest payload gets all of it), at least a tenth of it.
+  std::chrono::steady_clock::duration payloadBound(size_t bytes) const;
   // Records a control word from `peer`: a pulse (true) or its bye's message count.
   bool notePulse(Peer& p, uint64_t word);
   // Aborts our waits on `peer` (mu_ held).
@@ -243,6 +247,7 @@ class Channel : public Endpoint {
   Deadline receive_until_ = kNoDeadline;
   bool deadline_passed_ = false;
   Time payload_since_;
+  size_t payload_bytes_ = 0;  // announced by the header payload_since_ counts from
   std::thread monitor_;
 
   // The header receive from ANY rank stays posted until it completes.

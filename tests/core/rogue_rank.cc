@@ -13,6 +13,7 @@
 //   overlong     pushes a valid message plus 1000 bytes its header does not announce,
 //                then never takes the reply
 //   short        sends a push's header and 1 byte of its payload
+//   slow-payload sends a small push's payload half a peer timeout after its header
 //   bad-then-good  pushes a damaged message and at once a good one (the server's
 //                goodbye to it and its push to the server wait on each other)
 //   stop         takes its model, then stops itself (SIGSTOP): no pulse, nothing
@@ -54,6 +55,18 @@ std::vector<uint8_t> push(int rank, float value) {
     std::fprintf(stderr, "rogue_rank: cannot encode a push: %s\n", std::string(bytes.status().message()).c_str());
     std::abort();
   }
+  return std::move(*bytes);
+}
+
+// A push of the 8 biases alone (a small message: its payload gets a tenth of the timeout).
+std::vector<uint8_t> smallPush(int rank) {
+  const SegmentSpecs specs = {{1, 64 * 8, 8, false}};
+  std::vector<float> flat(kNumel, 0.0f);
+  MessageHeader header;
+  header.kind = MessageKind::kPush;
+  header.sender_rank = static_cast<uint32_t>(rank);
+  auto bytes = encodeMessage(header, denseMessage(specs, flat));
+  if (!bytes.ok()) std::abort();
   return std::move(*bytes);
 }
 
@@ -138,6 +151,23 @@ int run(int argc, char** argv) {
     if (auto s = ch.send(0, damaged); !s.ok()) return fail(std::string(s.message()));
     // At once, as a pipelining worker would: the server's goodbye and this send meet.
     (void)ch.send(0, push(rank, 0.5f));
+  } else if (rogue == "slow-payload") {
+    std::vector<uint8_t> whole = smallPush(rank);
+    std::vector<uint8_t> frame(channel_wire::headerMessageBytes(kHeaderBytes));
+    channel_wire::writeHeaderMessage(frame.data(), 0, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes),
+                                     absl::MakeConstSpan(whole).subspan(kHeaderBytes));
+    std::vector<uint8_t> body(whole.begin() + kHeaderBytes, whole.end());
+    auto h = (*context)->createUnboundBuffer(frame.data(), frame.size());
+    h->send(0, channel_wire::kHeaderSlot);
+    h->waitSend();
+    // Half the peer timeout: a whole one for the largest payload, not for 45 bytes.
+    std::this_thread::sleep_for(std::chrono::milliseconds(peer_timeout_ms / 2));
+    try {  // the server has closed the connection by now
+      auto b = (*context)->createUnboundBuffer(body.data(), body.size());
+      b->send(0, channel_wire::kPayloadSlot);
+      b->waitSend(std::chrono::milliseconds(peer_timeout_ms));
+    } catch (const std::exception&) {
+    }
   } else if (rogue == "replay") {
     const std::vector<uint8_t> once = push(rank, 0.0f);
     for (int i = 0; i < 1000 && ch.isLive(0); ++i) {  // the same valid push, again and again
