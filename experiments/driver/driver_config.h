@@ -102,10 +102,11 @@ struct DriverConfig {
   bool isFirstWorker() const { return rank == servers; }
   bool multiMachine() const { return !master_addr.empty(); }
   std::string checkpointPath() const { return out + "/checkpoint"; }
-  // This worker's method state (momentum, residuals), saved after every whole epoch.
-  std::string workerCheckpointPath() const {
-    return checkpointPath() + ".worker" + std::to_string(workerIndex());
+  // A worker's method state (momentum, residuals), saved after every whole epoch.
+  std::string workerCheckpointPath(int worker) const {
+    return checkpointPath() + ".worker" + std::to_string(worker);
   }
+  std::string workerCheckpointPath() const { return workerCheckpointPath(workerIndex()); }
 
   // The test examples one evaluation scores, of a test split of test_size: --eval-samples
   // (0 = all of them).

@@ -10,6 +10,7 @@
 #include "experiments/driver/driver_config.h"
 #include "experiments/driver/dry_run.h"
 #include "experiments/driver/rank_setup.h"
+#include "experiments/driver/resume_records.h"
 #include "experiments/driver/run_dir.h"
 #include "experiments/driver/server_role.h"
 #include "experiments/driver/virtual_role.h"
@@ -59,6 +60,11 @@ int run(int argc, char** argv) {
       if (!dataset.ok()) return fail(config.rank, std::string(dataset.status().message()));
       auto model = buildModel(config, **dataset);
       if (!model.ok()) return fail(config.rank, std::string(model.status().message()));
+      if (config.resume) {
+        if (auto s = checkResumable(config, model->flat.fingerprint()); !s.ok()) {
+          return fail(config.rank, std::string(s.message()));
+        }
+      }
       std::printf("%s\n%s\n", config.toJson().dump(2).c_str(), (*dataset)->description().c_str());
       return 0;
     }

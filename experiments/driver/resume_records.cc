@@ -10,8 +10,58 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace sparseps {
+
+absl::Status checkWorkerCheckpoint(const WorkerCheckpoint& saved, const std::string& path,
+                                   const std::string& method, uint64_t layout_fingerprint) {
+  const char* zero_advice = "; resume with that run's flags, or delete it to start this "
+                            "worker's momentum and residuals from zero";
+  if (saved.method != method) {
+    return absl::FailedPreconditionError(absl::StrCat("worker checkpoint ", path,
+                                                      " holds --method=", saved.method,
+                                                      " state, this run is --method=", method,
+                                                      zero_advice));
+  }
+  if (saved.layout_fingerprint != layout_fingerprint) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "worker checkpoint ", path, " was written for another model (layout fingerprint ",
+        absl::Hex(saved.layout_fingerprint), ", this model ", absl::Hex(layout_fingerprint), ")",
+        zero_advice));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status checkResumable(const DriverConfig& config, uint64_t layout_fingerprint) {
+  for (int s = 0; s < config.servers; ++s) {
+    const std::string path = absl::StrCat(config.checkpointPath(), ".shard", s);
+    auto saved = loadCheckpoint(path);
+    if (absl::IsNotFound(saved.status())) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--resume: no server checkpoint ", path, " (a run writes one at its end, and every "
+          "--checkpoint-every versions)"));
+    }
+    if (!saved.ok()) return saved.status();
+    if (saved->layout_fingerprint != layout_fingerprint) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "checkpoint ", path, " was written for a different model (layout fingerprint ",
+          absl::Hex(saved->layout_fingerprint), ", this model ", absl::Hex(layout_fingerprint),
+          "): resume with that run's flags"));
+    }
+  }
+  for (int w = 0; w < config.numWorkers(); ++w) {
+    const std::string path = config.workerCheckpointPath(w);
+    auto saved = loadWorkerCheckpoint(path);
+    if (absl::IsNotFound(saved.status())) continue;  // its state starts from zero
+    if (!saved.ok()) return saved.status();
+    if (auto st = checkWorkerCheckpoint(*saved, path, config.method, layout_fingerprint);
+        !st.ok()) {
+      return st;
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<size_t> cutMetricsBack(const std::string& path,
                                       const std::vector<uint64_t>& steps_kept) {

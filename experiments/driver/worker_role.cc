@@ -44,9 +44,7 @@ class WorkerRun {
   absl::Status finishRun();
   bool first() const { return config_.isFirstWorker(); }
   bool stepsLeft() const {
-    // --max-steps counts the run's steps, a resumed one's earlier steps included.
-    return (config_.max_steps == 0 ||
-            static_cast<int64_t>(steps_before_ + totals_.steps) < config_.max_steps) &&
+    return (config_.max_steps == 0 || static_cast<int64_t>(totals_.steps) < config_.max_steps) &&
            !stopped_ && !otherDiverged();
   }
   // --stop-on-divergence: another worker's loss diverged (it left divergenceStopPath).
@@ -304,19 +302,9 @@ absl::Status WorkerRun::restoreWorkerState(uint64_t steps_done) {
     return absl::OkStatus();
   }
   if (!saved.ok()) return saved.status();
-  const char* zero_advice = "; resume with that run's flags, or delete it to start this "
-                            "worker's momentum and residuals from zero";
-  if (saved->method != config_.method) {
-    return absl::FailedPreconditionError(absl::StrCat("worker checkpoint ", path,
-                                                      " holds --method=", saved->method,
-                                                      " state, this run is --method=",
-                                                      config_.method, zero_advice));
-  }
-  if (saved->layout_fingerprint != model_->flat.fingerprint()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "worker checkpoint ", path, " was written for another model (layout fingerprint ",
-        absl::Hex(saved->layout_fingerprint), ", this model ",
-        absl::Hex(model_->flat.fingerprint()), ")", zero_advice));
+  if (auto s = checkWorkerCheckpoint(*saved, path, config_.method, model_->flat.fingerprint());
+      !s.ok()) {
+    return s;
   }
   const uint64_t saved_at = saved->epochs_done * static_cast<uint64_t>(own_batches_);
   if (steps_done != saved_at) {
@@ -329,7 +317,8 @@ absl::Status WorkerRun::restoreWorkerState(uint64_t steps_done) {
   }
   if (auto s = worker_->loadState(saved->method_state); !s.ok()) {
     return absl::DataLossError(absl::StrCat("worker checkpoint ", path, ": ", s.message(),
-                                            zero_advice));
+                                            "; delete it to start this worker's momentum and "
+                                            "residuals from zero"));
   }
   logLine(config_.rank, absl::StrCat("restored this worker's momentum and residuals after epoch ",
                                      saved->epochs_done, " from ", path));

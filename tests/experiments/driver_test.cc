@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <iterator>
 #include <random>
 #include <sstream>
@@ -192,25 +193,38 @@ TEST_F(DriverTest, ResumeRestoresEachWorkersMomentumAndResiduals) {
     EXPECT_THAT(readText(out / "logs" / (earlier + ".1.log")), HasSubstr("epoch 1:"));
   }
 
-  // A damaged server checkpoint: the workers fail first (their server closed on them), and
-  // the console still shows the server's own error, the cause.
+  // Every file of the run but the launcher's logs, by name: a failed resume changes none.
+  auto records = [&] {
+    std::map<std::string, std::string> files;
+    for (const auto& e : fs::recursive_directory_iterator(out)) {
+      const std::string name = fs::relative(e.path(), out).string();
+      if (e.is_regular_file() && name.rfind("logs/", 0) != 0) files[name] = readText(e.path());
+    }
+    return files;
+  };
+
+  // A damaged server checkpoint is named before any rank starts.
   const std::string server_bytes = readText(out / "checkpoint.shard0");
   std::string damaged = server_bytes;
   damaged[damaged.size() / 2] ^= 0x5a;
   std::ofstream(out / "checkpoint.shard0", std::ios::binary | std::ios::trunc) << damaged;
+  auto before = records();
   r = runLauncher(flags + " --epochs=3 --resume", dir_);
-  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("checkpoint.shard0 is corrupt"));
+  EXPECT_EQ(records(), before) << "a failed resume changed the run's files";
   std::ofstream(out / "checkpoint.shard0", std::ios::binary | std::ios::trunc) << server_bytes;
 
-  // A damaged worker checkpoint stops the resume with what to do about it.
+  // So is a damaged worker checkpoint, with what to do about it; no worker trains on.
   std::string bytes = readText(out / "checkpoint.worker1");
   bytes[bytes.size() / 2] ^= 0x5a;
   std::ofstream(out / "checkpoint.worker1", std::ios::binary | std::ios::trunc) << bytes;
+  before = records();
   r = runLauncher(flags + " --epochs=3 --resume", dir_);
-  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("checkpoint.worker1 is corrupt"));
   EXPECT_THAT(r.output, HasSubstr("delete it"));
+  EXPECT_EQ(records(), before) << "a failed resume changed the run's files";
 }
 
 TEST_F(DriverTest, AnotherRunsDirectoryIsRefusedWithoutResumeAndLeftAsItWas) {
