@@ -246,6 +246,8 @@ absl::Status Server::run() {
     if (auto s = maybeCheckpoint(false); !s.ok()) return s;
   }
   sendReplies(replies);
+  stats_.pushes = core_.pushes();
+  stats_.epochs = core_.epoch();
   return maybeCheckpoint(true);
 }
 

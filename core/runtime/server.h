@@ -38,6 +38,10 @@ struct ServerStats {
   uint64_t messages_in = 0;
   uint64_t messages_out = 0;
   std::vector<DroppedWorker> dropped;  // in the order they were dropped
+  // When the loop ended: the pushes this shard applied and the global epochs they make, a
+  // resumed run's earlier ones included.
+  uint64_t pushes = 0;
+  double epochs = 0;
 };
 
 class Server {

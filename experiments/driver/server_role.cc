@@ -144,7 +144,12 @@ absl::Status runServerRole(const DriverConfig& config) {
   }
   return writeSummary(config, reports, final_eval.ok() ? *final_eval : EvalRow{}, train_seconds,
                       secondsSince(start), (*dataset)->size(Split::kTrain),
-                      {{"server_peak_rss_mb", peakRssMb()}, {"dropped_workers", dropped}});
+                      {{"server_peak_rss_mb", peakRssMb()},
+                       {"dropped_workers", dropped},
+                       // The run's, a resumed run's earlier attempts included (the workers'
+                       // reports count this attempt's steps).
+                       {"updates", stats->pushes},
+                       {"epochs_trained", stats->epochs}});
 }
 
 }  // namespace sparseps

@@ -167,6 +167,9 @@ TEST(DriverStopTest, AKilledServerLeavesTheResumeCommandAndItContinuesTheRun) {
     std::iota(consecutive.begin(), consecutive.end(), 1);
     EXPECT_EQ(steps[worker], consecutive) << "worker " << worker;
   }
+  // The summary counts the run's updates, both attempts': one per step line.
+  const nlohmann::json summary = readJson(out / "summary.json");
+  EXPECT_EQ(summary["updates"].get<size_t>(), steps[0].size() + steps[1].size());
 }
 
 TEST(DriverStopTest, AKilledWorkerLeavesTheOthersToFinishAndTheSummaryNamesIt) {
