@@ -24,6 +24,9 @@ constexpr std::chrono::milliseconds kWatchTimeout = std::chrono::hours(24 * 30);
 // Byes go to peers that may be gone; a timeout here only breaks a context that is closing.
 constexpr std::chrono::milliseconds kByeTimeout = std::chrono::seconds(10);
 
+// How long a receive whose pair failed waits for the watcher to name the dead peer.
+constexpr std::chrono::milliseconds kDeathNoticeWait = std::chrono::seconds(1);
+
 std::string rankList(absl::Span<const int> ranks) {
   return absl::StrCat("{", absl::StrJoin(ranks, ","), "}");
 }
@@ -503,12 +506,18 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
       }
       if (!recv_header_->waitRecv(&src, kWatchTimeout)) continue;  // woken: look again
     } catch (const std::exception& e) {
-      // A pair failed under the receive from any rank: its watcher marks that peer dead.
+      // A pair failed under the receive from any rank: its watcher marks that peer dead,
+      // perhaps a moment later (peers that died while this process was stopped are all
+      // seen at once when it runs again).
       posted_ranks_.clear();
-      if (std::optional<int> peer = unreportedEvent(ranks)) {
-        reportEvent(*peer, frame);
-        return absl::OkStatus();
-      }
+      const auto until = std::chrono::steady_clock::now() + kDeathNoticeWait;
+      do {
+        if (std::optional<int> peer = unreportedEvent(ranks)) {
+          reportEvent(*peer, frame);
+          return absl::OkStatus();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      } while (std::chrono::steady_clock::now() < until);
       return absl::UnavailableError(
           absl::StrCat("channel: receive from ranks ", rankList(live), " failed: ", e.what()));
     }
