@@ -166,18 +166,28 @@ std::vector<nlohmann::json> rowsOf(const fs::path& path) {
   return rows;
 }
 
-TEST(EvaluatorTest, AStarvedEvaluatorStillScoresEveryEpochAndTheFinalRowNamesItsTwin) {
-  testing::TempDir dir("sparseps_evalq_");
+// The evaluators' job: small_resnet on 32 synthetic images, scored on 32.
+DriverConfig smallEvaluation() {
   DriverConfig config;
   config.model = "small_resnet";
   config.dataset = "synthetic";
   config.batch_size = 16;
   config.eval_samples = 32;
   config.eval_bn_batches = 1;
-  config.out = dir.str();
-  auto data = makeDataset(
+  return config;
+}
+
+absl::StatusOr<std::unique_ptr<Dataset>> smallData() {
+  return makeDataset(
       "synthetic", "",
       DatasetOptions().setSeed(3).setSyntheticTrainSize(32).setSyntheticTestSize(32));
+}
+
+TEST(EvaluatorTest, AStarvedEvaluatorStillScoresEveryEpochAndTheFinalRowNamesItsTwin) {
+  testing::TempDir dir("sparseps_evalq_");
+  DriverConfig config = smallEvaluation();
+  config.out = dir.str();
+  auto data = smallData();
   ASSERT_TRUE(data.ok()) << data.status();
   // One core for this thread and the evaluator's (which inherits it): the evaluator runs
   // at idle priority, so while this thread spins it gets next to nothing.
@@ -243,15 +253,8 @@ TEST(EvaluatorTest, AStarvedEvaluatorStillScoresEveryEpochAndTheFinalRowNamesIts
 
 TEST(EvaluatorTest, AResumedRunScoresWhatAKilledEvaluatorLeftAndNamesTheFinalOnce) {
   testing::TempDir dir("sparseps_evalq_");
-  DriverConfig config;
-  config.model = "small_resnet";
-  config.dataset = "synthetic";
-  config.batch_size = 16;
-  config.eval_samples = 32;
-  config.eval_bn_batches = 1;
-  auto data = makeDataset(
-      "synthetic", "",
-      DatasetOptions().setSeed(3).setSyntheticTrainSize(32).setSyntheticTestSize(32));
+  DriverConfig config = smallEvaluation();
+  auto data = smallData();
   ASSERT_TRUE(data.ok()) << data.status();
   auto model = buildModel(config, **data);
   ASSERT_TRUE(model.ok()) << model.status();
