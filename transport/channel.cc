@@ -46,13 +46,14 @@ absl::Status ChannelOptions::validate() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Channel>> Channel::create(std::shared_ptr<gloo::Context> context,
-                                                         ChannelOptions options) {
+absl::StatusOr<std::unique_ptr<Channel>> Channel::create(
+    std::shared_ptr<gloo::Context> context, ChannelOptions options,
+    const std::map<int, std::string>& missing) {
   if (context == nullptr) return absl::InvalidArgumentError("channel: context is null");
   if (absl::Status s = options.validate(); !s.ok()) return s;
-  std::unique_ptr<Channel> channel(new Channel(std::move(context), std::move(options)));
+  std::unique_ptr<Channel> channel(new Channel(std::move(context), std::move(options), missing));
   for (int peer = 0; peer < channel->worldSize(); ++peer) {
-    if (peer == channel->rank()) continue;
+    if (!channel->connected(peer)) continue;
     channel->peers_[peer].watcher = std::thread(&Channel::watch, channel.get(), peer);
     channel->peers_[peer].pulser = std::thread(&Channel::pulse, channel.get(), peer);
   }
@@ -60,7 +61,8 @@ absl::StatusOr<std::unique_ptr<Channel>> Channel::create(std::shared_ptr<gloo::C
   return channel;
 }
 
-Channel::Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options)
+Channel::Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options,
+                 const std::map<int, std::string>& missing)
     : context_(std::move(context)),
       options_(std::move(options)),
       clock_(options_.clock ? options_.clock : std::make_shared<SteadyClock>()),
@@ -76,6 +78,14 @@ Channel::Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options)
   const Time now = std::chrono::steady_clock::now();
   for (int peer = 0; peer < context_->size; ++peer) {
     if (peer == context_->rank) continue;
+    if (!connected(peer)) {
+      auto it = missing.find(peer);
+      peers_[peer].state = PeerState::kDead;
+      peers_[peer].gone = true;
+      peers_[peer].reason =
+          absl::StrCat("is missing: ", it != missing.end() ? it->second : "it has no connection");
+      continue;
+    }
     peers_[peer].last_heard = now;
     peers_[peer].last_active = now;
     peers_[peer].pulse = context_->createUnboundBuffer(&peers_[peer].pulse_word,
@@ -97,7 +107,7 @@ Channel::~Channel() {
   monitor_cv_.notify_all();
   if (monitor_.joinable()) monitor_.join();
   for (int peer = 0; peer < worldSize(); ++peer) {
-    if (peer == rank()) continue;
+    if (!connected(peer)) continue;
     peers_[peer].pulse->abortWaitSend();
     if (peers_[peer].pulser.joinable()) peers_[peer].pulser.join();
     peers_[peer].control->abortWaitRecv();
@@ -114,6 +124,10 @@ Channel::~Channel() {
 
 int Channel::rank() const { return context_->rank; }
 int Channel::worldSize() const { return context_->size; }
+
+bool Channel::connected(int peer) const {
+  return peer != rank() && context_->getPair(peer) != nullptr;
+}
 
 void Channel::watch(int peer) {
   Peer& p = peers_[peer];
@@ -246,6 +260,10 @@ void Channel::monitor() {
         stalled.emplace_back(peer, absl::StrCat("left a message untaken for ",
                                                 seconds(now - p.sending_since),
                                                 " while doing nothing else"));
+      } else if ((p.exchange_send != nullptr || p.exchange_recv != nullptr) &&
+                 now - p.exchange_since > timeout) {
+        stalled.emplace_back(peer, absl::StrCat("did not complete the handshake within ",
+                                                seconds(now - p.exchange_since)));
       } else if (payload_src_ == peer && now - payload_since_ > payloadBound(payload_bytes_)) {
         stalled.emplace_back(peer, absl::StrCat("sent a header and not its ", payload_bytes_,
                                                 "-byte payload for ",
@@ -267,7 +285,9 @@ void Channel::abortWaitsOn(int peer) {
   if (p.bye) p.bye->abortWaitSend();
   if (p.bye_ack) p.bye_ack->abortWaitRecv();
   if (payload_src_ == peer) payload_recv_->abortWaitRecv();
-  p.pulse->abortWaitSend();
+  if (p.exchange_send) p.exchange_send->abortWaitSend();
+  if (p.exchange_recv) p.exchange_recv->abortWaitRecv();
+  if (p.pulse) p.pulse->abortWaitSend();
 }
 
 void Channel::drop(int peer, const std::string& why) { cut(peer, why, /*reported=*/true); }
@@ -634,35 +654,73 @@ void Channel::receivePosted(int src, Frame* frame) {
   }
 }
 
-absl::StatusOr<std::vector<std::vector<uint8_t>>> Channel::exchange(
+absl::StatusOr<std::vector<absl::StatusOr<std::vector<uint8_t>>>> Channel::exchange(
     absl::Span<const int> peers, absl::Span<const uint8_t> mine) {
-  std::vector<std::vector<uint8_t>> theirs(peers.size(), std::vector<uint8_t>(mine.size()));
-  std::vector<uint8_t> copy(mine.begin(), mine.end());
-  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> recvs, sends;
-  size_t i = 0;
-  try {
-    for (i = 0; i < peers.size(); ++i) {
-      if (peers[i] < 0 || peers[i] >= worldSize() || peers[i] == rank()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("channel: rank ", rank(), " cannot exchange with rank ", peers[i]));
-      }
-      recvs.push_back(context_->createUnboundBuffer(theirs[i].data(), theirs[i].size()));
-      recvs.back()->recv(peers[i], kExchangeSlot);
-      sends.push_back(context_->createUnboundBuffer(copy.data(), copy.size()));
-      sends.back()->send(peers[i], kExchangeSlot);
+  for (int peer : peers) {
+    if (peer < 0 || peer >= worldSize() || peer == rank()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("channel: rank ", rank(), " cannot exchange with rank ", peer));
     }
-    for (i = 0; i < peers.size(); ++i) {
-      // A Gloo timeout breaks the context, which a failed handshake ends anyway.
-      sends[i]->waitSend(nullptr, options_.peer_timeout);
-      recvs[i]->waitRecv(nullptr, options_.peer_timeout);
-    }
-  } catch (const std::exception& e) {
-    const int peer = i < peers.size() ? peers[i] : -1;
-    if (peer >= 0) markDead(peer, e.what());
-    return absl::UnavailableError(
-        absl::StrCat("channel: exchange with rank ", peer, " failed: ", e.what()));
   }
-  return theirs;
+  const size_t n = peers.size();
+  std::vector<absl::StatusOr<std::vector<uint8_t>>> out(n);
+  std::vector<std::vector<uint8_t>> theirs(n, std::vector<uint8_t>(mine.size()));
+  std::vector<uint8_t> copy(mine.begin(), mine.end());
+  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> recvs(n), sends(n);
+  auto unavailable = [&](int peer) {  // mu_ held
+    const Peer& p = peers_[peer];
+    return absl::UnavailableError(absl::StrCat(
+        "channel: no exchange with rank ", peer, ": rank ", peer, " ",
+        p.state == PeerState::kDead ? p.reason : "has shut down"));
+  };
+  // Every receive is posted before any wait, so peers exchanging with each other never
+  // wait on one another; a peer that does not answer is cut by the monitor (its bound).
+  std::vector<std::string> failure(n);
+  for (size_t i = 0; i < n; ++i) {
+    Peer& p = peers_[peers[i]];
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (p.state != PeerState::kLive || p.gone) {
+        out[i] = unavailable(peers[i]);
+        continue;
+      }
+      recvs[i] = context_->createUnboundBuffer(theirs[i].data(), theirs[i].size());
+      sends[i] = context_->createUnboundBuffer(copy.data(), copy.size());
+      p.exchange_send = sends[i].get();
+      p.exchange_recv = recvs[i].get();
+      p.exchange_since = std::chrono::steady_clock::now();
+    }
+    try {
+      recvs[i]->recv(peers[i], kExchangeSlot);
+      sends[i]->send(peers[i], kExchangeSlot);
+    } catch (const std::exception& e) {
+      failure[i] = e.what();  // the pair broke, which fails whatever was posted on it
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!sends[i]) continue;
+    try {
+      if (failure[i].empty() && (!sends[i]->waitSend(nullptr, kWatchTimeout) ||
+                                 !recvs[i]->waitRecv(nullptr, kWatchTimeout))) {
+        failure[i] = "aborted";
+      }
+    } catch (const std::exception& e) {
+      failure[i] = e.what();
+    }
+    Peer& p = peers_[peers[i]];
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      p.exchange_send = p.exchange_recv = nullptr;
+      if (failure[i].empty()) {
+        out[i] = std::move(theirs[i]);
+        continue;
+      }
+    }
+    markDead(peers[i], failure[i]);  // a cut already said why
+    std::lock_guard<std::mutex> lock(mu_);
+    out[i] = unavailable(peers[i]);
+  }
+  return out;
 }
 
 void Channel::interrupt() {

@@ -32,6 +32,10 @@
 // sending to each other are cut, not stuck); or (3) its payload did not follow its header
 // within its share of the timeout (payloadBound: a slow-loris peer is cut at once).
 //
+// A peer the rendezvous could not connect (rendezvous.h, Mesh::missing) is dead from the
+// start, for that reason. exchange() (the handshake) holds a peer to the peer timeout too: one
+// that does not take our blob or send its own by then is dropped, and the others go on.
+//
 // Optional link shaping (link_shaping.h) delays each received message until its last
 // byte would have arrived over the simulated links.
 
@@ -42,6 +46,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -121,9 +126,11 @@ struct LinkCounters {
 
 class Channel : public Endpoint {
  public:
-  // Takes the connected context (rendezvous.h) and starts one watcher per peer.
-  static absl::StatusOr<std::unique_ptr<Channel>> create(std::shared_ptr<gloo::Context> context,
-                                                         ChannelOptions options);
+  // Takes the connected context (rendezvous.h) and starts one watcher per connected peer.
+  // A peer without a pair is dead from the start, for the reason `missing` gives (Mesh).
+  static absl::StatusOr<std::unique_ptr<Channel>> create(
+      std::shared_ptr<gloo::Context> context, ChannelOptions options,
+      const std::map<int, std::string>& missing = {});
   ~Channel() override;  // shutdown() if not done yet
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -154,9 +161,11 @@ class Channel : public Endpoint {
   void drop(int rank, const std::string& why) override;
 
   // Exchanges one fixed-size blob with each of `peers` (both sides call it with the same
-  // size), e.g. the handshake's Hello. Returns the peers' blobs in the order of `peers`.
-  absl::StatusOr<std::vector<std::vector<uint8_t>>> exchange(absl::Span<const int> peers,
-                                                             absl::Span<const uint8_t> mine);
+  // size), e.g. the handshake's Hello. Returns each peer's blob, in the order of `peers`, or
+  // why there is none: the peer is not live, or it did not take ours or send its own within
+  // the peer timeout (it is dropped then). InvalidArgument for a rank outside the world.
+  absl::StatusOr<std::vector<absl::StatusOr<std::vector<uint8_t>>>> exchange(
+      absl::Span<const int> peers, absl::Span<const uint8_t> mine);
 
   // Wakes a blocked receive (it returns Cancelled); with none in progress, the next one
   // returns Cancelled at once. Any thread.
@@ -200,9 +209,15 @@ class Channel : public Endpoint {
     std::unique_ptr<gloo::transport::UnboundBuffer> pulse;  // our pulses to it
     uint64_t pulse_word = 0;
     std::thread pulser;
+    // exchange() in progress with it: our blob's send and its blob's receive, and since when.
+    gloo::transport::UnboundBuffer* exchange_send = nullptr;
+    gloo::transport::UnboundBuffer* exchange_recv = nullptr;
+    Time exchange_since;
   };
 
-  Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options);
+  Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options,
+          const std::map<int, std::string>& missing);
+  bool connected(int peer) const;  // has a pair: not this rank, not missing
   absl::Status receiveUntil(absl::Span<const int> ranks, Frame* frame);
   // Drops `peer`: closes its pair and aborts our waits on it; reported: no Frame for it.
   void cut(int peer, const std::string& why, bool reported);

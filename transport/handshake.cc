@@ -127,30 +127,41 @@ absl::Status compareHello(const Hello& server, int server_rank, const Hello& wor
   return absl::OkStatus();
 }
 
-absl::Status handshake(Channel& channel, const Hello& mine, bool is_server,
-                       absl::Span<const int> peers) {
+namespace {
+
+absl::Status checkPeer(const Hello& mine, int my_rank, bool is_server, int peer_rank,
+                       absl::Span<const uint8_t> bytes) {
+  absl::StatusOr<Hello> peer = decodeHello(bytes);
+  if (!peer.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(peer.status().message(), " (rank ", peer_rank, ")"));
+  }
+  const SecretTag expected = secretTag(mine.run_secret, peer_rank);
+  if (CRYPTO_memcmp(expected.data(), peer->secret_tag.data(), kSecretTagBytes) != 0) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "handshake: rank ", peer_rank, " did not present this run's secret; it is refused. "
+        "Every rank of a job needs the same SPARSEPS_RUN_SECRET (experiments/run sets one "
+        "for the ranks it starts; on several machines export the same value on each)"));
+  }
+  return is_server ? compareHello(mine, my_rank, *peer, peer_rank)
+                   : compareHello(*peer, peer_rank, mine, my_rank);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<absl::Status>> handshake(Channel& channel, const Hello& mine,
+                                                    bool is_server, absl::Span<const int> peers) {
   absl::StatusOr<std::array<uint8_t, kHelloBytes>> encoded = encodeHello(mine, channel.rank());
   if (!encoded.ok()) return encoded.status();
-  absl::StatusOr<std::vector<std::vector<uint8_t>>> theirs = channel.exchange(peers, *encoded);
+  auto theirs = channel.exchange(peers, *encoded);
   if (!theirs.ok()) return theirs.status();
+  std::vector<absl::Status> out;
   for (size_t i = 0; i < peers.size(); ++i) {
-    absl::StatusOr<Hello> peer = decodeHello((*theirs)[i]);
-    if (!peer.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(peer.status().message(), " (rank ", peers[i], ")"));
-    }
-    const SecretTag expected = secretTag(mine.run_secret, peers[i]);
-    if (CRYPTO_memcmp(expected.data(), peer->secret_tag.data(), kSecretTagBytes) != 0) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "handshake: rank ", peers[i], " did not present this run's secret; it is refused. "
-          "Every rank of a job needs the same SPARSEPS_RUN_SECRET (experiments/run sets one "
-          "for the ranks it starts; on several machines export the same value on each)"));
-    }
-    absl::Status s = is_server ? compareHello(mine, channel.rank(), *peer, peers[i])
-                               : compareHello(*peer, peers[i], mine, channel.rank());
-    if (!s.ok()) return s;
+    const auto& blob = (*theirs)[i];
+    out.push_back(blob.ok() ? checkPeer(mine, channel.rank(), is_server, peers[i], *blob)
+                            : blob.status());
   }
-  return absl::OkStatus();
+  return out;
 }
 
 }  // namespace sparseps

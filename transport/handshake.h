@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -52,8 +53,11 @@ absl::Status compareHello(const Hello& server, int server_rank, const Hello& wor
                           int worker_rank);
 
 // Exchanges Hellos with `peers` (a worker: the server shards; a server shard: the
-// workers) and compares each pair. is_server says which side `mine` is.
-absl::Status handshake(Channel& channel, const Hello& mine, bool is_server,
-                       absl::Span<const int> peers);
+// workers) and compares each pair. is_server says which side `mine` is. One status per
+// peer, in the order of `peers`: OK, or why it is refused (it is missing or did not answer
+// within the peer timeout, its Hello does not decode, it lacks the run secret, a field
+// differs). InvalidArgument for a peer outside the world.
+absl::StatusOr<std::vector<absl::Status>> handshake(Channel& channel, const Hello& mine,
+                                                    bool is_server, absl::Span<const int> peers);
 
 }  // namespace sparseps

@@ -1,16 +1,16 @@
 #include "transport/rendezvous.h"
 
-#include <gloo/common/error.h>
-#include <gloo/rendezvous/context.h>
+#include <gloo/context.h>
 #include <gloo/rendezvous/file_store.h>
-#include <gloo/rendezvous/prefix_store.h>
-#include <gloo/rendezvous/store.h>
+#include <gloo/transport/context.h>
 #include <gloo/transport/tcp/device.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -64,6 +64,13 @@ absl::Status RendezvousOptions::validate() const {
   if (connect_timeout.count() <= 0) {
     return absl::InvalidArgumentError("rendezvous: connect_timeout must be positive");
   }
+  for (int peer : peers) {
+    if (peer < 0 || peer >= world_size || peer == rank) {
+      return absl::InvalidArgumentError(absl::StrCat("rendezvous: peer ", peer, " of rank ", rank,
+                                                     " is not another rank of the world of ",
+                                                     world_size));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -77,105 +84,147 @@ absl::StatusOr<RendezvousOptions> rendezvousOptionsFromEnv(RendezvousOptions bas
 
 namespace {
 
-// Gloo's Store over a KeyValueStore: the same operations, char vs uint8_t bytes; a wait
-// without a timeout waits as long as the connect timeout.
-class GlooStoreOver final : public gloo::rendezvous::Store {
- public:
-  GlooStoreOver(KeyValueStore& store, std::chrono::milliseconds timeout)
-      : store_(store), timeout_(timeout) {}
+// The store polls for a peer's address this often; one that is there is taken at once.
+constexpr std::chrono::milliseconds kPoll(20);
 
-  void set(const std::string& key, const std::vector<char>& data) override {
-    store_.set(key, std::vector<uint8_t>(data.begin(), data.end()));
+// A KeyValueStore over Gloo's FileStore: the same operations, uint8_t vs char bytes.
+class FileKeyValueStore final : public KeyValueStore {
+ public:
+  explicit FileKeyValueStore(const std::string& dir) : store_(dir) {}
+  bool check(const std::vector<std::string>& keys) override { return store_.check(keys); }
+  void set(const std::string& key, const std::vector<uint8_t>& value) override {
+    store_.set(key, std::vector<char>(value.begin(), value.end()));
   }
-  std::vector<char> get(const std::string& key) override {
-    std::vector<uint8_t> value = store_.get(key);
-    return std::vector<char>(value.begin(), value.end());
-  }
-  void wait(const std::vector<std::string>& keys) override { store_.wait(keys, timeout_); }
-  void wait(const std::vector<std::string>& keys,
-            const std::chrono::milliseconds& timeout) override {
-    store_.wait(keys, timeout);
+  std::vector<uint8_t> get(const std::string& key) override {
+    std::vector<char> value = store_.get(key);
+    return std::vector<uint8_t>(value.begin(), value.end());
   }
 
  private:
-  KeyValueStore& store_;
-  std::chrono::milliseconds timeout_;
+  // Gloo's check is protected (its wait checks a timeout in whole seconds).
+  struct Files final : gloo::rendezvous::FileStore {
+    using FileStore::check;
+    using FileStore::FileStore;
+  };
+  Files store_;
 };
 
-// One deadline for the whole connect. Gloo waits on the store and on each pair with a
-// timeout of its own, one after another, so a peer that died after publishing its address
-// could keep a rank waiting for several connect timeouts in a row, and a store read could
-// wait without any limit. This store gives every wait only what is left of the budget and
-// sets the context's timeout to the same remainder, so the pairs (which Gloo makes after
-// the ranks' first reads) wait at most what was left then: a connect ends within the
-// timeout, or within twice it when a peer dies between publishing its address and
-// connecting.
-class DeadlineStore final : public gloo::rendezvous::Store {
+// A gloo::Context over pairs made here: Gloo's own rendezvous connects every rank or fails.
+class PeerContext final : public gloo::Context {
  public:
-  DeadlineStore(gloo::rendezvous::Store& inner, gloo::Context& context,
-                std::chrono::milliseconds budget)
-      : inner_(inner), context_(context), deadline_(std::chrono::steady_clock::now() + budget) {}
-
-  void set(const std::string& key, const std::vector<char>& data) override {
-    remaining();
-    inner_.set(key, data);
+  PeerContext(int rank, int size, std::shared_ptr<gloo::transport::Device> device,
+              std::shared_ptr<gloo::transport::Context> pairs)
+      : gloo::Context(rank, size) {
+    device_ = std::move(device);
+    transportContext_ = std::move(pairs);
   }
-  std::vector<char> get(const std::string& key) override {
-    inner_.wait({key}, remaining());
-    return inner_.get(key);
-  }
-  void wait(const std::vector<std::string>& keys) override { inner_.wait(keys, remaining()); }
-  void wait(const std::vector<std::string>& keys,
-            const std::chrono::milliseconds& timeout) override {
-    inner_.wait(keys, std::min(timeout, remaining()));
-  }
-
- private:
-  std::chrono::milliseconds remaining() {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline_ - std::chrono::steady_clock::now());
-    if (left.count() <= 0) throw std::runtime_error("the connect timeout ran out");
-    context_.setTimeout(left);
-    return left;
-  }
-
-  gloo::rendezvous::Store& inner_;
-  gloo::Context& context_;
-  const std::chrono::steady_clock::time_point deadline_;
 };
 
-absl::StatusOr<std::shared_ptr<gloo::Context>> connectGlooStore(const RendezvousOptions& options,
-                                                                gloo::rendezvous::Store& store) {
+std::string keyOf(const RendezvousOptions& options, int rank) {
+  return absl::StrCat(options.run_id, "/", rank);
+}
+
+// Connects the pair to `peer` from the addresses it published (one per rank, `width`
+// bytes each, zeros where it has no pair); the reason it cannot, or "".
+std::string connectPair(gloo::transport::Context& pairs, int rank, int peer,
+                        const std::vector<uint8_t>& published, size_t width) {
+  if (width == 0 || published.size() != width * static_cast<size_t>(pairs.size)) {
+    return absl::StrCat("published ", published.size(), " address bytes, not ", pairs.size,
+                        " addresses of ", width, " (another build of sparseps?)");
+  }
+  const auto first = published.begin() + static_cast<ptrdiff_t>(width * rank);
+  std::vector<char> address(first, first + static_cast<ptrdiff_t>(width));
+  if (std::all_of(address.begin(), address.end(), [](char c) { return c == 0; })) {
+    return "does not connect to this rank (it names other peers)";
+  }
+  try {
+    pairs.getPair(peer)->connect(address);
+  } catch (const std::exception& e) {
+    pairs.getPair(peer).reset();
+    return absl::StrCat("published its address but did not connect: ", e.what());
+  }
+  return "";
+}
+
+absl::StatusOr<Mesh> connectOver(const RendezvousOptions& options, KeyValueStore& store) {
   if (absl::Status s = options.validate(); !s.ok()) return s;
   ignoreSigpipe();
+  std::vector<int> peers = options.peers;
+  if (peers.empty()) {
+    for (int r = 0; r < options.world_size; ++r) {
+      if (r != options.rank) peers.push_back(r);
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + options.connect_timeout;
+  auto failed = [&](const std::string& why) {
+    return absl::UnavailableError(absl::StrCat("rendezvous: rank ", options.rank, " of ",
+                                               options.world_size, " (run ", options.run_id,
+                                               ") could not connect: ", why));
+  };
+  Mesh mesh;
   try {
     gloo::transport::tcp::attr attr;
     attr.hostname = options.hostname;
     attr.iface = options.iface;
-    auto device = gloo::transport::tcp::CreateDevice(attr);
-    gloo::rendezvous::PrefixStore prefixed(options.run_id, store);
-    auto context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.world_size);
-    context->setTimeout(options.connect_timeout);
-    DeadlineStore bounded(prefixed, *context, options.connect_timeout);
-    context->connectFullMesh(bounded, device);
-    return std::shared_ptr<gloo::Context>(std::move(context));
+    std::shared_ptr<gloo::transport::Device> device = gloo::transport::tcp::CreateDevice(attr);
+    std::shared_ptr<gloo::transport::Context> pairs =
+        device->createContext(options.rank, options.world_size);
+    pairs->setTimeout(options.connect_timeout);
+    std::vector<uint8_t> mine;
+    size_t width = 0;
+    for (int peer : peers) {
+      const std::vector<char> address = pairs->createPair(peer)->address().bytes();
+      width = address.size();
+      mine.resize(width * static_cast<size_t>(options.world_size), 0);
+      std::copy(address.begin(), address.end(), mine.begin() + static_cast<ptrdiff_t>(width * peer));
+    }
+    store.set(keyOf(options, options.rank), mine);
+    // Each peer is connected as soon as its address is there, so one that never comes
+    // holds up no other.
+    std::vector<int> waiting = peers;
+    while (!waiting.empty()) {
+      std::vector<int> later;
+      for (int peer : waiting) {
+        if (!store.check({keyOf(options, peer)})) {
+          later.push_back(peer);  // not there yet
+          continue;
+        }
+        const std::vector<uint8_t> theirs = store.get(keyOf(options, peer));
+        if (std::string why = connectPair(*pairs, options.rank, peer, theirs, width); !why.empty()) {
+          mesh.missing[peer] = why;
+        }
+      }
+      waiting.swap(later);
+      if (waiting.empty()) break;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        const double seconds = std::chrono::duration<double>(options.connect_timeout).count();
+        for (int peer : waiting) {
+          mesh.missing[peer] = absl::StrCat("did not join within the connect timeout (", seconds,
+                                            " s)");
+        }
+        break;
+      }
+      std::this_thread::sleep_for(kPoll);
+    }
+    for (const auto& [peer, why] : mesh.missing) pairs->getPair(peer).reset();
+    mesh.context = std::make_shared<PeerContext>(options.rank, options.world_size,
+                                                 std::move(device), std::move(pairs));
+    mesh.context->setTimeout(options.connect_timeout);
   } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat("rendezvous: rank ", options.rank, " of ",
-                                               options.world_size, " (run ", options.run_id,
-                                               ") could not connect: ", e.what()));
+    return failed(e.what());
   }
+  if (!mesh.missing.empty() && !options.allow_missing) {
+    const auto& [peer, why] = *mesh.missing.begin();
+    return failed(absl::StrCat("rank ", peer, " ", why));
+  }
+  return mesh;
 }
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<gloo::Context>> connectFullMesh(const RendezvousOptions& options,
-                                                               KeyValueStore& store) {
-  GlooStoreOver gloo_store(store, options.connect_timeout);
-  return connectGlooStore(options, gloo_store);
-}
-
-absl::StatusOr<std::shared_ptr<gloo::Context>> connectWithFileStore(
-    const RendezvousOptions& options) {
+absl::StatusOr<Mesh> connectPeers(const RendezvousOptions& options, KeyValueStore* store) {
+  if (store != nullptr) return connectOver(options, *store);
   if (options.store_dir.empty()) {
     return absl::InvalidArgumentError("rendezvous: store_dir is empty");
   }
@@ -185,8 +234,32 @@ absl::StatusOr<std::shared_ptr<gloo::Context>> connectWithFileStore(
     return absl::UnavailableError(absl::StrCat("rendezvous: cannot create store_dir ",
                                                options.store_dir, ": ", ec.message()));
   }
-  gloo::rendezvous::FileStore store(options.store_dir);
-  return connectGlooStore(options, store);
+  FileKeyValueStore files(options.store_dir);
+  return connectOver(options, files);
+}
+
+namespace {
+
+RendezvousOptions fullMesh(RendezvousOptions options) {
+  options.peers.clear();
+  options.allow_missing = false;
+  return options;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<gloo::Context>> connectFullMesh(const RendezvousOptions& options,
+                                                               KeyValueStore& store) {
+  absl::StatusOr<Mesh> mesh = connectPeers(fullMesh(options), &store);
+  if (!mesh.ok()) return mesh.status();
+  return mesh->context;
+}
+
+absl::StatusOr<std::shared_ptr<gloo::Context>> connectWithFileStore(
+    const RendezvousOptions& options) {
+  absl::StatusOr<Mesh> mesh = connectPeers(fullMesh(options), nullptr);
+  if (!mesh.ok()) return mesh.status();
+  return mesh->context;
 }
 
 }  // namespace sparseps

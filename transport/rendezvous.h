@@ -1,5 +1,7 @@
 #pragma once
-// Rendezvous: connects the ranks of one job into a full mesh of Gloo TCP pairs.
+// Rendezvous: connects the ranks of one job with Gloo TCP pairs: each rank to the peers it
+// names (a parameter server's workers to its shards and back), or a full mesh. A peer that
+// does not join in time is left out and named, so a job can start without it.
 // The store is a FileStore in a directory on one machine, or any KeyValueStore across
 // machines (the TCP store hosted by rank 0, core/torch/tcp_store.h, which comes from LibTorch).
 // Every run has its own key prefix (run_id), so stale keys of an earlier job never
@@ -8,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +37,12 @@ struct RendezvousOptions {
   std::string hostname = "127.0.0.1";  // address to bind; or set iface instead
   std::string iface;                   // network interface name, e.g. "eth0"
   std::chrono::milliseconds connect_timeout = std::chrono::minutes(2);
+  // The ranks to connect to; empty: every other rank (a full mesh). Two ranks connect only
+  // when each names the other.
+  std::vector<int> peers;
+  // Whether the connect goes on without a peer that did not join within the timeout (or
+  // whose connection failed): Mesh::missing names it. Otherwise that is an error.
+  bool allow_missing = false;
 
   RendezvousOptions& setRank(int v) {
     rank = v;
@@ -70,6 +79,11 @@ struct RendezvousOptions {
     connect_timeout = v;
     return *this;
   }
+  RendezvousOptions& setPeers(std::vector<int> v, bool missing_allowed) {
+    peers = std::move(v);
+    allow_missing = missing_allowed;
+    return *this;
+  }
 
   // Names the first bad field.
   absl::Status validate() const;
@@ -82,18 +96,30 @@ absl::StatusOr<RendezvousOptions> rendezvousOptionsFromEnv(RendezvousOptions bas
 
 // What the rendezvous needs from a store shared by the ranks, in plain bytes, so that a
 // store from outside transport/ needs no Gloo header. A failure throws (Gloo's own
-// stores do the same; connectFullMesh turns it into a Status).
+// stores do the same; the connect turns it into a Status).
 class KeyValueStore {
  public:
   virtual ~KeyValueStore() = default;
   virtual void set(const std::string& key, const std::vector<uint8_t>& value) = 0;
   virtual std::vector<uint8_t> get(const std::string& key) = 0;
-  // Returns once every key is set; throws after `timeout`.
-  virtual void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
+  // Whether every key is set, at once.
+  virtual bool check(const std::vector<std::string>& keys) = 0;
 };
 
-// Connects all ranks through `store` (keys under options.run_id). Gloo exceptions come
-// back as a Status.
+// A rank's connections: a Gloo context with a pair to each peer that joined, and why each
+// peer asked for has none ("did not join within 120 s", a failed connection).
+struct Mesh {
+  std::shared_ptr<gloo::Context> context;
+  std::map<int, std::string> missing;
+};
+
+// Connects this rank to options.peers through `store` (a FileStore in options.store_dir
+// when null), keys under options.run_id. Every peer gets the whole connect timeout to
+// join; one that published its address and then died can hold the connect for up to
+// twice it. Gloo exceptions come back as a Status.
+absl::StatusOr<Mesh> connectPeers(const RendezvousOptions& options, KeyValueStore* store);
+
+// A full mesh (options.peers and allow_missing ignored): every rank must join.
 absl::StatusOr<std::shared_ptr<gloo::Context>> connectFullMesh(const RendezvousOptions& options,
                                                                KeyValueStore& store);
 

@@ -1,9 +1,12 @@
 #pragma once
-// connectRank: from rendezvous to a ready Channel, the rank's Endpoint. Connects the full
-// Gloo mesh (through a FileStore on one machine or the given store across machines), opens
-// the framed channel with the wire header's size check and optional link shaping, and
-// runs the handshake (protocol, layout fingerprint, method, world) with the other side: a worker
-// with every server shard, a server shard with every worker.
+// connectRank: from rendezvous to a ready Channel, the rank's Endpoint. Connects a worker
+// to every server shard and a shard to every worker (through a FileStore on one machine or
+// the given store across machines), opens the framed channel with the wire header's size
+// check and optional link shaping, and runs the handshake (run secret, protocol, layout
+// fingerprint, method, world) with the other side. A worker fails without every shard. A
+// shard starts with the workers that joined within the connect timeout and passed the
+// handshake: the others are dead to its channel, with the reason, and its loop drops them
+// (its initial model cannot be sent); with none left it fails naming each.
 
 #include <chrono>
 #include <memory>

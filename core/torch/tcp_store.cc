@@ -16,9 +16,7 @@ class TcpKeyValueStore final : public KeyValueStore {
     store_->set(key, value);
   }
   std::vector<uint8_t> get(const std::string& key) override { return store_->get(key); }
-  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
-    store_->wait(keys, timeout);
-  }
+  bool check(const std::vector<std::string>& keys) override { return store_->check(keys); }
 
  private:
   std::unique_ptr<c10d::TCPStore> store_;

@@ -85,7 +85,8 @@ double accuracy(const std::vector<float>& w, const Data& d) {
 int run(int argc, char** argv) {
   CLI::App app{"sparseps test rank"};
   int rank = 0, world = 5, servers = 1, steps = 100, die_at = -1, peer_timeout_ms = 30000;
-  std::string store, run_id, method = "dgs", out, mode = "async", checkpoint;
+  int connect_timeout_ms = 20000;
+  std::string store, run_id, method = "dgs", out, mode = "async", checkpoint, secret;
   double density = 0.05, lr = 0.1;
   bool resume = false;
   app.add_option("--rank", rank);
@@ -102,6 +103,8 @@ int run(int argc, char** argv) {
   app.add_option("--checkpoint", checkpoint);
   app.add_flag("--resume", resume);
   app.add_option("--peer-timeout-ms", peer_timeout_ms);
+  app.add_option("--connect-timeout-ms", connect_timeout_ms);
+  app.add_option("--run-secret", secret);
   app.add_option("--out", out)->required();
   CLI11_PARSE(app, argc, argv);
 
@@ -130,7 +133,9 @@ int run(int argc, char** argv) {
 
   const auto specs = problemSpecs();
   ConnectOptions connect;
-  connect.rendezvous.setRank(rank).setWorldSize(world).setRunId(run_id).setStoreDir(store);
+  connect.rendezvous.setRank(rank).setWorldSize(world).setRunId(run_id).setStoreDir(store)
+      .setConnectTimeout(std::chrono::milliseconds(connect_timeout_ms));
+  connect.hello.run_secret = secret;
   connect.num_servers = servers;
   connect.hello.method = method;
   connect.hello.mode = mode;
@@ -138,11 +143,12 @@ int run(int argc, char** argv) {
   connect.max_payload_bytes = maxPayloadBytes(kNumel, specs.size(), 0);
   connect.peer_timeout = job.peer_timeout;
   auto channel = connectRank(connect);
+  std::ofstream result(out);
   if (!channel.ok()) {
+    result << "error=" << channel.status().message() << "\n";
     std::fprintf(stderr, "rank %d: %s\n", rank, std::string(channel.status().message()).c_str());
     return 3;
   }
-  std::ofstream result(out);
   Channel& endpoint = **channel;
 
   if (job.isServer(rank)) {

@@ -195,7 +195,8 @@ TEST_P(RoguePeerTest, IsDroppedAndTheJobFinishesWithoutIt) {
   const RogueCase& c = GetParam();
   const std::string run_id = std::string("rogue-") + c.rogue;
   const std::vector<std::string> common = {"--method", "asgd", "--mode", c.mode,
-                                           "--peer-timeout-ms", "1000", "--steps", "60"};
+                                           "--peer-timeout-ms", "1000", "--steps", "60",
+                                           "--run-secret", "s3cret"};
   const auto start = std::chrono::steady_clock::now();
   fs::create_directories(dir_ / run_id);
   std::vector<std::unique_ptr<testing::ChildProcess>> ranks;
@@ -210,7 +211,7 @@ TEST_P(RoguePeerTest, IsDroppedAndTheJobFinishesWithoutIt) {
   testing::ChildProcess rogue({SPARSEPS_ROGUE_RANK, "--rank", "3", "--world-size", "4",
                                "--store", (dir_ / run_id / "store").string(), "--run-id",
                                run_id, "--mode", c.mode, "--peer-timeout-ms", "1000",
-                               "--rogue", c.rogue});
+                               "--run-secret", "s3cret", "--rogue", c.rogue});
   Job job = finish(run_id, ranks);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -240,13 +241,50 @@ INSTANTIATE_TEST_SUITE_P(
         RogueCase{"overlong", "async", "sent a payload longer than"},
         RogueCase{"short", "async", "sent a payload shorter than"},
         RogueCase{"bad-then-good", "async", "checksum"},
-        RogueCase{"stop", "async", "sent no message and no pulse"}),
+        RogueCase{"stop", "async", "sent no message and no pulse"},
+        RogueCase{"no-secret", "async", "did not present this run's secret"},
+        RogueCase{"mute", "async", "did not complete the handshake"}),
     [](const ::testing::TestParamInfo<RogueCase>& info) {
       std::string name = info.param.rogue;
       name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
       if (std::string(info.param.mode) != "async") name += info.param.mode;
       return name;
     });
+
+// A worker that never starts: the server starts with the two that came once the connect
+// timeout has passed, names the missing one, and the job trains without it.
+TEST_F(PsJobTest, AWorkerThatNeverStartsIsDroppedAndTheOthersTrain) {
+  const std::string run_id = "absent-worker";
+  const std::vector<std::string> common = {"--method", "asgd", "--steps", "60",
+                                           "--connect-timeout-ms", "1500"};
+  auto ranks = start(run_id, common, {}, /*world=*/4);
+  ranks.back()->killNow();  // rank 3, before it can publish anything (or, rarely, just after)
+  ranks.pop_back();
+  Job job = finish(run_id, ranks);
+  ASSERT_EQ(job.exit_codes[0], 0) << job.results[0]["error"];
+  EXPECT_EQ(job.results[0].at("dropped"), "1");
+  EXPECT_NE(job.results[0].at("dropped_reason").find("rank 3 is missing"), std::string::npos)
+      << job.results[0].at("dropped_reason");
+  for (int r = 1; r < 3; ++r) {
+    ASSERT_EQ(job.exit_codes[r], 0) << "worker rank " << r;
+    EXPECT_GE(std::stod(job.results[r].at("accuracy")), 0.9) << "worker rank " << r;
+  }
+}
+
+// Without the server the workers fail once the connect timeout has passed, naming it.
+TEST_F(PsJobTest, WorkersWithoutTheServerFailNamingIt) {
+  const std::string run_id = "absent-server";
+  const std::vector<std::string> common = {"--method", "asgd", "--connect-timeout-ms", "1000"};
+  auto ranks = start(run_id, common, {}, /*world=*/3);
+  ranks.front()->killNow();  // before it publishes its address (or, rarely, just after)
+  const auto begin = std::chrono::steady_clock::now();
+  for (int r = 1; r < 3; ++r) {
+    EXPECT_EQ(ranks[r]->wait(std::chrono::seconds(30)), 3) << "worker rank " << r;
+    const std::string error = readResult(outPath(run_id, r))["error"];
+    EXPECT_NE(error.find("could not connect: rank 0 "), std::string::npos) << error;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(10));
+}
 
 }  // namespace
 }  // namespace sparseps

@@ -17,6 +17,8 @@
 //   bad-then-good  pushes a damaged message and at once a good one (the server's
 //                goodbye to it and its push to the server wait on each other)
 //   stop         takes its model, then stops itself (SIGSTOP): no pulse, nothing
+//   no-secret    handshakes without the run secret
+//   mute         connects and never handshakes (its channel pulses)
 #include <gloo/context.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <signal.h>
@@ -88,10 +90,20 @@ void sendRaw(gloo::Context& context, absl::Span<const uint8_t> header,
   if (b) b->waitSend();
 }
 
+// Stays connected until the server cuts it off, or 30 s pass.
+int waitUntilCut(Channel& ch) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (ch.isLive(0) && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::fprintf(stderr, "rogue_rank: %s\n", ch.isLive(0) ? "never cut off" : "cut off");
+  return 0;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"sparseps rogue rank"};
   int rank = 0, world = 0, peer_timeout_ms = 30000;
-  std::string store, run_id, method = "asgd", mode = "async", rogue;
+  std::string store, run_id, method = "asgd", mode = "async", rogue, secret;
   app.add_option("--rank", rank)->required();
   app.add_option("--world-size", world)->required();
   app.add_option("--store", store)->required();
@@ -100,15 +112,19 @@ int run(int argc, char** argv) {
   app.add_option("--mode", mode);
   app.add_option("--peer-timeout-ms", peer_timeout_ms);
   app.add_option("--rogue", rogue)->required();
+  app.add_option("--run-secret", secret);
   CLI11_PARSE(app, argc, argv);
 
   RendezvousOptions rv;
-  rv.setRank(rank).setWorldSize(world).setRunId(run_id).setStoreDir(store);
-  auto context = connectWithFileStore(rv);
-  if (!context.ok()) return fail(std::string(context.status().message()));
-  auto channel = Channel::create(*context, wireChannelOptions(maxPayloadBytes(kNumel, 2, 0),
+  rv.setRank(rank).setWorldSize(world).setRunId(run_id).setStoreDir(store).setPeers({0}, false);
+  auto mesh = connectPeers(rv, nullptr);
+  if (!mesh.ok()) return fail(std::string(mesh.status().message()));
+  gloo::Context& context = *mesh->context;
+  auto channel = Channel::create(mesh->context, wireChannelOptions(maxPayloadBytes(kNumel, 2, 0),
                                                              std::chrono::milliseconds(peer_timeout_ms)));
   if (!channel.ok()) return fail(std::string(channel.status().message()));
+  Channel& ch = **channel;
+  if (rogue == "mute") return waitUntilCut(ch);
   Hello hello;
   hello.protocol_version = kWireVersion;
   hello.world_size = static_cast<uint32_t>(world);
@@ -116,17 +132,20 @@ int run(int argc, char** argv) {
   hello.method = method;
   hello.mode = mode;
   hello.layout_fingerprint = 0x5eed;
-  if (auto s = handshake(**channel, hello, false, std::vector<int>{0}); !s.ok()) {
-    return fail(std::string(s.message()));
+  if (rogue != "no-secret") hello.run_secret = secret;
+  auto checked = handshake(ch, hello, false, std::vector<int>{0});
+  if (!checked.ok()) return fail(std::string(checked.status().message()));
+  if (!(*checked)[0].ok()) {
+    std::fprintf(stderr, "rogue_rank: %s\n", std::string((*checked)[0].message()).c_str());
+    return waitUntilCut(ch);
   }
-  Channel& ch = **channel;
   if (rogue != "no-read" && rogue != "push-unread") {
     auto model = ch.receive(std::vector<int>{0});
     if (!model.ok() || !model->peer_status.ok()) return fail("no initial model");
   }
   if (rogue == "header-only") {
     std::vector<uint8_t> whole = push(rank, 0.0f);
-    sendRaw(**context, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes),
+    sendRaw(context, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes),
             absl::MakeConstSpan(whole).subspan(kHeaderBytes), {});
   } else if (rogue == "poison") {
     if (auto s = ch.send(0, push(rank, 3e38f)); !s.ok()) return fail(std::string(s.message()));
@@ -138,11 +157,11 @@ int run(int argc, char** argv) {
     std::vector<uint8_t> whole = push(rank, 0.0f);
     std::vector<uint8_t> payload(whole.begin() + kHeaderBytes, whole.end());
     payload.resize(payload.size() + 1000, 0xEE);
-    sendRaw(**context, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes),
+    sendRaw(context, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes),
             absl::MakeConstSpan(whole).subspan(kHeaderBytes), payload);
   } else if (rogue == "short") {
     std::vector<uint8_t> whole = push(rank, 0.0f);
-    sendRaw(**context, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes),
+    sendRaw(context, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes),
             absl::MakeConstSpan(whole).subspan(kHeaderBytes),
             absl::MakeConstSpan(whole).subspan(kHeaderBytes, 1));
   } else if (rogue == "bad-then-good") {
@@ -157,13 +176,13 @@ int run(int argc, char** argv) {
     channel_wire::writeHeaderMessage(frame.data(), 0, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes),
                                      absl::MakeConstSpan(whole).subspan(kHeaderBytes));
     std::vector<uint8_t> body(whole.begin() + kHeaderBytes, whole.end());
-    auto h = (*context)->createUnboundBuffer(frame.data(), frame.size());
+    auto h = context.createUnboundBuffer(frame.data(), frame.size());
     h->send(0, channel_wire::kHeaderSlot);
     h->waitSend();
     // Half the peer timeout: a whole one for the largest payload, not for 45 bytes.
     std::this_thread::sleep_for(std::chrono::milliseconds(peer_timeout_ms / 2));
     try {  // the server has closed the connection by now
-      auto b = (*context)->createUnboundBuffer(body.data(), body.size());
+      auto b = context.createUnboundBuffer(body.data(), body.size());
       b->send(0, channel_wire::kPayloadSlot);
       b->waitSend(std::chrono::milliseconds(peer_timeout_ms));
     } catch (const std::exception&) {
@@ -182,12 +201,7 @@ int run(int argc, char** argv) {
   } else if (rogue != "no-read" && rogue != "silent") {
     return fail("unknown --rogue=" + rogue);
   }
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (ch.isLive(0) && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  std::fprintf(stderr, "rogue_rank: %s\n", ch.isLive(0) ? "never cut off" : "cut off");
-  return 0;
+  return waitUntilCut(ch);
 }
 
 }  // namespace

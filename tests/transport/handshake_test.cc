@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <chrono>
 #include <thread>
 
 #include "tests/transport/mesh.h"
@@ -45,6 +46,15 @@ TEST(Hello, RejectsLongNamesAndForeignBytes) {
   EXPECT_FALSE(decodeHello(junk).ok());
 }
 
+// The first refusal among the peers (or the call's own error); OK when every peer passed.
+absl::Status firstRefusal(const absl::StatusOr<std::vector<absl::Status>>& result) {
+  if (!result.ok()) return result.status();
+  for (const absl::Status& s : *result) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 struct FieldCase {
   const char* field;
   std::function<void(Hello&)> change;
@@ -53,7 +63,7 @@ struct FieldCase {
 class HandshakeMismatch : public ::testing::TestWithParam<FieldCase> {};
 
 // Rank 0 is the server, ranks 1 and 2 workers; rank 2's Hello differs in one field. Both
-// rank 0 and rank 2 fail naming the field; the server names the first bad worker.
+// rank 0 and rank 2 refuse the other naming the field; the server passes rank 1.
 TEST_P(HandshakeMismatch, IsAnErrorOnBothSidesNamingTheField) {
   auto contexts = testing::connectMesh(3);
   auto channels = testing::makeChannels(
@@ -61,15 +71,22 @@ TEST_P(HandshakeMismatch, IsAnErrorOnBothSidesNamingTheField) {
   Hello bad = serverHello();
   GetParam().change(bad);
   absl::Status status[3];
+  std::vector<absl::Status> server;
   std::vector<std::thread> threads;
   threads.emplace_back([&] {
-    status[0] = handshake(*channels[0], serverHello(), /*is_server=*/true, std::vector<int>{1, 2});
+    auto r = handshake(*channels[0], serverHello(), /*is_server=*/true, std::vector<int>{1, 2});
+    ASSERT_TRUE(r.ok()) << r.status();
+    server = *r;
+  });
+  threads.emplace_back([&] {
+    status[1] = firstRefusal(handshake(*channels[1], serverHello(), false, std::vector<int>{0}));
   });
   threads.emplace_back(
-      [&] { status[1] = handshake(*channels[1], serverHello(), false, std::vector<int>{0}); });
-  threads.emplace_back(
-      [&] { status[2] = handshake(*channels[2], bad, false, std::vector<int>{0}); });
+      [&] { status[2] = firstRefusal(handshake(*channels[2], bad, false, std::vector<int>{0})); });
   for (auto& t : threads) t.join();
+  ASSERT_EQ(server.size(), 2u);
+  EXPECT_TRUE(server[0].ok()) << server[0];
+  status[0] = server[1];
   const std::string expected =
       std::string("handshake: ") + GetParam().field + " mismatch: server 0 ";
   EXPECT_TRUE(status[1].ok()) << status[1];
@@ -112,8 +129,8 @@ TEST(Handshake, MatchingHellosPass) {
       contexts, std::vector<ChannelOptions>(2, testing::testChannelOptions(16)));
   absl::Status worker;
   std::thread t(
-      [&] { worker = handshake(*channels[1], serverHello(), false, std::vector<int>{0}); });
-  EXPECT_TRUE(handshake(*channels[0], serverHello(), true, std::vector<int>{1}).ok());
+      [&] { worker = firstRefusal(handshake(*channels[1], serverHello(), false, std::vector<int>{0})); });
+  EXPECT_TRUE(firstRefusal(handshake(*channels[0], serverHello(), true, std::vector<int>{1})).ok());
   t.join();
   EXPECT_TRUE(worker.ok()) << worker;
 }
@@ -133,9 +150,10 @@ TEST(Handshake, ARankWithoutTheRunSecretIsRefused) {
     worker.run_secret = worker_secret;
     absl::Status worker_status;
     std::thread t([&] {
-      worker_status = handshake(*channels[1], worker, false, std::vector<int>{0});
+      worker_status = firstRefusal(handshake(*channels[1], worker, false, std::vector<int>{0}));
     });
-    absl::Status server_status = handshake(*channels[0], server, true, std::vector<int>{1});
+    absl::Status server_status =
+        firstRefusal(handshake(*channels[0], server, true, std::vector<int>{1}));
     t.join();
     if (worker_secret == "s3cret") {
       EXPECT_TRUE(server_status.ok()) << server_status;
@@ -148,6 +166,34 @@ TEST(Handshake, ARankWithoutTheRunSecretIsRefused) {
               0u) << server_status;
     EXPECT_TRUE(absl::IsPermissionDenied(worker_status)) << worker_status;
   }
+}
+
+// A worker that never handshakes (its channel up and pulsing) is refused within the peer
+// timeout, and the worker that handshakes passes: one mute peer holds up nobody for good.
+TEST(Handshake, APeerThatNeverAnswersIsRefusedWithinThePeerTimeout) {
+  constexpr auto kTimeout = std::chrono::milliseconds(600);
+  auto contexts = testing::connectMesh(3);
+  auto channels = testing::makeChannels(
+      contexts,
+      std::vector<ChannelOptions>(3, testing::testChannelOptions(16).setPeerTimeout(kTimeout)));
+  absl::Status worker;
+  std::thread t([&] {
+    worker = firstRefusal(handshake(*channels[1], serverHello(), false, std::vector<int>{0}));
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto server = handshake(*channels[0], serverHello(), true, std::vector<int>{1, 2});
+  const auto took = std::chrono::steady_clock::now() - start;
+  t.join();
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_TRUE((*server)[0].ok()) << (*server)[0];
+  EXPECT_TRUE(worker.ok()) << worker;
+  EXPECT_TRUE(absl::IsUnavailable((*server)[1])) << (*server)[1];
+  EXPECT_NE((*server)[1].message().find("rank 2 is dropped: it did not complete the handshake"),
+            absl::string_view::npos)
+      << (*server)[1];
+  EXPECT_FALSE(channels[0]->isLive(2));
+  EXPECT_GE(took, kTimeout);
+  EXPECT_LT(took, 4 * kTimeout);
 }
 
 // The secret itself never travels, and a tag is bound to its sender's rank and secret.

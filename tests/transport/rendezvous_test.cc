@@ -80,6 +80,40 @@ TEST(Rendezvous, MissingPeerIsAnErrorNotAHang) {
   EXPECT_NE(c.status().message().find("could not connect"), absl::string_view::npos) << c.status();
 }
 
+// A rank that names its peers connects to those that come and, where missing peers are
+// allowed, names the one that never came instead of failing; a rank that needs it fails.
+TEST(Rendezvous, APeerThatNeverComesIsNamedNotWaitedOnForever) {
+  const testing::TempDir store("sparseps_transport_");
+  const std::string dir = store.str();
+  constexpr auto kTimeout = std::chrono::milliseconds(800);
+  auto options = [&](int rank) {
+    return testing::loopbackOptions(dir, rank, 4).setRunId("partial").setConnectTimeout(kTimeout);
+  };
+  // Rank 0 serves ranks 1-3; rank 3 never starts. Rank 1 also needs rank 3 (and fails).
+  absl::StatusOr<Mesh> worker2, worker1;
+  std::thread t2([&] { worker2 = connectPeers(options(2).setPeers({0}, false), nullptr); });
+  std::thread t1([&] { worker1 = connectPeers(options(1).setPeers({0, 3}, false), nullptr); });
+  const auto start = std::chrono::steady_clock::now();
+  auto server = connectPeers(options(0).setPeers({1, 2, 3}, true), nullptr);
+  const auto took = std::chrono::steady_clock::now() - start;
+  t1.join();
+  t2.join();
+  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_TRUE(worker2.ok()) << worker2.status();
+  EXPECT_TRUE(worker2->missing.empty());
+  ASSERT_EQ(server->missing.size(), 1u);
+  EXPECT_NE(server->missing.at(3).find("did not join within the connect timeout"),
+            std::string::npos)
+      << server->missing.at(3);
+  EXPECT_NE(server->context->getPair(1), nullptr);
+  EXPECT_NE(server->context->getPair(2), nullptr);
+  EXPECT_EQ(server->context->getPair(3), nullptr);
+  EXPECT_LT(took, 5 * kTimeout);
+  ASSERT_FALSE(worker1.ok());
+  EXPECT_NE(worker1.status().message().find("rank 3 did not join"), absl::string_view::npos)
+      << worker1.status();
+}
+
 // A KeyValueStore in memory, shared by ranks running as threads; counts its calls.
 class MemoryStore final : public KeyValueStore {
  public:
@@ -94,15 +128,12 @@ class MemoryStore final : public KeyValueStore {
     changed_.wait(lock, [&] { return values_.count(key) > 0; });
     return values_[key];
   }
-  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    const bool all = changed_.wait_for(lock, timeout, [&] {
-      for (const auto& k : keys) {
-        if (values_.count(k) == 0) return false;
-      }
-      return true;
-    });
-    if (!all) throw std::runtime_error("MemoryStore: wait timed out");
+  bool check(const std::vector<std::string>& keys) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& k : keys) {
+      if (values_.count(k) == 0) return false;
+    }
+    return true;
   }
   int sets() {
     std::lock_guard<std::mutex> lock(mu_);
