@@ -251,7 +251,14 @@ void Channel::monitor() {
           p.state == PeerState::kClosed) {
         continue;
       }
-      if (now - p.last_heard > timeout) {
+      const bool exchanging = p.exchange_send != nullptr || p.exchange_recv != nullptr;
+      if (exchanging) {
+        // Its own bound: until then the peer may be connecting to others, without pulses.
+        if (now > p.exchange_until) {
+          stalled.emplace_back(peer, absl::StrCat("did not complete the handshake within ",
+                                                  seconds(now - p.exchange_since)));
+        }
+      } else if (now - p.last_heard > timeout) {
         stalled.emplace_back(peer, absl::StrCat("sent no message and no pulse for ",
                                                 seconds(now - p.last_heard),
                                                 " (hung, stopped, or cut off)"));
@@ -260,10 +267,6 @@ void Channel::monitor() {
         stalled.emplace_back(peer, absl::StrCat("left a message untaken for ",
                                                 seconds(now - p.sending_since),
                                                 " while doing nothing else"));
-      } else if ((p.exchange_send != nullptr || p.exchange_recv != nullptr) &&
-                 now - p.exchange_since > timeout) {
-        stalled.emplace_back(peer, absl::StrCat("did not complete the handshake within ",
-                                                seconds(now - p.exchange_since)));
       } else if (payload_src_ == peer && now - payload_since_ > payloadBound(payload_bytes_)) {
         stalled.emplace_back(peer, absl::StrCat("sent a header and not its ", payload_bytes_,
                                                 "-byte payload for ",
@@ -655,7 +658,8 @@ void Channel::receivePosted(int src, Frame* frame) {
 }
 
 absl::StatusOr<std::vector<absl::StatusOr<std::vector<uint8_t>>>> Channel::exchange(
-    absl::Span<const int> peers, absl::Span<const uint8_t> mine) {
+    absl::Span<const int> peers, absl::Span<const uint8_t> mine,
+    std::chrono::milliseconds bound) {
   for (int peer : peers) {
     if (peer < 0 || peer >= worldSize() || peer == rank()) {
       return absl::InvalidArgumentError(
@@ -689,6 +693,7 @@ absl::StatusOr<std::vector<absl::StatusOr<std::vector<uint8_t>>>> Channel::excha
       p.exchange_send = sends[i].get();
       p.exchange_recv = recvs[i].get();
       p.exchange_since = std::chrono::steady_clock::now();
+      p.exchange_until = p.exchange_since + bound;
     }
     try {
       recvs[i]->recv(peers[i], kExchangeSlot);
@@ -711,6 +716,7 @@ absl::StatusOr<std::vector<absl::StatusOr<std::vector<uint8_t>>>> Channel::excha
     {
       std::lock_guard<std::mutex> lock(mu_);
       p.exchange_send = p.exchange_recv = nullptr;
+      p.last_heard = p.last_active = std::chrono::steady_clock::now();  // its pulses start now
       if (failure[i].empty()) {
         out[i] = std::move(theirs[i]);
         continue;

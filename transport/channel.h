@@ -33,8 +33,8 @@
 // within its share of the timeout (payloadBound: a slow-loris peer is cut at once).
 //
 // A peer the rendezvous could not connect (rendezvous.h, Mesh::missing) is dead from the
-// start, for that reason. exchange() (the handshake) holds a peer to the peer timeout too: one
-// that does not take our blob or send its own by then is dropped, and the others go on.
+// start, for that reason. exchange() (the handshake) holds each peer to a bound of its own:
+// one that does not take our blob or send its own by then is dropped, and the others go on.
 //
 // Optional link shaping (link_shaping.h) delays each received message until its last
 // byte would have arrived over the simulated links.
@@ -163,9 +163,11 @@ class Channel : public Endpoint {
   // Exchanges one fixed-size blob with each of `peers` (both sides call it with the same
   // size), e.g. the handshake's Hello. Returns each peer's blob, in the order of `peers`, or
   // why there is none: the peer is not live, or it did not take ours or send its own within
-  // the peer timeout (it is dropped then). InvalidArgument for a rank outside the world.
+  // `bound` (it is dropped then; its silence until then is no stall: a peer may still be
+  // connecting to others). InvalidArgument for a rank outside the world.
   absl::StatusOr<std::vector<absl::StatusOr<std::vector<uint8_t>>>> exchange(
-      absl::Span<const int> peers, absl::Span<const uint8_t> mine);
+      absl::Span<const int> peers, absl::Span<const uint8_t> mine,
+      std::chrono::milliseconds bound);
 
   // Wakes a blocked receive (it returns Cancelled); with none in progress, the next one
   // returns Cancelled at once. Any thread.
@@ -209,10 +211,12 @@ class Channel : public Endpoint {
     std::unique_ptr<gloo::transport::UnboundBuffer> pulse;  // our pulses to it
     uint64_t pulse_word = 0;
     std::thread pulser;
-    // exchange() in progress with it: our blob's send and its blob's receive, and since when.
+    // exchange() in progress with it: our blob's send and its blob's receive, and by when
+    // both must be done.
     gloo::transport::UnboundBuffer* exchange_send = nullptr;
     gloo::transport::UnboundBuffer* exchange_recv = nullptr;
     Time exchange_since;
+    Time exchange_until;
   };
 
   Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options,

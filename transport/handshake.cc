@@ -150,10 +150,11 @@ absl::Status checkPeer(const Hello& mine, int my_rank, bool is_server, int peer_
 }  // namespace
 
 absl::StatusOr<std::vector<absl::Status>> handshake(Channel& channel, const Hello& mine,
-                                                    bool is_server, absl::Span<const int> peers) {
+                                                    bool is_server, absl::Span<const int> peers,
+                                                    std::chrono::milliseconds bound) {
   absl::StatusOr<std::array<uint8_t, kHelloBytes>> encoded = encodeHello(mine, channel.rank());
   if (!encoded.ok()) return encoded.status();
-  auto theirs = channel.exchange(peers, *encoded);
+  auto theirs = channel.exchange(peers, *encoded, bound);
   if (!theirs.ok()) return theirs.status();
   std::vector<absl::Status> out;
   for (size_t i = 0; i < peers.size(); ++i) {

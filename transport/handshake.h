@@ -14,6 +14,7 @@
 // any other field: a rank without the secret is refused whatever else it claims.
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -55,9 +56,10 @@ absl::Status compareHello(const Hello& server, int server_rank, const Hello& wor
 // Exchanges Hellos with `peers` (a worker: the server shards; a server shard: the
 // workers) and compares each pair. is_server says which side `mine` is. One status per
 // peer, in the order of `peers`: OK, or why it is refused (it is missing or did not answer
-// within the peer timeout, its Hello does not decode, it lacks the run secret, a field
-// differs). InvalidArgument for a peer outside the world.
+// within `bound`, its Hello does not decode, it lacks the run secret, a field differs).
+// InvalidArgument for a peer outside the world.
 absl::StatusOr<std::vector<absl::Status>> handshake(Channel& channel, const Hello& mine,
-                                                    bool is_server, absl::Span<const int> peers);
+                                                    bool is_server, absl::Span<const int> peers,
+                                                    std::chrono::milliseconds bound);
 
 }  // namespace sparseps

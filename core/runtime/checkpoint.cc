@@ -187,6 +187,18 @@ absl::StatusOr<ServerCheckpoint> loadCheckpoint(const std::string& path) {
   return c;
 }
 
+absl::StatusOr<ServerCheckpoint> loadCheckpointToResume(const std::string& path,
+                                                        uint64_t layout_fingerprint) {
+  absl::StatusOr<ServerCheckpoint> saved = loadCheckpoint(path);
+  if (saved.ok() && saved->layout_fingerprint != layout_fingerprint) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "checkpoint ", path, " was written for a different model (layout fingerprint ",
+        absl::Hex(saved->layout_fingerprint), ", this model ", absl::Hex(layout_fingerprint),
+        "): resume with that run's flags"));
+  }
+  return saved;
+}
+
 absl::Status saveWorkerCheckpoint(const std::string& path, const WorkerCheckpoint& c) {
   Writer w;
   w.bytes(kWorkerMagic, sizeof kWorkerMagic);

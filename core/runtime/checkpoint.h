@@ -26,6 +26,10 @@ struct ServerCheckpoint {
 
 absl::Status saveCheckpoint(const std::string& path, const ServerCheckpoint& checkpoint);
 absl::StatusOr<ServerCheckpoint> loadCheckpoint(const std::string& path);
+// loadCheckpoint for a resume of a model with this layout: a checkpoint of another model is
+// FailedPrecondition, naming both fingerprints.
+absl::StatusOr<ServerCheckpoint> loadCheckpointToResume(const std::string& path,
+                                                        uint64_t layout_fingerprint);
 
 // Worker checkpoints: a worker's method state (momentum, residuals), which the servers do
 // not hold, tagged with the epochs it had finished so that a resume uses it only where

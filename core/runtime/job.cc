@@ -41,13 +41,8 @@ absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& jo
 
   const std::string checkpoint = job.checkpointPathOf(shard_index);
   if (job.resume) {
-    auto saved = loadCheckpoint(checkpoint);
+    auto saved = loadCheckpointToResume(checkpoint, layout_fingerprint);
     if (!saved.ok()) return saved.status();
-    if (saved->layout_fingerprint != layout_fingerprint) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "checkpoint ", checkpoint, " was written for a different model (layout fingerprint ",
-          absl::Hex(saved->layout_fingerprint), ", this model ", absl::Hex(layout_fingerprint), ")"));
-    }
     if (auto s = core.restore(*saved); !s.ok()) return s;
     job.server.log(absl::StrCat("server shard ", shard_index, ": resumed at version ",
                                 core.version(), " from ", checkpoint));

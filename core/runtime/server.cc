@@ -106,7 +106,8 @@ absl::Status Server::handle(int worker, std::vector<Reply>* replies) {
     return absl::InvalidArgumentError(
         absl::StrCat("message claims sender rank ", header->sender_rank));
   }
-  if (auto s = decodePayload(*header, frame_.payload, limits_, &in_); !s.ok()) return s;
+  float largest = 0;
+  if (auto s = decodePayload(*header, frame_.payload, limits_, &in_, &largest); !s.ok()) return s;
   stats_.bytes_in += frame_.header.size() + frame_.payload.size();
   ++stats_.messages_in;
 
@@ -116,7 +117,7 @@ absl::Status Server::handle(int worker, std::vector<Reply>* replies) {
       for (const auto& s : in_) {
         if (s.segment_id == buffers_id) return absl::InvalidArgumentError("push carries BN buffers");
       }
-      if (auto s = core_.checkPush(worker, header->worker_step); !s.ok()) return s;
+      if (auto s = core_.acceptPush(worker, header->worker_step, largest); !s.ok()) return s;
       notePush(worker);
       core_.onPush(worker, in_, replies);
       return absl::OkStatus();

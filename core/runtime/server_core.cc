@@ -73,7 +73,7 @@ bool ServerCore::awaitsReply(int worker) const {
          std::find(held_.begin(), held_.end(), worker) != held_.end();
 }
 
-absl::Status ServerCore::checkPush(int worker, uint64_t worker_step) const {
+absl::Status ServerCore::acceptPush(int worker, uint64_t worker_step, float largest) {
   const auto w = static_cast<size_t>(worker);
   if (awaitsReply(worker)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -85,6 +85,23 @@ absl::Status ServerCore::checkPush(int worker, uint64_t worker_step) const {
         "push of its step ", worker_step, " where step ", steps_[w],
         " is next (a replayed or reordered push)"));
   }
+  if (magnitudes_taken_ >= kPoisonWarmup) {
+    median_scratch_ = magnitudes_;
+    const auto middle = median_scratch_.begin() + static_cast<ptrdiff_t>(median_scratch_.size() / 2);
+    std::nth_element(median_scratch_.begin(), middle, median_scratch_.end());
+    if (*middle > 0 && largest > kPoisonFactor * *middle) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "its largest value ", largest, " is over ", kPoisonFactor,
+          " times the median largest value of the last ", median_scratch_.size(),
+          " accepted pushes (", *middle, "): a poisoned or diverged push"));
+    }
+  }
+  if (magnitudes_.size() < kPoisonWindow) {
+    magnitudes_.push_back(largest);
+  } else {
+    magnitudes_[magnitudes_taken_ % kPoisonWindow] = largest;
+  }
+  ++magnitudes_taken_;
   return absl::OkStatus();
 }
 

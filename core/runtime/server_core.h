@@ -35,6 +35,16 @@ inline constexpr NameTable<ConsistencyMode, 3> kConsistencyModeNames{
 
 class ServerCore;
 
+// The poisoning guard (ServerCore::acceptPush). No honest push jumps four orders of
+// magnitude above the pushes just before it (a learning-rate warm-up or a loss spike moves
+// them by one or two), while a hostile finite push of 1e18, under the wire's 2^64 bound on
+// any value, would wreck the model and every worker's BN statistics. The median is the
+// window's middle value, so one rank's pushes cannot drag it up while they are at most
+// half of the window. A window of zeros (nothing learned yet) checks nothing.
+inline constexpr double kPoisonFactor = 1e4;
+inline constexpr size_t kPoisonWindow = 64;
+inline constexpr size_t kPoisonWarmup = 8;
+
 struct ServerCoreOptions {
   ConsistencyMode mode = ConsistencyMode::kAsync;
   int staleness = 0;             // kStaleness: the bound s
@@ -67,11 +77,15 @@ class ServerCore {
 
   // The runtime sent `worker` the dense model it starts from (see ServerRule::onWorkerStart).
   void onWorkerStart(int worker);
-  // Whether `worker` may push now with the step its header states: its pushes so far
-  // (each push states how many of its pushes were applied before it) and none of its
-  // pushes unanswered. A replayed or reordered push fails naming both steps; it must not
-  // reach onPush, so the schedule and the epoch count only follow accepted pushes.
-  absl::Status checkPush(int worker, uint64_t worker_step) const;
+  // Whether `worker` may push now with the step its header states, its values' largest
+  // magnitude being `largest` (decodePayload finds it). Refused, naming why, are
+  // - a replayed or reordered push: the step must be the worker's pushes so far (each push
+  //   states how many of its pushes were applied before it), none of them unanswered;
+  // - a poisoned one: once kPoisonWarmup pushes were accepted, a largest magnitude over
+  //   kPoisonFactor times the median of the last kPoisonWindow accepted pushes' largest.
+  // An accepted push's magnitude joins the window. A refused push must not reach onPush,
+  // so the model, the schedule and the epoch count only follow accepted pushes.
+  absl::Status acceptPush(int worker, uint64_t worker_step, float largest);
   // Whether a push of `worker` waits for its reply (a sync round, a held reply).
   bool awaitsReply(int worker) const;
   void onPush(int worker, const Message& push, std::vector<Reply>* out);
@@ -134,6 +148,11 @@ class ServerCore {
   // sync mode: pushes of the current round; staleness mode: workers whose reply waits.
   std::vector<std::pair<int, Message>> round_;
   std::vector<int> held_;
+  // The largest magnitudes of the last kPoisonWindow accepted pushes (a ring), and how many
+  // pushes it has taken in all.
+  std::vector<float> magnitudes_;
+  uint64_t magnitudes_taken_ = 0;
+  std::vector<float> median_scratch_;
 };
 
 }  // namespace sparseps

@@ -339,13 +339,16 @@ void Job::serve(int s) {
   absl::StatusOr<MessageHeader> header = decodeHeader(*message.bytes);
   if (!header.ok()) return fail(header.status());
   const auto payload = absl::MakeConstSpan(*message.bytes).subspan(kHeaderBytes);
-  if (absl::Status st = decodePayload(*header, payload, shard.limits, &shard.in); !st.ok()) {
+  float largest = 0;
+  if (absl::Status st = decodePayload(*header, payload, shard.limits, &shard.in, &largest);
+      !st.ok()) {
     return fail(st);
   }
   std::vector<Reply> replies;
   switch (header->kind) {
     case MessageKind::kPush:
-      if (absl::Status st = shard.core->checkPush(message.worker, header->worker_step); !st.ok()) {
+      if (absl::Status st = shard.core->acceptPush(message.worker, header->worker_step, largest);
+          !st.ok()) {
         return fail(st);
       }
       shard.core->onPush(message.worker, shard.in, &replies);

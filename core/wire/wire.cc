@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -101,7 +102,7 @@ absl::Status checksumMismatch(uint32_t announced, uint32_t actual) {
 // and compared by the caller.
 absl::Status readSegments(const MessageHeader& header, absl::Span<const uint8_t> payload,
                           const DecodeLimits& limits, std::vector<SegmentData>* out,
-                          PayloadChecksum* checksum) {
+                          PayloadChecksum* checksum, uint32_t* largest) {
   // Each segment takes at least its own header: bound the count before sizing anything.
   if (uint64_t{header.segment_count} * kSegmentHeaderBytes > payload.size()) {
     return absl::InvalidArgumentError(absl::StrCat("truncated payload: ", header.segment_count,
@@ -142,7 +143,7 @@ absl::Status readSegments(const MessageHeader& header, absl::Span<const uint8_t>
     const auto encoding = static_cast<Encoding>(tag);
     absl::Status read = wire::readSegmentBody(encoding, id, numel, nonzeros, &p, end,
                                               limits.value_check, limits.borrow_dense,
-                                              &(*out)[s], checksum);
+                                              &(*out)[s], checksum, largest);
     if (!read.ok()) {
       return fail(absl::StrCat("(id ", id, ", ", encodingName(encoding), ") ", read.message()));
     }
@@ -157,14 +158,16 @@ absl::Status readSegments(const MessageHeader& header, absl::Span<const uint8_t>
 }  // namespace
 
 absl::Status decodePayload(const MessageHeader& header, absl::Span<const uint8_t> payload,
-                           const DecodeLimits& limits, std::vector<SegmentData>* out) {
+                           const DecodeLimits& limits, std::vector<SegmentData>* out,
+                           float* largest) {
   if (payload.size() != header.payload_bytes) {
     return absl::InvalidArgumentError(absl::StrCat("payload size mismatch: header announces ",
                                                    header.payload_bytes, " bytes, got ",
                                                    payload.size()));
   }
   PayloadChecksum checksum;
-  absl::Status read = readSegments(header, payload, limits, out, &checksum);
+  uint32_t largest_bits = 0;
+  absl::Status read = readSegments(header, payload, limits, out, &checksum, &largest_bits);
   if (!read.ok()) {
     // A damaged payload is reported as damaged, not by the first check its damage trips.
     const uint32_t actual = payloadChecksum(payload);
@@ -174,6 +177,7 @@ absl::Status decodePayload(const MessageHeader& header, absl::Span<const uint8_t
   if (checksum.value() != header.payload_checksum) {
     return checksumMismatch(header.payload_checksum, checksum.value());
   }
+  if (largest != nullptr) std::memcpy(largest, &largest_bits, sizeof *largest);
   return absl::OkStatus();
 }
 

@@ -88,9 +88,12 @@ absl::StatusOr<std::vector<SegmentData>> decodePayload(const MessageHeader& head
                                                        const DecodeLimits& limits);
 // The same into *out, reusing the memory of the segments it holds (a receiver that keeps
 // one vector per stream of messages of the same layout allocates nothing per message).
-// On failure *out is unspecified.
+// On failure *out is unspecified. With kBounded values, *largest (when given) is the
+// largest magnitude the payload carries (of a coded segment: its parameters), found by
+// the same scan that checks the values.
 absl::Status decodePayload(const MessageHeader& header, absl::Span<const uint8_t> payload,
-                           const DecodeLimits& limits, std::vector<SegmentData>* out);
+                           const DecodeLimits& limits, std::vector<SegmentData>* out,
+                           float* largest = nullptr);
 
 struct DecodedMessage {
   MessageHeader header;

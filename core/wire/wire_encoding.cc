@@ -120,31 +120,40 @@ void copyDenseChunk(uint8_t* dst, const uint8_t* src, size_t n, bool streaming,
   checksum->add(src, n * 4);
 }
 
-// The first of n floats at bytes (host order) that kBounded refuses, or n. The scan adds
-// 256 - kBoundExponent (65) to the exponent field: it carries into the sign bit exactly
-// when the biased exponent is kBoundExponent (191 = 127 + 64) or more, i.e. |v| >= 2^64,
-// inf and NaN (255) included. Plain arithmetic ORed over the block vectorizes; only a hit
-// pays for the search. Bytes, not a float pointer: a received body need not be aligned.
-inline uint32_t refusedBit(const uint8_t* bytes, size_t i) {
+// The largest magnitude among n floats at bytes (host order), as the bits of its absolute
+// value: these order as the magnitudes do, with inf and NaN above every finite value, so
+// kBounded refuses a block exactly when its largest is kBoundExponent << 23 (2^64) or more.
+// A plain integer max over the block vectorizes. Bytes, not a float pointer: a received
+// body need not be aligned.
+inline uint32_t magnitudeBits(const uint8_t* bytes, size_t i) {
   uint32_t bits;
   std::memcpy(&bits, bytes + 4 * i, sizeof bits);
-  return ((bits & 0x7f800000u) + ((256u - kBoundExponent) << 23)) & 0x80000000u;
+  return bits & 0x7fffffffu;
 }
 
-SPARSEPS_MULTIVERSION uint32_t anyRefused(const uint8_t* bytes, size_t n) {
-  uint32_t any = 0;
-  for (size_t i = 0; i < n; ++i) any |= refusedBit(bytes, i);
-  return any;
+constexpr uint32_t kRefusedBits = kBoundExponent << 23;
+
+SPARSEPS_MULTIVERSION uint32_t largestBits(const uint8_t* bytes, size_t n) {
+  uint32_t largest = 0;
+  for (size_t i = 0; i < n; ++i) largest = std::max(largest, magnitudeBits(bytes, i));
+  return largest;
 }
 
-size_t firstRefused(const uint8_t* bytes, size_t n) {
-  if (anyRefused(bytes, n) == 0) return n;
+// Checks n floats at bytes against kBounded and raises *largest to their largest
+// magnitude's bits; the error names the first refused one (found only then): element
+// first_element + i, or elements[i] for a sparse body.
+absl::Status checkBounded(const uint8_t* bytes, size_t n, size_t first_element,
+                          const uint32_t* elements, uint32_t* largest) {
+  const uint32_t top = largestBits(bytes, n);
+  if (top < kRefusedBits) {
+    *largest = std::max(*largest, top);
+    return absl::OkStatus();
+  }
   size_t i = 0;
-  while (refusedBit(bytes, i) == 0) ++i;
-  return i;
-}
-
-absl::Status refusedValueError(size_t element, float v) {
+  while (magnitudeBits(bytes, i) < kRefusedBits) ++i;
+  float v;
+  std::memcpy(&v, bytes + 4 * i, sizeof v);
+  const size_t element = elements != nullptr ? elements[i] : first_element + i;
   if (!std::isfinite(v)) {
     return absl::InvalidArgumentError(
         absl::StrCat("non-finite value ", v, " at element ", element));
@@ -162,7 +171,8 @@ absl::Status truncated(const char* what, uint64_t need, uint64_t left) {
 // The body of a coded segment (header already read, numel set in *out): sizes bounded by
 // the bytes left before anything is allocated, then every code checked (validateCoded).
 absl::Status readCodedBody(Encoding encoding, const uint8_t** in, const uint8_t* end,
-                           ValueCheck check, SegmentData* out, PayloadChecksum* checksum) {
+                           ValueCheck check, SegmentData* out, PayloadChecksum* checksum,
+                           uint32_t* largest) {
   const uint8_t* p = *in;
   SegmentData& segment = *out;
   if (static_cast<uint64_t>(end - p) < kCodedPrefixBytes) {
@@ -194,6 +204,10 @@ absl::Status readCodedBody(Encoding encoding, const uint8_t** in, const uint8_t*
   segment.packed.assign(p, p + packed);
   p += packed;
   if (absl::Status s = validateCoded(segment, check == ValueCheck::kBounded); !s.ok()) return s;
+  if (check == ValueCheck::kBounded) {
+    *largest = std::max(*largest, largestBits(reinterpret_cast<const uint8_t*>(segment.params.data()),
+                                              segment.params.size()));
+  }
   checksum->add(*in, static_cast<size_t>(p - *in));
   *in = p;
   return absl::OkStatus();
@@ -379,7 +393,7 @@ size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
 absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t numel,
                              uint32_t nonzeros, const uint8_t** in, const uint8_t* end,
                              ValueCheck check, bool borrow_dense, SegmentData* out,
-                             PayloadChecksum* checksum) {
+                             PayloadChecksum* checksum, uint32_t* largest) {
   const uint8_t* p = *in;
   // Sizes in u64 so that no product of peer-sent counts can wrap, even with a 32-bit size_t.
   const uint64_t left = static_cast<uint64_t>(end - p);
@@ -395,7 +409,7 @@ absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t nu
     }
     segment.indices.clear();  // a reused slot may hold a sparse or dense segment's floats
     segment.values.clear();
-    return readCodedBody(encoding, in, end, check, out, checksum);
+    return readCodedBody(encoding, in, end, check, out, checksum, largest);
   }
   if (nonzeros > numel) {
     return absl::InvalidArgumentError(absl::StrCat("nonzero count ", nonzeros,
@@ -433,12 +447,7 @@ absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t nu
         // Checked on the bytes as received (in cache), not on the streamed-out copy.
         const uint8_t* checked =
             wire::kHostLittleEndian ? p : reinterpret_cast<const uint8_t*>(values + i);
-        const size_t bad = firstRefused(checked, n);
-        if (bad != n) {
-          float v;
-          std::memcpy(&v, checked + 4 * bad, sizeof v);
-          return refusedValueError(i + bad, v);
-        }
+        if (absl::Status s = checkBounded(checked, n, i, nullptr, largest); !s.ok()) return s;
       }
       p += n * 4;
     }
@@ -560,10 +569,10 @@ absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t nu
           absl::StrCat("unknown encoding tag ", static_cast<int>(encoding)));
   }
   if (check == ValueCheck::kBounded) {
-    const size_t bad = firstRefused(reinterpret_cast<const uint8_t*>(segment.values.data()),
-                                      segment.values.size());
-    if (bad != segment.values.size()) {
-      return refusedValueError(segment.indices[bad], segment.values[bad]);
+    if (absl::Status s = checkBounded(reinterpret_cast<const uint8_t*>(segment.values.data()),
+                                      segment.values.size(), 0, segment.indices.data(), largest);
+        !s.ok()) {
+      return s;
     }
   }
   checksum->add(*in, static_cast<size_t>(p - *in));

@@ -117,11 +117,12 @@ size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
 // reusing its buffers, bounding every count by numel and the bytes left before it sizes
 // anything; adds the body's bytes to checksum and advances *in on success. With
 // borrow_dense (on a little-endian host) a dense body is checked in place and *out
-// borrows it (SegmentData::borrowed) instead of copying it.
+// borrows it (SegmentData::borrowed) instead of copying it. Under kBounded, *largest rises
+// to the bits of the largest magnitude the body carries (a coded body: its parameters).
 absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t numel,
                              uint32_t nonzeros, const uint8_t** in, const uint8_t* end,
                              ValueCheck check, bool borrow_dense, SegmentData* out,
-                             PayloadChecksum* checksum);
+                             PayloadChecksum* checksum, uint32_t* largest);
 
 }  // namespace wire
 }  // namespace sparseps

@@ -36,19 +36,13 @@ absl::Status checkWorkerCheckpoint(const WorkerCheckpoint& saved, const std::str
 absl::Status checkResumable(const DriverConfig& config, uint64_t layout_fingerprint) {
   for (int s = 0; s < config.servers; ++s) {
     const std::string path = absl::StrCat(config.checkpointPath(), ".shard", s);
-    auto saved = loadCheckpoint(path);
+    auto saved = loadCheckpointToResume(path, layout_fingerprint);
     if (absl::IsNotFound(saved.status())) {
       return absl::FailedPreconditionError(absl::StrCat(
           "--resume: no server checkpoint ", path, " (a run writes one at its end, and every "
           "--checkpoint-every versions)"));
     }
     if (!saved.ok()) return saved.status();
-    if (saved->layout_fingerprint != layout_fingerprint) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "checkpoint ", path, " was written for a different model (layout fingerprint ",
-          absl::Hex(saved->layout_fingerprint), ", this model ", absl::Hex(layout_fingerprint),
-          "): resume with that run's flags"));
-    }
   }
   for (int w = 0; w < config.numWorkers(); ++w) {
     const std::string path = config.workerCheckpointPath(w);

@@ -236,6 +236,7 @@ INSTANTIATE_TEST_SUITE_P(
         RogueCase{"silent", "sync", "held a sync round for 1 s without pushing"},
         RogueCase{"silent", "async", "made no push for 4."},
         RogueCase{"poison", "async", "is beyond the bound 2^64"},
+        RogueCase{"huge", "async", "is over 10000 times the median largest value"},
         RogueCase{"garbage", "async", "checksum"},
         RogueCase{"replay", "async", "push of its step 0 where step 1 is next"},
         RogueCase{"overlong", "async", "sent a payload longer than"},
@@ -252,11 +253,13 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // A worker that never starts: the server starts with the two that came once the connect
-// timeout has passed, names the missing one, and the job trains without it.
+// timeout has passed, names the missing one, and the job trains without it. The workers,
+// connected long before, wait for the server's handshake longer than a peer timeout.
 TEST_F(PsJobTest, AWorkerThatNeverStartsIsDroppedAndTheOthersTrain) {
   const std::string run_id = "absent-worker";
   const std::vector<std::string> common = {"--method", "asgd", "--steps", "60",
-                                           "--connect-timeout-ms", "1500"};
+                                           "--connect-timeout-ms", "1500",
+                                           "--peer-timeout-ms", "500"};
   auto ranks = start(run_id, common, {}, /*world=*/4);
   ranks.back()->killNow();  // rank 3, before it can publish anything (or, rarely, just after)
   ranks.pop_back();
@@ -269,6 +272,28 @@ TEST_F(PsJobTest, AWorkerThatNeverStartsIsDroppedAndTheOthersTrain) {
     ASSERT_EQ(job.exit_codes[r], 0) << "worker rank " << r;
     EXPECT_GE(std::stod(job.results[r].at("accuracy")), 0.9) << "worker rank " << r;
   }
+}
+
+// A second process claims rank 3: the server connects one of the two, the other fails
+// alone once the connect timeout has passed, and the job finishes with every rank trained.
+TEST_F(PsJobTest, ASecondProcessClaimingATakenRankLeavesTheJobGoingOn) {
+  const std::string run_id = "taken-rank";
+  const std::vector<std::string> common = {"--method", "asgd", "--steps", "60",
+                                           "--connect-timeout-ms", "1500"};
+  auto ranks = start(run_id, common, {}, /*world=*/4);
+  testing::ChildProcess twin({SPARSEPS_PS_JOB_RANK, "--rank", "3", "--world-size", "4",
+                              "--store", (dir_ / run_id / "store").string(), "--run-id", run_id,
+                              "--out", (dir_ / run_id / "twin.txt").string(), "--method", "asgd",
+                              "--steps", "60", "--connect-timeout-ms", "1500"});
+  Job job = finish(run_id, ranks);
+  const int twin_code = twin.wait(std::chrono::seconds(60));
+  ASSERT_EQ(job.exit_codes[0], 0) << job.results[0]["error"];
+  for (int r = 1; r < 3; ++r) {
+    ASSERT_EQ(job.exit_codes[r], 0) << "worker rank " << r;
+    EXPECT_GE(std::stod(job.results[r].at("accuracy")), 0.9) << "worker rank " << r;
+  }
+  EXPECT_EQ((job.exit_codes[3] == 0) + (twin_code == 0), 1)
+      << "rank 3 exited " << job.exit_codes[3] << ", its twin " << twin_code;
 }
 
 // Without the server the workers fail once the connect timeout has passed, naming it.

@@ -9,6 +9,7 @@
 //   replay       sends one valid push (of its step 0) up to 1000 times
 //   silent       takes its model, never pushes (holds a sync round)
 //   poison       pushes finite values of 3e38
+//   huge         pushes 10 steps of 0.01, then finite values of 1e18 (under the wire's bound)
 //   garbage      pushes a message whose payload was damaged after its checksum
 //   overlong     pushes a valid message plus 1000 bytes its header does not announce,
 //                then never takes the reply
@@ -45,13 +46,13 @@ int fail(const std::string& what) {
 }
 
 // A push of `value` everywhere, encoded as an honest worker would.
-std::vector<uint8_t> push(int rank, float value) {
+std::vector<uint8_t> push(int rank, float value, uint64_t step = 0) {
   const SegmentSpecs specs = {{0, 0, 64 * 8, true}, {1, 64 * 8, 8, false}};
   std::vector<float> flat(kNumel, value);
   MessageHeader header;
   header.kind = MessageKind::kPush;
   header.sender_rank = static_cast<uint32_t>(rank);
-  header.worker_step = 0;  // a fresh worker's first push
+  header.worker_step = step;  // 0: a fresh worker's first push
   auto bytes = encodeMessage(header, denseMessage(specs, flat));
   if (!bytes.ok()) {
     std::fprintf(stderr, "rogue_rank: cannot encode a push: %s\n", std::string(bytes.status().message()).c_str());
@@ -133,7 +134,7 @@ int run(int argc, char** argv) {
   hello.mode = mode;
   hello.layout_fingerprint = 0x5eed;
   if (rogue != "no-secret") hello.run_secret = secret;
-  auto checked = handshake(ch, hello, false, std::vector<int>{0});
+  auto checked = handshake(ch, hello, false, std::vector<int>{0}, std::chrono::seconds(20));
   if (!checked.ok()) return fail(std::string(checked.status().message()));
   if (!(*checked)[0].ok()) {
     std::fprintf(stderr, "rogue_rank: %s\n", std::string((*checked)[0].message()).c_str());
@@ -149,6 +150,13 @@ int run(int argc, char** argv) {
             absl::MakeConstSpan(whole).subspan(kHeaderBytes), {});
   } else if (rogue == "poison") {
     if (auto s = ch.send(0, push(rank, 3e38f)); !s.ok()) return fail(std::string(s.message()));
+  } else if (rogue == "huge") {
+    for (uint64_t step = 0; step < 10; ++step) {
+      if (auto s = ch.send(0, push(rank, 0.01f, step)); !s.ok()) return fail(std::string(s.message()));
+      auto reply = ch.receive(std::vector<int>{0});
+      if (!reply.ok() || !reply->peer_status.ok()) return fail("no reply");
+    }
+    if (auto s = ch.send(0, push(rank, 1e18f, 10)); !s.ok()) return fail(std::string(s.message()));
   } else if (rogue == "garbage") {
     std::vector<uint8_t> damaged = push(rank, 0.5f);
     damaged.back() ^= 0x40;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 namespace sparseps {
@@ -73,31 +74,69 @@ TEST(ServerCoreTest, AsyncAppliesAndAnswersEachPushAlone) {
 TEST(ServerCoreTest, APushOutOfItsWorkersTurnIsRefusedNamingBothSteps) {
   auto async = makeCore(ConsistencyMode::kAsync, 2);
   std::vector<Reply> out;
-  ASSERT_TRUE(async.checkPush(0, 0).ok());
+  ASSERT_TRUE(async.acceptPush(0, 0, 1.0f).ok());
   async.onPush(0, densePush({1, 1}), &out);
-  ASSERT_TRUE(async.checkPush(0, 1).ok());
-  absl::Status replay = async.checkPush(0, 0);
+  ASSERT_TRUE(async.acceptPush(0, 1, 1.0f).ok());
+  absl::Status replay = async.acceptPush(0, 0, 1.0f);
   EXPECT_TRUE(absl::IsInvalidArgument(replay));
   EXPECT_EQ(replay.message(), "push of its step 0 where step 1 is next (a replayed or reordered push)");
-  EXPECT_FALSE(async.checkPush(0, 2).ok());  // one from the future
-  EXPECT_TRUE(async.checkPush(1, 0).ok());   // each worker counts its own
+  EXPECT_FALSE(async.acceptPush(0, 2, 1.0f).ok());  // one from the future
+  EXPECT_TRUE(async.acceptPush(1, 0, 1.0f).ok());   // each worker counts its own
   EXPECT_EQ(async.pushes(), 1u);
 
   auto sync = makeCore(ConsistencyMode::kSync, 2);
   sync.onPush(0, densePush({1, 1}), &out);  // the round waits for worker 1
-  absl::Status again = sync.checkPush(0, 0);
+  absl::Status again = sync.acceptPush(0, 0, 1.0f);
   EXPECT_EQ(again.message(),
             "push of its step 0 while its push of step 0 is unanswered (a replayed or "
             "out-of-turn push)");
   sync.onPush(1, densePush({1, 1}), &out);  // the round is answered
-  EXPECT_TRUE(sync.checkPush(0, 1).ok());
-  EXPECT_FALSE(sync.checkPush(0, 0).ok());
+  EXPECT_TRUE(sync.acceptPush(0, 1, 1.0f).ok());
+  EXPECT_FALSE(sync.acceptPush(0, 0, 1.0f).ok());
 
   auto stale = makeCore(ConsistencyMode::kStaleness, 2, /*staleness=*/0);
   stale.onPush(0, densePush({1, 1}), &out);  // applied, its reply held for worker 1
-  EXPECT_FALSE(stale.checkPush(0, 1).ok()) << "the held reply is not answered yet";
+  EXPECT_FALSE(stale.acceptPush(0, 1, 1.0f).ok()) << "the held reply is not answered yet";
   stale.onPush(1, densePush({1, 1}), &out);
-  EXPECT_TRUE(stale.checkPush(0, 1).ok());
+  EXPECT_TRUE(stale.acceptPush(0, 1, 1.0f).ok());
+}
+
+// The poisoning guard against a plain statement of its rule: after 8 accepted pushes, one
+// whose largest value is over 1e4 times the median (the middle of the sorted window, upper
+// middle for an even count) of the last 64 accepted pushes' largest values is refused, and
+// a zero median checks nothing. The series: a warm-up (even a huge push passes there), a
+// slow honest drift the window follows, a 100x spike, 1e18 pushes, then zeros.
+TEST(ServerCoreTest, APushFarAboveTheRecentPushesIsRefused) {
+  std::vector<float> series = {1, 2, 1e18f, 0.5f, 1, 1, 1, 1};  // the warm-up: all pass
+  for (int i = 0; i < 100; ++i) series.push_back(1.0f + 0.05f * static_cast<float>(i));
+  series.push_back(100.0f * series.back());
+  for (int i = 0; i < 3; ++i) series.push_back(1e18f);
+  for (int i = 0; i < 70; ++i) series.push_back(0.0f);
+  series.push_back(1e18f);  // a zero median: passes
+  auto core = makeCore(ConsistencyMode::kAsync, 1);
+  std::vector<float> accepted;
+  int refusals = 0;
+  for (size_t i = 0; i < series.size(); ++i) {
+    bool refuse = false;
+    if (accepted.size() >= 8) {
+      std::vector<float> window(accepted.end() - std::min<ptrdiff_t>(64, accepted.size()),
+                                accepted.end());
+      std::sort(window.begin(), window.end());
+      const float median = window[window.size() / 2];
+      refuse = median > 0 && series[i] > 1e4 * median;
+    }
+    const absl::Status s = core.acceptPush(0, 0, series[i]);
+    ASSERT_EQ(s.ok(), !refuse) << "push " << i << " of " << series[i] << ": " << s;
+    if (refuse) {
+      ++refusals;
+      EXPECT_NE(s.message().find("is over 10000 times the median largest value"),
+                std::string::npos)
+          << s;
+    } else {
+      accepted.push_back(series[i]);
+    }
+  }
+  EXPECT_EQ(refusals, 3);  // the three 1e18 pushes after the warm-up, nothing honest
 }
 
 TEST(ServerCoreTest, LearningRateFollowsTheEpochOfPushesApplied) {

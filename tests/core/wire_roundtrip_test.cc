@@ -93,6 +93,17 @@ TEST_P(WireRoundTrip, DecodesWhatWasSent) {
       }
     }
   }
+  // The scan that checks the values also finds the largest magnitude the payload carries.
+  float largest = -1;
+  std::vector<SegmentData> again;
+  ASSERT_TRUE(decodePayload(decoded->header, absl::MakeConstSpan(*message).subspan(kHeaderBytes),
+                            limitsFor(sent), &again, &largest)
+                  .ok());
+  float want_largest = 0;
+  for (const SegmentData& b : decoded->segments) {
+    for (float v : densify(b)) want_largest = std::max(want_largest, std::fabs(v));
+  }
+  EXPECT_EQ(largest, want_largest);
 }
 
 INSTANTIATE_TEST_SUITE_P(
