@@ -89,11 +89,12 @@ absl::Status ServerCore::acceptPush(int worker, uint64_t worker_step, float larg
     median_scratch_ = magnitudes_;
     const auto middle = median_scratch_.begin() + static_cast<ptrdiff_t>(median_scratch_.size() / 2);
     std::nth_element(median_scratch_.begin(), middle, median_scratch_.end());
-    if (*middle > 0 && largest > kPoisonFactor * *middle) {
+    if (largest > kPoisonFactor * std::max<double>(*middle, kPoisonFloor)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "its largest value ", largest, " is over ", kPoisonFactor,
           " times the median largest value of the last ", median_scratch_.size(),
-          " accepted pushes (", *middle, "): a poisoned or diverged push"));
+          " accepted pushes (", *middle, ", at least ", kPoisonFloor,
+          " counts): a poisoned or diverged push"));
     }
   }
   if (magnitudes_.size() < kPoisonWindow) {

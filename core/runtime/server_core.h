@@ -40,8 +40,11 @@ class ServerCore;
 // them by one or two), while a hostile finite push of 1e18, under the wire's 2^64 bound on
 // any value, would wreck the model and every worker's BN statistics. The median is the
 // window's middle value, so one rank's pushes cannot drag it up while they are at most
-// half of the window. A window of zeros (nothing learned yet) checks nothing.
+// half of the window. The floor keeps a converged job, whose pushes shrink towards zero
+// (7e-8 in a test's quadratic), from refusing a stale worker's honest 5e-3: below it the
+// bound stays at kPoisonFactor * kPoisonFloor (100), far above any honest value there.
 inline constexpr double kPoisonFactor = 1e4;
+inline constexpr double kPoisonFloor = 1e-2;
 inline constexpr size_t kPoisonWindow = 64;
 inline constexpr size_t kPoisonWarmup = 8;
 
@@ -82,7 +85,8 @@ class ServerCore {
   // - a replayed or reordered push: the step must be the worker's pushes so far (each push
   //   states how many of its pushes were applied before it), none of them unanswered;
   // - a poisoned one: once kPoisonWarmup pushes were accepted, a largest magnitude over
-  //   kPoisonFactor times the median of the last kPoisonWindow accepted pushes' largest.
+  //   kPoisonFactor times the median of the last kPoisonWindow accepted pushes' largest,
+  //   or times kPoisonFloor if that is more.
   // An accepted push's magnitude joins the window. A refused push must not reach onPush,
   // so the model, the schedule and the epoch count only follow accepted pushes.
   absl::Status acceptPush(int worker, uint64_t worker_step, float largest);

@@ -103,16 +103,18 @@ TEST(ServerCoreTest, APushOutOfItsWorkersTurnIsRefusedNamingBothSteps) {
 
 // The poisoning guard against a plain statement of its rule: after 8 accepted pushes, one
 // whose largest value is over 1e4 times the median (the middle of the sorted window, upper
-// middle for an even count) of the last 64 accepted pushes' largest values is refused, and
-// a zero median checks nothing. The series: a warm-up (even a huge push passes there), a
-// slow honest drift the window follows, a 100x spike, 1e18 pushes, then zeros.
+// middle for an even count) of the last 64 accepted pushes' largest values, or over 1e4 *
+// 0.01 when that median is smaller, is refused. The series: a warm-up (even a huge push
+// passes there), a slow honest drift the window follows, a 100x spike, 1e18 pushes, a
+// converged tail of tiny pushes with a stale worker's 5e-3 and 99 among them, then 101.
 TEST(ServerCoreTest, APushFarAboveTheRecentPushesIsRefused) {
   std::vector<float> series = {1, 2, 1e18f, 0.5f, 1, 1, 1, 1};  // the warm-up: all pass
   for (int i = 0; i < 100; ++i) series.push_back(1.0f + 0.05f * static_cast<float>(i));
   series.push_back(100.0f * series.back());
   for (int i = 0; i < 3; ++i) series.push_back(1e18f);
-  for (int i = 0; i < 70; ++i) series.push_back(0.0f);
-  series.push_back(1e18f);  // a zero median: passes
+  for (int i = 0; i < 70; ++i) series.push_back(i % 20 == 0 ? 5e-3f : 7e-8f);
+  series.push_back(99.0f);   // under the floor's bound
+  series.push_back(101.0f);  // over it
   auto core = makeCore(ConsistencyMode::kAsync, 1);
   std::vector<float> accepted;
   int refusals = 0;
@@ -123,7 +125,7 @@ TEST(ServerCoreTest, APushFarAboveTheRecentPushesIsRefused) {
                                 accepted.end());
       std::sort(window.begin(), window.end());
       const float median = window[window.size() / 2];
-      refuse = median > 0 && series[i] > 1e4 * median;
+      refuse = series[i] > 1e4 * std::max(median, 0.01f);
     }
     const absl::Status s = core.acceptPush(0, 0, series[i]);
     ASSERT_EQ(s.ok(), !refuse) << "push " << i << " of " << series[i] << ": " << s;
@@ -136,7 +138,7 @@ TEST(ServerCoreTest, APushFarAboveTheRecentPushesIsRefused) {
       accepted.push_back(series[i]);
     }
   }
-  EXPECT_EQ(refusals, 3);  // the three 1e18 pushes after the warm-up, nothing honest
+  EXPECT_EQ(refusals, 4);  // the three 1e18 pushes after the warm-up and 101, nothing honest
 }
 
 TEST(ServerCoreTest, LearningRateFollowsTheEpochOfPushesApplied) {
