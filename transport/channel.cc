@@ -247,18 +247,18 @@ void Channel::monitor() {
     std::vector<std::pair<int, std::string>> stalled;
     for (int peer = 0; peer < worldSize(); ++peer) {
       const Peer& p = peers_[peer];
-      if (peer == rank() || p.gone || p.state == PeerState::kDead ||
-          p.state == PeerState::kClosed) {
-        continue;
-      }
-      const bool exchanging = p.exchange_send != nullptr || p.exchange_recv != nullptr;
-      if (exchanging) {
-        // Its own bound: until then the peer may be connecting to others, without pulses.
+      if (peer == rank() || p.gone) continue;
+      if (p.exchange_send != nullptr || p.exchange_recv != nullptr) {
+        // Its own bound, whatever its state (one that said bye would never answer): until
+        // then the peer may be connecting to others, without pulses.
         if (now > p.exchange_until) {
           stalled.emplace_back(peer, absl::StrCat("did not complete the handshake within ",
                                                   seconds(now - p.exchange_since)));
         }
-      } else if (now - p.last_heard > timeout) {
+        continue;
+      }
+      if (p.state == PeerState::kDead || p.state == PeerState::kClosed) continue;
+      if (now - p.last_heard > timeout) {
         stalled.emplace_back(peer, absl::StrCat("sent no message and no pulse for ",
                                                 seconds(now - p.last_heard),
                                                 " (hung, stopped, or cut off)"));
@@ -702,8 +702,10 @@ absl::StatusOr<std::vector<absl::StatusOr<std::vector<uint8_t>>>> Channel::excha
       failure[i] = e.what();  // the pair broke, which fails whatever was posted on it
     }
   }
-  for (size_t i = 0; i < n; ++i) {
-    if (!sends[i]) continue;
+  // Each peer is waited on by a thread of its own, which clears the peer's exchange as
+  // soon as it completes: a mute peer earlier in the list must not keep a finished one
+  // under the bound.
+  auto await = [&](size_t i) {
     try {
       if (failure[i].empty() && (!sends[i]->waitSend(nullptr, kWatchTimeout) ||
                                  !recvs[i]->waitRecv(nullptr, kWatchTimeout))) {
@@ -712,15 +714,21 @@ absl::StatusOr<std::vector<absl::StatusOr<std::vector<uint8_t>>>> Channel::excha
     } catch (const std::exception& e) {
       failure[i] = e.what();
     }
+    std::lock_guard<std::mutex> lock(mu_);
     Peer& p = peers_[peers[i]];
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      p.exchange_send = p.exchange_recv = nullptr;
-      p.last_heard = p.last_active = std::chrono::steady_clock::now();  // its pulses start now
-      if (failure[i].empty()) {
-        out[i] = std::move(theirs[i]);
-        continue;
-      }
+    p.exchange_send = p.exchange_recv = nullptr;
+    p.last_heard = p.last_active = std::chrono::steady_clock::now();  // its pulses start now
+  };
+  std::vector<std::thread> waiters;
+  for (size_t i = 0; i < n; ++i) {
+    if (sends[i]) waiters.emplace_back(await, i);
+  }
+  for (std::thread& t : waiters) t.join();
+  for (size_t i = 0; i < n; ++i) {
+    if (!sends[i]) continue;
+    if (failure[i].empty()) {
+      out[i] = std::move(theirs[i]);
+      continue;
     }
     markDead(peers[i], failure[i]);  // a cut already said why
     std::lock_guard<std::mutex> lock(mu_);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <system_error>
 #include <thread>
 
@@ -180,32 +181,40 @@ absl::StatusOr<Mesh> connectOver(const RendezvousOptions& options, KeyValueStore
       std::copy(address.begin(), address.end(), mine.begin() + static_cast<ptrdiff_t>(width * peer));
     }
     store.set(keyOf(options, options.rank), mine);
-    // Each peer is connected as soon as its address is there, so one that never comes
-    // holds up no other.
-    std::vector<int> waiting = peers;
-    while (!waiting.empty()) {
-      std::vector<int> later;
-      for (int peer : waiting) {
-        if (!store.check({keyOf(options, peer)})) {
-          later.push_back(peer);  // not there yet
-          continue;
+    // Each peer on a thread of its own, connected as soon as its address is there: one that
+    // never comes, or comes and dies (the listening side of a Gloo pair waits for its
+    // peer), holds up no other.
+    std::mutex store_mu;  // a store need not take calls from several threads
+    std::vector<std::string> why(peers.size());
+    const double seconds = std::chrono::duration<double>(options.connect_timeout).count();
+    auto join = [&](size_t i) {
+      const std::string key = keyOf(options, peers[i]);
+      try {
+        for (;;) {
+          std::vector<uint8_t> theirs;
+          {
+            std::lock_guard<std::mutex> lock(store_mu);
+            if (store.check({key})) theirs = store.get(key);
+          }
+          if (!theirs.empty()) {
+            why[i] = connectPair(*pairs, options.rank, peers[i], theirs, width);
+            return;
+          }
+          if (std::chrono::steady_clock::now() >= deadline) {
+            why[i] = absl::StrCat("did not join within the connect timeout (", seconds, " s)");
+            return;
+          }
+          std::this_thread::sleep_for(kPoll);
         }
-        const std::vector<uint8_t> theirs = store.get(keyOf(options, peer));
-        if (std::string why = connectPair(*pairs, options.rank, peer, theirs, width); !why.empty()) {
-          mesh.missing[peer] = why;
-        }
+      } catch (const std::exception& e) {
+        why[i] = absl::StrCat("could not be looked up in the store: ", e.what());
       }
-      waiting.swap(later);
-      if (waiting.empty()) break;
-      if (std::chrono::steady_clock::now() >= deadline) {
-        const double seconds = std::chrono::duration<double>(options.connect_timeout).count();
-        for (int peer : waiting) {
-          mesh.missing[peer] = absl::StrCat("did not join within the connect timeout (", seconds,
-                                            " s)");
-        }
-        break;
-      }
-      std::this_thread::sleep_for(kPoll);
+    };
+    std::vector<std::thread> joiners;
+    for (size_t i = 0; i < peers.size(); ++i) joiners.emplace_back(join, i);
+    for (std::thread& t : joiners) t.join();
+    for (size_t i = 0; i < peers.size(); ++i) {
+      if (!why[i].empty()) mesh.missing[peers[i]] = why[i];
     }
     for (const auto& [peer, why] : mesh.missing) pairs->getPair(peer).reset();
     mesh.context = std::make_shared<PeerContext>(options.rank, options.world_size,

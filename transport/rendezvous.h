@@ -114,9 +114,9 @@ struct Mesh {
 };
 
 // Connects this rank to options.peers through `store` (a FileStore in options.store_dir
-// when null), keys under options.run_id. Every peer gets the whole connect timeout to
-// join; one that published its address and then died can hold the connect for up to
-// twice it. Gloo exceptions come back as a Status.
+// when null), keys under options.run_id, each peer on a thread of its own. Every peer gets
+// the whole connect timeout to join; one that published its address and then died can
+// hold the connect for up to twice it. Gloo exceptions come back as a Status.
 absl::StatusOr<Mesh> connectPeers(const RendezvousOptions& options, KeyValueStore* store);
 
 // A full mesh (options.peers and allow_missing ignored): every rank must join.

@@ -49,10 +49,9 @@ absl::StatusOr<std::unique_ptr<Channel>> connectRank(ConnectOptions options) {
   hello.protocol_version = kWireVersion;
   hello.world_size = static_cast<uint32_t>(rv.world_size);
   hello.num_server_shards = static_cast<uint32_t>(options.num_servers);
-  // A shard answers once it has waited for the workers that did not come, which a
-  // worker, connected earlier, must allow for.
-  const std::chrono::milliseconds bound =
-      is_server ? options.peer_timeout : rv.connect_timeout + options.peer_timeout;
+  // A peer answers once it has connected to all of its own peers, after waiting out any
+  // that did not come: a shard for its workers, a worker for the other shards.
+  const std::chrono::milliseconds bound = rv.connect_timeout + options.peer_timeout;
   auto checked = handshake(**channel, hello, is_server, peers, bound);
   if (!checked.ok()) {
     (*channel)->shutdown();

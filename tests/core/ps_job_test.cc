@@ -196,6 +196,7 @@ TEST_P(RoguePeerTest, IsDroppedAndTheJobFinishesWithoutIt) {
   const std::string run_id = std::string("rogue-") + c.rogue;
   const std::vector<std::string> common = {"--method", "asgd", "--mode", c.mode,
                                            "--peer-timeout-ms", "1000", "--steps", "60",
+                                           "--connect-timeout-ms", "4000",
                                            "--run-secret", "s3cret"};
   const auto start = std::chrono::steady_clock::now();
   fs::create_directories(dir_ / run_id);
