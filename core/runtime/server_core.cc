@@ -85,19 +85,17 @@ absl::Status ServerCore::acceptPush(int worker, uint64_t worker_step, float larg
         "push of its step ", worker_step, " where step ", steps_[w],
         " is next (a replayed or reordered push)"));
   }
-  float median = 0;  // until the warm-up is over, the floor alone sets the bound
   if (magnitudes_taken_ >= kPoisonWarmup) {
     median_scratch_ = magnitudes_;
     const auto middle = median_scratch_.begin() + static_cast<ptrdiff_t>(median_scratch_.size() / 2);
     std::nth_element(median_scratch_.begin(), middle, median_scratch_.end());
-    median = *middle;
-  }
-  if (largest > kPoisonFactor * std::max<double>(median, kPoisonFloor)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "its largest value ", largest, " is over ", kPoisonFactor,
-        " times the median largest value of the last ", magnitudes_.size(),
-        " accepted pushes (", median, "; ", kPoisonFloor, " if less or before ",
-        kPoisonWarmup, " pushes): a poisoned or diverged push"));
+    if (largest > kPoisonFactor * std::max<double>(*middle, kPoisonFloor)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "its largest value ", largest, " is over ", kPoisonFactor,
+          " times the median largest value of the last ", median_scratch_.size(),
+          " accepted pushes (", *middle, "; ", kPoisonFloor, " if less): a poisoned or "
+          "diverged push"));
+    }
   }
   if (magnitudes_.size() < kPoisonWindow) {
     magnitudes_.push_back(largest);

@@ -84,9 +84,10 @@ class ServerCore {
   // magnitude being `largest` (decodePayload finds it). Refused, naming why, are
   // - a replayed or reordered push: the step must be the worker's pushes so far (each push
   //   states how many of its pushes were applied before it), none of them unanswered;
-  // - a poisoned one: a largest magnitude over kPoisonFactor times the median of the last
-  //   kPoisonWindow accepted pushes' largest, or times kPoisonFloor if that is more or
-  //   fewer than kPoisonWarmup pushes were accepted.
+  // - a poisoned one: once kPoisonWarmup pushes were accepted, a largest magnitude over
+  //   kPoisonFactor times the median of the last kPoisonWindow accepted pushes' largest,
+  //   or times kPoisonFloor if that is more. (No absolute bound before: a first push's
+  //   scale follows the method and the rate, msgd at lr 1000 pushes values over 100.)
   // An accepted push's magnitude joins the window. A refused push must not reach onPush,
   // so the model, the schedule and the epoch count only follow accepted pushes.
   absl::Status acceptPush(int worker, uint64_t worker_step, float largest);
