@@ -126,7 +126,8 @@ std::string keyOf(const RendezvousOptions& options, int rank) {
 }
 
 // Connects the pair to `peer` from the addresses it published (one per rank, `width`
-// bytes each, zeros where it has no pair); the reason it cannot, or "".
+// bytes each, zeros where it has no pair); the reason it cannot, or "" (the caller drops
+// the pair of every peer that has a reason).
 std::string connectPair(gloo::transport::Context& pairs, int rank, int peer,
                         const std::vector<uint8_t>& published, size_t width) {
   if (width == 0 || published.size() != width * static_cast<size_t>(pairs.size)) {
@@ -141,7 +142,6 @@ std::string connectPair(gloo::transport::Context& pairs, int rank, int peer,
   try {
     pairs.getPair(peer)->connect(address);
   } catch (const std::exception& e) {
-    pairs.getPair(peer).reset();
     return absl::StrCat("published its address but did not connect: ", e.what());
   }
   return "";
