@@ -48,7 +48,9 @@ absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& jo
                                 core.version(), " from ", checkpoint));
   }
 
-  Server server(endpoint, core, job, shard.local_specs, layout_fingerprint);
+  auto session = ShardSession::make(core, job, shard_index, shard);
+  if (!session.ok()) return session.status();
+  Server server(endpoint, *session, job, layout_fingerprint);
   if (auto s = server.run(); !s.ok()) return s;
   return server.stats();
 }
@@ -66,8 +68,10 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(
   } else {
     rule = resolved->method->makeWorker(specs, resolved->options);
   }
-  return std::make_unique<WorkerClient>(endpoint, job, std::move(resolved->plan), specs,
-                                        std::move(rule), num_buffers);
+  auto session = WorkerSession::make(job, endpoint.rank(), std::move(resolved->plan),
+                                     std::move(rule), num_buffers);
+  if (!session.ok()) return session.status();
+  return std::make_unique<WorkerClient>(endpoint, std::move(*session));
 }
 
 }  // namespace sparseps

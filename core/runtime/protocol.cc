@@ -2,9 +2,21 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "compressors/apply.h"
 
 namespace sparseps {
+
+absl::StatusOr<DecodeLimits> shardLimits(const Shard& shard, size_t num_buffers) {
+  auto limits = DecodeLimits::fromSpecs(shard.local_specs);
+  if (!limits.ok() || num_buffers == 0) return limits;
+  if (num_buffers >= DecodeLimits::kNoSegment) {
+    return absl::InvalidArgumentError(absl::StrCat(num_buffers, " BN buffer floats; the wire "
+                                                   "format allows ", DecodeLimits::kNoSegment - 1));
+  }
+  limits->allow(buffersSegmentId(shard), static_cast<uint32_t>(num_buffers));
+  return limits;
+}
 
 Message denseMessage(const SegmentSpecs& specs, absl::Span<const float> flat) {
   Message m(specs.size());

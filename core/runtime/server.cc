@@ -9,51 +9,36 @@
 
 namespace sparseps {
 
-Server::Server(Endpoint& endpoint, ServerCore& core, const JobSpec& job, SegmentSpecs local_specs,
+Server::Server(Endpoint& endpoint, ShardSession& session, const JobSpec& job,
                uint64_t layout_fingerprint)
     : endpoint_(endpoint),
-      core_(core),
+      session_(session),
+      core_(session.core()),
       job_(job),
-      specs_(std::move(local_specs)),
       layout_fingerprint_(layout_fingerprint),
       worker_ranks_(job.workerRanks()),
       checkpoint_path_(job.checkpointPathOf(endpoint.rank())),
-      live_ranks_(worker_ranks_) {
-  // A push is used before the next receive reuses frame_ (a sync round keeps a copy, which
-  // owns its values), so its dense segments may borrow the frame's payload.
-  limits_.borrowDense(core_.readsBorrowedDense());
-  for (const auto& spec : specs_) limits_.allow(spec.id, static_cast<uint32_t>(spec.numel));
-  if (core_.numBuffers() > 0) {
-    limits_.allow(static_cast<uint32_t>(specs_.size()), static_cast<uint32_t>(core_.numBuffers()));
-  }
-}
+      live_ranks_(worker_ranks_) {}
 
 int Server::workerOf(int rank) const {
   auto it = std::find(worker_ranks_.begin(), worker_ranks_.end(), rank);
   return static_cast<int>(it - worker_ranks_.begin());
 }
 
-absl::Status Server::sendTo(int worker, MessageHeader header, const Message& segments) {
-  header.sender_rank = static_cast<uint32_t>(endpoint_.rank());
-  if (auto s = encodeMessage(header, segments, job_.encode, &out_); !s.ok()) return s;
-  if (auto s = endpoint_.send(worker_ranks_[worker], out_); !s.ok()) return s;
-  stats_.bytes_out += out_.size();
-  ++stats_.messages_out;
-  return absl::OkStatus();
-}
-
-absl::Status Server::sendModel(int worker) {
-  Message segments = denseMessage(specs_, core_.model());
-  if (core_.numBuffers() > 0) {
-    segments.emplace_back();
-    denseSegment(core_.averagedBuffers(), static_cast<uint32_t>(specs_.size()), &segments.back());
+void Server::send() {
+  // Dropping a worker can answer more (sync, staleness), appended to out_ and sent here.
+  for (size_t i = 0; i < out_.size(); ++i) {
+    const int worker = out_[i].worker;
+    absl::Status s = out_[i].status;
+    if (s.ok()) s = endpoint_.send(worker_ranks_[worker], out_[i].bytes);
+    if (s.ok()) {
+      stats_.bytes_out += out_[i].bytes.size();
+      ++stats_.messages_out;
+    } else {
+      drop(worker, absl::StrCat("cannot send to it: ", s.message()));
+    }
   }
-  MessageHeader header;
-  header.kind = MessageKind::kModel;
-  header.model_version = core_.version();
-  header.worker_step = core_.workerSteps(worker);  // where this worker resumes in its data
-  header.learning_rate = core_.lr();
-  return sendTo(worker, header, segments);
+  out_.clear();
 }
 
 bool Server::stopListening(int rank) {
@@ -63,14 +48,13 @@ bool Server::stopListening(int rank) {
   return true;
 }
 
-void Server::drop(int worker, const std::string& why, std::vector<Reply>* replies,
-                  bool stalled) {
+void Server::drop(int worker, const std::string& why, bool stalled) {
   const int rank = worker_ranks_[worker];
   if (!stopListening(rank)) return;
   job_.server.log(absl::StrCat("server: dropping worker ", worker, " (rank ", rank, "): ", why));
   const std::chrono::duration<double> since = std::chrono::steady_clock::now() - started_;
   stats_.dropped.push_back(DroppedWorker{worker, rank, since.count(), why});
-  core_.onWorkerLost(worker, replies);
+  session_.lose(worker, &out_);
   // Tell the worker: other shards may still count it live, and it would wait for this
   // shard's reply forever. It stops; its departure ends it on the others. A dead worker
   // cannot be told, and need not be; a stalled one would not listen, so its connection
@@ -79,65 +63,7 @@ void Server::drop(int worker, const std::string& why, std::vector<Reply>* replie
     endpoint_.drop(rank, why);
     return;
   }
-  MessageHeader bye;
-  bye.kind = MessageKind::kShutdown;
-  (void)sendTo(worker, bye, {});
-}
-
-void Server::sendReplies(std::vector<Reply>& replies) {
-  // Sending can drop a worker, and dropping can release more replies (sync, staleness).
-  for (size_t i = 0; i < replies.size(); ++i) {
-    MessageHeader header;
-    header.kind = MessageKind::kReply;
-    header.model_version = replies[i].version;
-    header.learning_rate = replies[i].lr;
-    const int worker = replies[i].worker;
-    auto s = sendTo(worker, header, replies[i].segments);
-    core_.recycle(std::move(replies[i]));
-    if (!s.ok()) drop(worker, absl::StrCat("cannot send the reply: ", s.message()), &replies);
-  }
-  replies.clear();
-}
-
-absl::Status Server::handle(int worker, std::vector<Reply>* replies) {
-  auto header = decodeHeader(frame_.header);
-  if (!header.ok()) return header.status();
-  if (header->sender_rank != static_cast<uint32_t>(frame_.src)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("message claims sender rank ", header->sender_rank));
-  }
-  float largest = 0;
-  if (auto s = decodePayload(*header, frame_.payload, limits_, &in_, &largest); !s.ok()) return s;
-  stats_.bytes_in += frame_.header.size() + frame_.payload.size();
-  ++stats_.messages_in;
-
-  const auto buffers_id = static_cast<uint32_t>(specs_.size());
-  switch (header->kind) {
-    case MessageKind::kPush:
-      for (const auto& s : in_) {
-        if (s.segment_id == buffers_id) return absl::InvalidArgumentError("push carries BN buffers");
-      }
-      if (auto s = core_.acceptPush(worker, header->worker_step, largest); !s.ok()) return s;
-      notePush(worker);
-      core_.onPush(worker, in_, replies);
-      return absl::OkStatus();
-    case MessageKind::kModel:
-      if (header->flags & kFlagPull) return sendModel(worker);
-      if (header->flags & kFlagBuffers) {
-        for (auto& s : in_) {
-          if (s.segment_id == buffers_id) core_.onBuffers(worker, s);
-        }
-        return absl::OkStatus();
-      }
-      return absl::InvalidArgumentError("model message without pull or buffers flag");
-    case MessageKind::kShutdown:
-      stopListening(frame_.src);
-      core_.onWorkerDone(worker, replies);
-      return absl::OkStatus();
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("unexpected ", messageKindName(header->kind), " message"));
-  }
+  session_.goodbye(worker, &out_);
 }
 
 Deadline Server::roundDeadline() {
@@ -149,13 +75,13 @@ Deadline Server::roundDeadline() {
   return *waiting_since_ + job_.peer_timeout;
 }
 
-void Server::dropStallers(std::vector<Reply>* replies) {
+void Server::dropStallers() {
   const double seconds = std::chrono::duration<double>(job_.peer_timeout).count();
   for (int worker : core_.waitingOn()) {
     drop(worker,
          absl::StrCat("held a ", nameOf(kConsistencyModeNames, job_.server.mode),
                       " round for ", seconds, " s without pushing"),
-         replies, /*stalled=*/true);
+         /*stalled=*/true);
   }
   waiting_since_.reset();
 }
@@ -189,7 +115,7 @@ Deadline Server::pushDeadline() {
   return first == kNoDeadline ? first : first + pushBound();
 }
 
-void Server::dropIdle(std::vector<Reply>* replies) {
+void Server::dropIdle() {
   const auto now = std::chrono::steady_clock::now();
   const auto bound = pushBound();
   auto seconds = [](std::chrono::steady_clock::duration d) {
@@ -203,7 +129,7 @@ void Server::dropIdle(std::vector<Reply>* replies) {
                          "workers' median step if longer: %.1f s)",
                          seconds(now - last_push_[w]), kIdlePeerTimeouts, kIdleSteps,
                          seconds(bound)),
-         replies, /*stalled=*/true);
+         /*stalled=*/true);
   }
 }
 
@@ -220,33 +146,34 @@ absl::Status Server::run() {
   started_ = std::chrono::steady_clock::now();
   last_push_.assign(worker_ranks_.size(), started_);
   interval_.assign(worker_ranks_.size(), std::chrono::steady_clock::duration::zero());
-  std::vector<Reply> replies;
-  for (size_t w = 0; w < worker_ranks_.size(); ++w) {
-    if (auto s = sendModel(static_cast<int>(w)); !s.ok()) {
-      drop(static_cast<int>(w), absl::StrCat("cannot send the initial model: ", s.message()), &replies);
-    } else {
-      core_.onWorkerStart(static_cast<int>(w));
-    }
-  }
+  for (size_t w = 0; w < worker_ranks_.size(); ++w) session_.start(static_cast<int>(w), &out_);
   while (!live_ranks_.empty()) {
-    sendReplies(replies);
+    send();
     const Deadline round = roundDeadline();
     if (auto s = endpoint_.receive(live_ranks_, &frame_, std::min(round, pushDeadline()));
         !s.ok()) {
       if (!absl::IsDeadlineExceeded(s)) return s;
-      if (std::chrono::steady_clock::now() >= round) dropStallers(&replies);
-      dropIdle(&replies);
+      if (std::chrono::steady_clock::now() >= round) dropStallers();
+      dropIdle();
       continue;
     }
     const int worker = workerOf(frame_.src);
     if (!frame_.peer_status.ok()) {
-      drop(worker, std::string(frame_.peer_status.message()), &replies);
-    } else if (auto s = handle(worker, &replies); !s.ok()) {
-      drop(worker, absl::StrCat("bad message: ", s.message()), &replies);
+      drop(worker, std::string(frame_.peer_status.message()));
+    } else {
+      auto received = session_.receive(worker, frame_.header, frame_.payload, &out_);
+      if (!received.ok()) {
+        drop(worker, absl::StrCat("bad message: ", received.status().message()));
+      } else {
+        stats_.bytes_in += frame_.header.size() + frame_.payload.size();
+        ++stats_.messages_in;
+        if (*received == Received::kPush) notePush(worker);
+        if (*received == Received::kGoodbye) stopListening(frame_.src);
+      }
     }
     if (auto s = maybeCheckpoint(false); !s.ok()) return s;
   }
-  sendReplies(replies);
+  send();
   stats_.pushes = core_.pushes();
   stats_.epochs = core_.epoch();
   return maybeCheckpoint(true);

@@ -1,8 +1,7 @@
 #pragma once
-// Server: the loop of one server shard (shard s is rank s). It sends every worker the
-// initial model, then receives from any live worker, decodes and validates each message
-// against the shard's layout, feeds it to ServerCore and sends the replies ServerCore
-// returns. A worker that dies or sends a malformed message is logged by rank and dropped;
+// Server: the Gloo loop of one server shard (shard s is rank s). It sends every worker the
+// initial model, then receives from any live worker, hands each message to the shard's
+// session (shard_session.h: the checks, the core, the replies) and sends what it answers. A worker that dies or sends a malformed message is logged by rank and dropped;
 // the others go on. A worker that makes no push for kIdlePeerTimeouts peer timeouts, or
 // kIdleSteps of the workers' median step if that is longer, is dropped too. The job
 // says who the workers are, how replies are encoded, where the log goes and the
@@ -18,6 +17,7 @@
 #include "absl/status/status.h"
 #include "core/runtime/job_spec.h"
 #include "core/runtime/server_core.h"
+#include "core/runtime/shard_session.h"
 #include "core/wire/wire.h"
 #include "transport/endpoint.h"
 
@@ -48,46 +48,41 @@ class Server {
  public:
   static constexpr int kIdlePeerTimeouts = 4;
   static constexpr int kIdleSteps = 10;
-  // local_specs: the shard's parameter segments (shard-local ids). The job outlives the
-  // server.
-  Server(Endpoint& endpoint, ServerCore& core, const JobSpec& job, SegmentSpecs local_specs,
-         uint64_t layout_fingerprint);
+  // The session (and the job it was made with) outlives the server.
+  Server(Endpoint& endpoint, ShardSession& session, const JobSpec& job, uint64_t layout_fingerprint);
   // Runs until every worker is done or dropped. Errors only when the endpoint breaks or
   // a checkpoint cannot be written.
   absl::Status run();
   const ServerStats& stats() const { return stats_; }
 
  private:
-  absl::Status handle(int worker, std::vector<Reply>* replies);
-  absl::Status sendTo(int worker, MessageHeader header, const Message& segments);
-  void sendReplies(std::vector<Reply>& replies);
-  absl::Status sendModel(int worker);
+  // Sends the session's answers; a failed send drops its worker (whose leaving may answer
+  // more, sent in the same pass).
+  void send();
   // Removes rank from the ranks the loop receives from; false if it was not there.
   bool stopListening(int rank);
-  void drop(int worker, const std::string& why, std::vector<Reply>* replies,
-            bool stalled = false);
+  void drop(int worker, const std::string& why, bool stalled = false);
   // When the round a held reply waits on is past the job's peer timeout (none if no
   // reply is held), and the drop of the workers it still waits on.
   Deadline roundDeadline();
-  void dropStallers(std::vector<Reply>* replies);
+  void dropStallers();
   // Progress: a live worker that makes no push for pushBound() while none of its pushes is
   // unanswered is dropped, in every mode (an async job would otherwise wait for it
   // forever).
   std::chrono::steady_clock::duration pushBound();
   Deadline pushDeadline();
-  void dropIdle(std::vector<Reply>* replies);
+  void dropIdle();
   void notePush(int worker);
   absl::Status maybeCheckpoint(bool final);
   int workerOf(int rank) const;
 
   Endpoint& endpoint_;
+  ShardSession& session_;
   ServerCore& core_;
   const JobSpec& job_;
-  const SegmentSpecs specs_;
   const uint64_t layout_fingerprint_;
   const std::vector<int> worker_ranks_;  // rank of worker i
   const std::string checkpoint_path_;    // this shard's; empty: none
-  DecodeLimits limits_;
   std::vector<int> live_ranks_;
   uint64_t last_checkpoint_version_ = 0;
   std::chrono::steady_clock::time_point started_;  // when run() began
@@ -96,10 +91,9 @@ class Server {
   std::vector<std::chrono::steady_clock::duration> interval_;  // between its last two pushes
   std::vector<std::chrono::steady_clock::duration> scratch_;
   ServerStats stats_;
-  // Reused across messages: the frame received, its decoded segments, the bytes sent.
+  // Reused across messages: the frame received, the messages to send.
   Frame frame_;
-  Message in_;
-  std::vector<uint8_t> out_;
+  Outbox out_;
 };
 
 }  // namespace sparseps

@@ -1,9 +1,10 @@
 #pragma once
-// WorkerClient: a worker's side of the parameter server, on flat float buffers. It
-// receives the initial model from every shard, then per step turns the gradient into a
-// push with the method's WorkerRule, splits it by shard, sends it, waits for every
-// shard's reply (one outstanding push, as the reference implementation does) and
-// applies the replies to the local model. The learning rate comes with each reply.
+// WorkerClient: a worker's side of the parameter server over an Endpoint (Gloo, or the
+// tests' in-memory hub), on flat float buffers. It sends what its session
+// (worker_session.h: the protocol, the method's WorkerRule) encodes and hands the session
+// what each shard sends back: it receives the initial model from every shard, then per
+// step sends the push to every shard, waits for every shard's reply and has the session
+// apply them to the local model. The learning rate comes with each reply.
 // LibTorch-free: PsWorker (core/torch/ps_rank.h) wraps it as a LibTorch optimizer.
 
 #include <cstdint>
@@ -14,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/runtime/job_spec.h"
-#include "core/runtime/shard_plan.h"
+#include "core/runtime/worker_session.h"
 #include "core/wire/wire.h"
 #include "optim/method.h"
 #include "transport/endpoint.h"
@@ -30,21 +31,9 @@ struct StepStats {
   double communicate_seconds = 0;
 };
 
-// Where the servers' training stands, as a model message from them says.
-struct ServerProgress {
-  uint64_t version = 0;
-  // This worker's pushes the servers have applied: 0 in a new job; on a resume, where the
-  // worker stands in its data (its epoch and the batch within it).
-  uint64_t worker_steps = 0;
-  float lr = 0;
-};
-
 class WorkerClient {
  public:
-  // The job says which ranks serve and how pushes are encoded; num_buffers BN buffer
-  // floats travel to and from shard 0.
-  WorkerClient(Endpoint& endpoint, const JobSpec& job, ShardPlan plan, SegmentSpecs specs,
-               std::unique_ptr<WorkerRule> rule, size_t num_buffers);
+  WorkerClient(Endpoint& endpoint, WorkerSession session);
 
   // Receives the initial model into w (and the BN buffers into buffers); the step count
   // continues from the servers' (ServerProgress::worker_steps).
@@ -57,43 +46,31 @@ class WorkerClient {
   absl::Status finish();
   // The method's own worker state (momentum, residuals) for a checkpoint; loading
   // changes nothing unless the bytes are a valid state for this rule.
-  std::string saveRuleState() const { return rule_->saveState(); }
-  absl::Status loadRuleState(const std::string& bytes) { return rule_->loadState(bytes); }
+  std::string saveRuleState() const { return session_.rule().saveState(); }
+  absl::Status loadRuleState(const std::string& bytes) { return session_.rule().loadState(bytes); }
 
-  float lr() const { return lr_; }
+  float lr() const { return session_.lr(); }
   // The rate the next push is made with (the rules' StepContext and the push's header),
   // until the next reply's rate replaces it: a schedule of the caller's own.
-  void setLr(float lr) { lr_ = lr; }
-  uint64_t steps() const { return step_; }
+  void setLr(float lr) { session_.setLr(lr); }
+  uint64_t steps() const { return session_.steps(); }
 
  private:
-  absl::Status sendToShard(int shard, MessageHeader header, const Message& segments,
-                           uint64_t* bytes);
-  // Receives one message from every shard, in any order, into from_shard_; fails on a
+  // Sends each shard its message of out_ (one per shard).
+  absl::Status sendToShards(uint64_t* bytes);
+  absl::Status sendToShard(int shard, absl::Span<const uint8_t> message, uint64_t* bytes);
+  // Receives one message from every shard, in any order, into the session; fails on a
   // server shutdown.
   absl::Status receiveFromAllShards(MessageKind expected, uint64_t* bytes);
-  absl::StatusOr<ServerProgress> receiveModel(absl::Span<float> w, absl::Span<float> buffers);
 
   Endpoint& endpoint_;
-  ShardPlan plan_;
-  SegmentSpecs specs_;
-  std::unique_ptr<WorkerRule> rule_;
-  const std::vector<int> server_ranks_;  // rank of shard s
-  const EncodeOptions encode_;
-  const size_t num_buffers_;
-  std::vector<DecodeLimits> limits_;  // per shard
-  // Reused across steps, so a steady loop allocates nothing: the push, its split by shard,
-  // the next frame to receive into, each shard's last frame and its decoded message (whose
-  // dense segments borrow that frame's payload), and the bytes sent.
-  Message push_;
-  std::vector<Message> to_shard_;
+  WorkerSession session_;
+  // Reused across steps, so a steady loop allocates nothing: the next frame to receive
+  // into, each shard's last frame (the session's decoded message borrows its payload),
+  // and the messages to send, one per shard.
   Frame frame_;
   std::vector<Frame> shard_frames_;
-  std::vector<DecodedMessage> from_shard_;
-  std::vector<uint8_t> out_;
-  float lr_ = 0;
-  uint64_t step_ = 0;
-  uint64_t last_version_ = 0;
+  std::vector<std::vector<uint8_t>> out_;
 };
 
 }  // namespace sparseps

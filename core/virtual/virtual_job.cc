@@ -4,12 +4,14 @@
 #include <cmath>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <random>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "compressors/apply.h"
-#include "core/runtime/protocol.h"
+#include "core/runtime/shard_session.h"
+#include "core/runtime/worker_session.h"
 #include "core/virtual/event_queue.h"
 #include "core/wire/wire.h"
 
@@ -34,21 +36,14 @@ class Job {
 
  private:
   struct Worker {
-    std::unique_ptr<WorkerRule> rule;
+    std::optional<WorkerSession> session;
     std::vector<float> w, buffers;
     std::unique_ptr<Link> up, down;
     std::mt19937_64 rng;
-    Message push;
-    std::vector<Message> to_shard;
-    std::vector<std::shared_ptr<const std::vector<uint8_t>>> outgoing;  // per shard
-    std::vector<DecodedMessage> from_shard;
-    // Per shard, the last message received: from_shard's dense segments borrow its bytes.
+    std::vector<std::vector<uint8_t>> outgoing;  // per shard
+    // Per shard, the last message received: the session's decoded segments borrow its bytes.
     std::vector<std::shared_ptr<const std::vector<uint8_t>>> received;
-    std::vector<DecodeLimits> limits;  // per shard, for its replies
     int waiting = 0;  // messages from the shards still to come for this step (or the start)
-    uint64_t step = 0;
-    uint64_t last_version = 0;
-    float lr = 0;
     bool done = false;
     int64_t done_ns = 0;
     // The step in flight.
@@ -60,11 +55,11 @@ class Job {
   };
   struct ServerShard {
     std::unique_ptr<ServerCore> core;
+    std::optional<ShardSession> session;
     std::unique_ptr<Link> up, down;
-    DecodeLimits limits;
     std::deque<InFlight> queue;
     bool busy = false;
-    Message in;
+    Outbox out;
     uint64_t snapshots = 0;
   };
   struct PendingSnapshot {
@@ -76,13 +71,12 @@ class Job {
   void start();
   void modelArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes);
   void ready(int k);
-  void sendToShard(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes);
+  void sendToShard(int k, int s, std::vector<uint8_t> bytes);
   void serve(int s);
   void replyArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes);
   void takeSnapshotSlice(int s, const ServerCore& core);
-  std::shared_ptr<const std::vector<uint8_t>> encode(const MessageHeader& header,
-                                                      const Message& segments);
-  bool decodeAt(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes, MessageKind expected);
+  bool receiveAt(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes,
+                 MessageKind expected);
   double codecSeconds(double real, bool per_push);
   double stepSeconds(Worker& w, int k, double measured);
   void fail(absl::Status status) {
@@ -118,15 +112,6 @@ double Job::stepSeconds(Worker& w, int k, double measured) {
   return seconds;
 }
 
-std::shared_ptr<const std::vector<uint8_t>> Job::encode(const MessageHeader& header,
-                                                        const Message& segments) {
-  auto bytes = std::make_shared<std::vector<uint8_t>>();
-  if (absl::Status s = encodeMessage(header, segments, o_.job.encode, bytes.get()); !s.ok()) {
-    fail(s);
-  }
-  return bytes;
-}
-
 absl::Status Job::setUp() {
   const JobSpec& job = o_.job;
   if (auto s = o_.time.validate(); !s.ok()) return s;
@@ -155,14 +140,9 @@ absl::Status Job::setUp() {
                            o_.initial_params.begin() + range.offset + range.numel),
         num_buffers, job.num_workers, server);
     if (num_buffers > 0) shard->core->onBuffers(0, o_.initial_buffers);
-    // Pushes borrow as a real server's do (core/runtime/server.cc).
-    shard->limits.borrowDense(shard->core->readsBorrowedDense());
-    for (const SegmentSpec& spec : range.local_specs) {
-      shard->limits.allow(spec.id, static_cast<uint32_t>(spec.numel));
-    }
-    if (num_buffers > 0) {
-      shard->limits.allow(range.num_segments, static_cast<uint32_t>(num_buffers));
-    }
+    auto session = ShardSession::make(*shard->core, job, s, range);
+    if (!session.ok()) return session.status();
+    shard->session.emplace(std::move(*session));
     shard->up = std::make_unique<Link>(up);
     shard->down = std::make_unique<Link>(down);
     shards_.push_back(std::move(shard));
@@ -171,18 +151,17 @@ absl::Status Job::setUp() {
     auto rank = resolveJob(job, methods_, o_.specs, job.num_servers + k);
     if (!rank.ok()) return rank.status();
     auto w = std::make_unique<Worker>();
-    w->rule = rank->method->makeWorker(o_.specs, rank->options);
+    auto session = WorkerSession::make(job, job.num_servers + k, plan,
+                                       rank->method->makeWorker(o_.specs, rank->options),
+                                       o_.initial_buffers.size());
+    if (!session.ok()) return session.status();
+    w->session.emplace(std::move(*session));
     w->w.assign(n, 0.0f);
     w->buffers.assign(o_.initial_buffers.size(), 0.0f);
     w->up = std::make_unique<Link>(up);
     w->down = std::make_unique<Link>(down);
     w->rng.seed(o_.time.seed * 1000003 + static_cast<uint64_t>(k));
-    w->from_shard.resize(job.num_servers);
     w->received.resize(job.num_servers);
-    for (const auto& shard : shards_) {  // replies borrow as a real worker's do
-      w->limits.push_back(shard->limits);
-      w->limits.back().borrowDense(w->rule->readsBorrowedDense());
-    }
     workers_.push_back(std::move(w));
   }
   grad_.assign(n, 0.0f);
@@ -197,50 +176,30 @@ int64_t deliver(Link& up, Link& down, size_t bytes, int64_t now) {
 }
 
 void Job::start() {
-  const ShardPlan& plan = plan_->plan;
   for (int s = 0; s < static_cast<int>(shards_.size()); ++s) {
     ServerShard& shard = *shards_[s];
-    const Shard& range = plan.shard(s);
-    Message model = denseMessage(range.local_specs, shard.core->model());
-    if (s == 0 && !o_.initial_buffers.empty()) {
-      model.emplace_back();
-      denseSegment(shard.core->averagedBuffers(), range.num_segments, &model.back());
-    }
-    MessageHeader header;
-    header.kind = MessageKind::kModel;
-    header.sender_rank = static_cast<uint32_t>(s);
-    header.shard = static_cast<uint32_t>(s);
-    header.model_version = shard.core->version();
-    header.learning_rate = shard.core->lr();
-    auto bytes = encode(header, model);
-    for (int k = 0; k < static_cast<int>(workers_.size()); ++k) {
-      shard.core->onWorkerStart(k);
+    for (int k = 0; k < static_cast<int>(workers_.size()); ++k) shard.session->start(k, &shard.out);
+    for (size_t i = 0; i < shard.out.size(); ++i) {
+      if (!shard.out[i].status.ok()) return fail(shard.out[i].status);
+      const int k = shard.out[i].worker;
+      auto bytes = std::make_shared<const std::vector<uint8_t>>(std::move(shard.out[i].bytes));
       ++workers_[k]->waiting;
       result_.bytes_down += bytes->size();
       const int64_t at = deliver(*shard.up, *workers_[k]->down, bytes->size(), 0);
       events_.at(at, [this, k, s, bytes] { modelArrived(k, s, bytes); });
     }
+    shard.out.clear();
   }
 }
 
-bool Job::decodeAt(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes, MessageKind expected) {
+bool Job::receiveAt(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes,
+                    MessageKind expected) {
   Worker& w = *workers_[k];
-  absl::StatusOr<MessageHeader> header = decodeHeader(*bytes);
-  if (!header.ok()) {
-    fail(header.status());
-    return false;
-  }
-  if (header->kind != expected) {
-    fail(absl::InternalError(absl::StrCat("worker ", k, " got ", messageKindName(header->kind),
-                                          " from shard ", s)));
-    return false;
-  }
-  DecodedMessage& into = w.from_shard[s];
-  into.header = *header;
-  const auto payload = absl::MakeConstSpan(*bytes).subspan(kHeaderBytes);
-  if (absl::Status st = decodePayload(*header, payload, w.limits[s], &into.segments);
+  const auto message = absl::MakeConstSpan(*bytes);
+  if (absl::Status st = w.session->receive(s, message.first(kHeaderBytes),
+                                           message.subspan(kHeaderBytes), expected);
       !st.ok()) {
-    fail(st);
+    fail(absl::Status(st.code(), absl::StrCat("worker ", k, ": ", st.message())));
     return false;
   }
   w.received[s] = std::move(bytes);
@@ -249,40 +208,34 @@ bool Job::decodeAt(int k, int s, std::shared_ptr<const std::vector<uint8_t>> byt
 
 void Job::modelArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes) {
   Worker& w = *workers_[k];
-  if (!decodeAt(k, s, std::move(bytes), MessageKind::kModel)) return;
-  const Shard& range = plan_->plan.shard(s);
-  for (const SegmentData& seg : w.from_shard[s].segments) {
-    if (seg.segment_id == range.num_segments) copyDense(seg, absl::MakeSpan(w.buffers).first(seg.numel));
-  }
-  copyDenseInto(w.from_shard[s].segments, range.local_specs,
-                absl::MakeSpan(w.w).subspan(range.offset, range.numel));
+  if (!receiveAt(k, s, std::move(bytes), MessageKind::kModel)) return;
   if (--w.waiting > 0) return;
-  w.lr = w.from_shard[0].header.learning_rate;
-  w.last_version = w.from_shard[0].header.model_version;
+  w.session->takeModel(absl::MakeSpan(w.w), absl::MakeSpan(w.buffers), /*adopt=*/true);
   ready(k);
 }
 
 void Job::ready(int k) {
   Worker& w = *workers_[k];
+  WorkerSession& session = *w.session;
   const int64_t now = events_.now();
+  const int num_shards = static_cast<int>(shards_.size());
+  auto sent = [this](absl::Status status) {
+    if (!status.ok()) fail(status);
+    return status.ok();
+  };
   for (;;) {
     w.batch = workload_.next(k, w.w, absl::MakeSpan(w.buffers), absl::MakeSpan(grad_));
     if (w.batch.kind == VirtualWorkload::Step::Kind::kBatch) break;
-    MessageHeader header;
-    header.sender_rank = static_cast<uint32_t>(o_.job.num_servers + k);
+    std::vector<uint8_t> bytes;
     if (w.batch.kind == VirtualWorkload::Step::Kind::kEpochEnd) {
       if (w.buffers.empty()) continue;
-      header.kind = MessageKind::kModel;
-      header.flags = kFlagBuffers;
-      Message message(1);
-      denseSegment(w.buffers, plan_->plan.shard(0).num_segments, &message[0]);
-      sendToShard(k, 0, encode(header, message));
+      if (!sent(session.buffers(w.buffers, &bytes))) return;
+      sendToShard(k, 0, std::move(bytes));
       continue;
     }
-    header.kind = MessageKind::kShutdown;  // kDone: goodbye to every shard
-    for (int s = 0; s < static_cast<int>(shards_.size()); ++s) {
-      header.shard = static_cast<uint32_t>(s);
-      sendToShard(k, s, encode(header, {}));
+    for (int s = 0; s < num_shards; ++s) {  // kDone: goodbye to every shard
+      if (!sent(session.goodbye(s, &bytes))) return;
+      sendToShard(k, s, std::move(bytes));
     }
     w.done = true;
     w.done_ns = now;
@@ -291,40 +244,26 @@ void Job::ready(int k) {
   result_.real_compute_seconds += w.batch.compute_seconds;
   w.compute = stepSeconds(w, k, w.batch.compute_seconds);
   const double c0 = threadCpuSeconds();
-  w.rule->makePush(grad_, w.w, StepContext{w.lr, w.batch.epoch, w.step}, &w.push);
-  splitByShard(plan_->plan, &w.push, &w.to_shard);
-  MessageHeader header;
-  header.kind = MessageKind::kPush;
-  header.sender_rank = static_cast<uint32_t>(o_.job.num_servers + k);
-  header.worker_step = w.step;
-  header.model_version = w.last_version;
-  header.learning_rate = w.lr;
-  w.outgoing.resize(shards_.size());
+  if (!sent(session.push(grad_, w.w, w.batch.epoch, &w.outgoing))) return;
   w.bytes_up = 0;
-  for (int s = 0; s < static_cast<int>(shards_.size()); ++s) {
-    header.shard = static_cast<uint32_t>(s);
-    w.outgoing[s] = encode(header, w.to_shard[s]);
-    w.bytes_up += w.outgoing[s]->size();
-  }
-  mergeBack(plan_->plan, &w.to_shard, &w.push);
+  for (const auto& bytes : w.outgoing) w.bytes_up += bytes.size();
   w.codec = codecSeconds(threadCpuSeconds() - c0, true);
   w.sent_ns = now + toNanos(w.compute + w.codec);
-  w.waiting = static_cast<int>(shards_.size());
+  w.waiting = num_shards;
   w.bytes_down = 0;
-  events_.at(w.sent_ns, [this, k] {
+  events_.at(w.sent_ns, [this, k, num_shards] {
     Worker& worker = *workers_[k];
-    for (int s = 0; s < static_cast<int>(shards_.size()); ++s) {
-      sendToShard(k, s, std::move(worker.outgoing[s]));
-    }
+    for (int s = 0; s < num_shards; ++s) sendToShard(k, s, std::move(worker.outgoing[s]));
   });
 }
 
-void Job::sendToShard(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes) {
-  result_.bytes_up += bytes->size();
-  const int64_t at = deliver(*workers_[k]->up, *shards_[s]->down, bytes->size(), events_.now());
-  events_.at(at, [this, k, s, bytes = std::move(bytes)] {
+void Job::sendToShard(int k, int s, std::vector<uint8_t> bytes) {
+  result_.bytes_up += bytes.size();
+  const int64_t at = deliver(*workers_[k]->up, *shards_[s]->down, bytes.size(), events_.now());
+  auto shared = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  events_.at(at, [this, k, s, shared = std::move(shared)] {
     ServerShard& shard = *shards_[s];
-    shard.queue.push_back(InFlight{k, bytes});
+    shard.queue.push_back(InFlight{k, shared});
     if (!shard.busy) serve(s);
   });
 }
@@ -336,46 +275,22 @@ void Job::serve(int s) {
   InFlight message = std::move(shard.queue.front());
   shard.queue.pop_front();
   const double c0 = threadCpuSeconds();
-  absl::StatusOr<MessageHeader> header = decodeHeader(*message.bytes);
-  if (!header.ok()) return fail(header.status());
-  const auto payload = absl::MakeConstSpan(*message.bytes).subspan(kHeaderBytes);
-  float largest = 0;
-  if (absl::Status st = decodePayload(*header, payload, shard.limits, &shard.in, &largest);
-      !st.ok()) {
-    return fail(st);
-  }
-  std::vector<Reply> replies;
-  switch (header->kind) {
-    case MessageKind::kPush:
-      if (absl::Status st = shard.core->acceptPush(message.worker, header->worker_step, largest);
-          !st.ok()) {
-        return fail(st);
-      }
-      shard.core->onPush(message.worker, shard.in, &replies);
-      break;
-    case MessageKind::kModel:  // BN buffers
-      for (const SegmentData& seg : shard.in) shard.core->onBuffers(message.worker, seg);
-      break;
-    case MessageKind::kShutdown:
-      shard.core->onWorkerDone(message.worker, &replies);
-      break;
-    default:
-      return fail(absl::InternalError(absl::StrCat("shard ", s, " got a ",
-                                                   messageKindName(header->kind), " message")));
+  const auto bytes = absl::MakeConstSpan(*message.bytes);
+  auto received = shard.session->receive(message.worker, bytes.first(kHeaderBytes),
+                                         bytes.subspan(kHeaderBytes), &shard.out);
+  if (!received.ok()) {
+    return fail(absl::Status(received.status().code(),
+                             absl::StrCat("shard ", s, ", worker ", message.worker, ": ",
+                                          received.status().message())));
   }
   std::vector<std::pair<int, std::shared_ptr<const std::vector<uint8_t>>>> out;
-  for (Reply& r : replies) {
-    MessageHeader h;
-    h.kind = MessageKind::kReply;
-    h.sender_rank = static_cast<uint32_t>(s);
-    h.shard = static_cast<uint32_t>(s);
-    h.model_version = r.version;
-    h.learning_rate = r.lr;
-    out.emplace_back(r.worker, encode(h, r.segments));
-    shard.core->recycle(std::move(r));
+  for (size_t i = 0; i < shard.out.size(); ++i) {
+    if (!shard.out[i].status.ok()) return fail(shard.out[i].status);
+    out.emplace_back(shard.out[i].worker,
+                     std::make_shared<const std::vector<uint8_t>>(std::move(shard.out[i].bytes)));
   }
-  const double service =
-      codecSeconds(threadCpuSeconds() - c0, header->kind == MessageKind::kPush);
+  shard.out.clear();
+  const double service = codecSeconds(threadCpuSeconds() - c0, *received == Received::kPush);
   events_.at(events_.now() + toNanos(service), [this, s, out = std::move(out)] {
     ServerShard& shard = *shards_[s];
     for (const auto& [k, bytes] : out) {
@@ -392,37 +307,30 @@ void Job::replyArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>>
   Worker& w = *workers_[k];
   w.bytes_down += bytes->size();
   const double d0 = threadCpuSeconds();
-  if (!decodeAt(k, s, std::move(bytes), MessageKind::kReply)) return;
+  if (!receiveAt(k, s, std::move(bytes), MessageKind::kReply)) return;
   w.reply_decode += threadCpuSeconds() - d0;
   if (--w.waiting > 0) return;
   const int64_t in_ns = events_.now();
+  VirtualStepRecord r;
+  r.lr = w.session->lr();  // the rate this step's push was made with
   const double c0 = threadCpuSeconds();
-  for (int shard = 0; shard < static_cast<int>(shards_.size()); ++shard) {
-    toGlobalIds(plan_->plan, shard, &w.from_shard[shard].segments);
-    w.rule->applyReply(w.from_shard[shard].segments, absl::MakeSpan(w.w));
-  }
+  r.staleness = w.session->applyReplies(absl::MakeSpan(w.w));
   // The worker decodes and applies its replies on its own time, after the last one is in.
   const double apply = codecSeconds(w.reply_decode + threadCpuSeconds() - c0, false);
   w.reply_decode = 0;
-  const MessageHeader& h = w.from_shard[0].header;
-  VirtualStepRecord r;
   r.worker = k;
-  r.step = ++w.step;
+  r.step = w.session->steps();
   r.epoch = w.batch.epoch;
   r.compute = w.compute;
   r.codec = w.codec + apply;
   r.comm = toSeconds(in_ns - w.sent_ns);
   r.bytes_up = w.bytes_up;
   r.bytes_down = w.bytes_down;
-  r.staleness = h.model_version > w.last_version + 1 ? h.model_version - w.last_version - 1 : 0;
-  r.lr = w.lr;  // the rate this step's push was made with
   r.loss = w.batch.loss;
   r.samples = w.batch.samples;
   r.correct = w.batch.correct;
   const int64_t done_ns = in_ns + toNanos(apply);
   r.time = toSeconds(done_ns);
-  w.last_version = h.model_version;
-  w.lr = h.learning_rate;
   ++result_.steps;
   result_.samples += static_cast<uint64_t>(r.samples);
   ++result_.staleness[r.staleness];
@@ -465,7 +373,8 @@ absl::StatusOr<VirtualJobResult> Job::run() {
     const Worker& w = *workers_[k];
     if (!w.done) {
       return absl::InternalError(absl::StrCat("virtual job stalled: worker ", k,
-                                              " still waits for a reply at step ", w.step));
+                                              " still waits for a reply at step ",
+                                              w.session->steps()));
     }
     last = std::max(last, w.done_ns);
   }

@@ -200,7 +200,9 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
         ASSERT_TRUE(core.restore(*cfg.resume).ok());
       }
       auto endpoint = hub.endpoint(s);
-      Server server(*endpoint, core, job, shard.local_specs, /*layout_fingerprint=*/0);
+      auto session = ShardSession::make(core, job, s, shard);
+      ASSERT_TRUE(session.ok()) << session.status();
+      Server server(*endpoint, *session, job, /*layout_fingerprint=*/0);
       result.server_status[s] = server.run();
       result.server_models[s] = core.model();
     });
@@ -214,8 +216,11 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
         corrupting = wrapped.get();
         endpoint = std::move(wrapped);
       }
-      WorkerClient client(*endpoint, job, plan, p.specs, std::make_unique<SgdWorker>(p.specs, cfg.rules_borrow),
-                          p.num_buffers);
+      auto session = WorkerSession::make(job, worker_ranks[w], plan,
+                                         std::make_unique<SgdWorker>(p.specs, cfg.rules_borrow),
+                                         p.num_buffers);
+      ASSERT_TRUE(session.ok()) << session.status();
+      WorkerClient client(*endpoint, std::move(*session));
       std::vector<float> model(p.numel), buffers(p.num_buffers), grad(p.numel);
       auto started = client.start(absl::MakeSpan(model), absl::MakeSpan(buffers));
       if (!started.ok()) {
