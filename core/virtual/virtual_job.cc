@@ -79,6 +79,9 @@ class Job {
                  MessageKind expected);
   double codecSeconds(double real, bool per_push);
   double stepSeconds(Worker& w, int k, double measured);
+  void trace(int from, int to, absl::Span<const uint8_t> message) {
+    if (o_.on_message) o_.on_message(from, to, message);
+  }
   void fail(absl::Status status) {
     if (failure_.ok()) failure_ = std::move(status);
   }
@@ -182,6 +185,7 @@ void Job::start() {
     for (size_t i = 0; i < shard.out.size(); ++i) {
       if (!shard.out[i].status.ok()) return fail(shard.out[i].status);
       const int k = shard.out[i].worker;
+      trace(s, o_.job.num_servers + k, shard.out[i].bytes);
       auto bytes = std::make_shared<const std::vector<uint8_t>>(std::move(shard.out[i].bytes));
       ++workers_[k]->waiting;
       result_.bytes_down += bytes->size();
@@ -258,6 +262,7 @@ void Job::ready(int k) {
 }
 
 void Job::sendToShard(int k, int s, std::vector<uint8_t> bytes) {
+  trace(o_.job.num_servers + k, s, bytes);
   result_.bytes_up += bytes.size();
   const int64_t at = deliver(*workers_[k]->up, *shards_[s]->down, bytes.size(), events_.now());
   auto shared = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
@@ -286,6 +291,7 @@ void Job::serve(int s) {
   std::vector<std::pair<int, std::shared_ptr<const std::vector<uint8_t>>>> out;
   for (size_t i = 0; i < shard.out.size(); ++i) {
     if (!shard.out[i].status.ok()) return fail(shard.out[i].status);
+    trace(s, o_.job.num_servers + shard.out[i].worker, shard.out[i].bytes);
     out.emplace_back(shard.out[i].worker,
                      std::make_shared<const std::vector<uint8_t>>(std::move(shard.out[i].bytes)));
   }

@@ -79,6 +79,9 @@ struct VirtualJobOptions {
   std::function<void(const VirtualStepRecord&)> on_step = [](const VirtualStepRecord&) {};
   // Whole-model snapshots (job.server.snapshot_every epochs, and the final one).
   std::function<void(Snapshot)> on_snapshot = [](Snapshot) {};
+  // Every message as its sender sends it, between ranks (shard s is rank s, worker k rank
+  // servers + k): a trace. Empty: none.
+  std::function<void(int from, int to, absl::Span<const uint8_t> message)> on_message;
 };
 
 struct VirtualJobResult {

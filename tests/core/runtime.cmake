@@ -10,6 +10,9 @@ sparseps_test(runtime_core_test
 sparseps_test(runtime_loop_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runtime_loop_test.cc ${CMAKE_CURRENT_LIST_DIR}/local_hub.cc
   DEPS sparseps_runtime)
+sparseps_test(session_identity_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/session_identity_test.cc ${CMAKE_CURRENT_LIST_DIR}/local_hub.cc
+  DEPS sparseps_virtual)
 sparseps_test(ps_worker_sgd_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/ps_worker_sgd_test.cc ${CMAKE_CURRENT_LIST_DIR}/local_hub.cc
   DEPS sparseps_ps_rank)
