@@ -35,7 +35,7 @@ def main(epochs=5, batch=64):
     model, (x, y) = small_resnet(), load("train")
     steps = len(x) // world.num_workers // batch  # per worker and epoch
     job = dict(method="dgs", lr=0.1, momentum=0.9, weight_decay=5e-4, density=0.01,
-               epoch_steps=steps * world.num_workers, milestones=[3, 4])
+               pushes_per_epoch=steps * world.num_workers, lr_milestones=[3, 4])
     if world.is_server:
         return sparseps.serve(model, **job)  # until every worker has finished
     opt = sparseps.Optimizer(model.parameters(), model=model, **job)

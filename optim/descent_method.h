@@ -4,7 +4,7 @@
 // constraints); the server side is always makeDescentServer. So a method file writes its
 // SegmentWorker subclass and returns `std::make_unique<DescentMethod<XWorker>>("x")`.
 // A method with constraints of its own subclasses this and overrides validate(); one
-// that forces a downlink (DGS: always the dual-way sparse one) overrides downlink().
+// whose own reply is not the dense model (DGS) overrides defaultDownlink().
 
 #include <memory>
 #include <string>

@@ -126,6 +126,7 @@ class DgsWorker : public SegmentWorker {
 class DgsMethod : public DescentMethod<DgsWorker> {
  public:
   DgsMethod() : DescentMethod<DgsWorker>("dgs") {}
+  Downlink defaultDownlink() const override { return Downlink::kSparse; }
   absl::Status validate(const MethodOptions& options) const override {
     if (absl::Status s = options.validate(); !s.ok()) return s;
     if (!(options.momentum > 0.0)) {

@@ -85,9 +85,14 @@ class Method {
   // constraints (DGS divides by the momentum). Call it before makeWorker / makeServer,
   // which abort with the same message when given options this returns an error for.
   virtual absl::Status validate(const MethodOptions& options) const { return options.validate(); }
-  // The reply form this method's server uses: the --downlink option unless the method
-  // fixes it (DGS: always the dual-way sparse reply).
-  virtual Downlink downlink(const MethodOptions& options) const { return options.downlink; }
+  // The reply form this method's server uses: the downlink option, or with auto the
+  // method's own.
+  Downlink downlink(const MethodOptions& options) const {
+    return options.downlink == Downlink::kAuto ? defaultDownlink() : options.downlink;
+  }
+  // The method's own reply: the dense model, as the papers of most methods send it; DGS's
+  // is its dual-way sparse reply.
+  virtual Downlink defaultDownlink() const { return Downlink::kDense; }
   virtual std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
                                                  const MethodOptions& options) const = 0;
   // specs are the segments this server shard holds, offsets relative to its buffer.

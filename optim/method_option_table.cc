@@ -56,8 +56,8 @@ std::vector<MethodOptionRow> makeRows() {
        "server reply density where the downlink is sparse, in (0, 1]", all,
        shared(&M::server_density)},
       {"downlink", "MethodOptions.downlink",
-       "what the server sends back: dense (the model) or sparse (top-k of its change, "
-       "dual-way); default: sparse for dgs, dense for the rest",
+       "what the server sends back: dense (the model), sparse (top-k of its change, "
+       "dual-way), or auto: the method's own (sparse for dgs, dense for the rest)",
        all, choice(&M::downlink, kDownlinkNames)},
       {"selection", "MethodOptions.selection",
        "top-k selection: exact, or sampled (DGC's sampled threshold)", sparse_workers,

@@ -9,10 +9,6 @@
 
 namespace sparseps {
 
-Downlink defaultDownlink(const std::string& method) {
-  return method == "dgs" ? Downlink::kSparse : Downlink::kDense;
-}
-
 namespace {
 
 absl::Status bad(absl::string_view field, absl::string_view rule, double got,

@@ -14,21 +14,17 @@
 
 namespace sparseps {
 
-enum class Downlink { kDense, kSparse };          // dense W, or the dual-way sparse reply
+// dense W, the dual-way sparse reply, or the method's own (Method::downlink resolves it)
+enum class Downlink { kDense, kSparse, kAuto };
 enum class Selection { kExact, kSampled };        // exact top-k, or DGC's sampled threshold
 enum class DensityRule { kFollowsLr, kFixed };    // dgs's worker density: r * lr / lr0, or r
 
-inline constexpr NameTable<Downlink, 2> kDownlinkNames{
-    {{"dense", Downlink::kDense}, {"sparse", Downlink::kSparse}}};
+inline constexpr NameTable<Downlink, 3> kDownlinkNames{
+    {{"dense", Downlink::kDense}, {"sparse", Downlink::kSparse}, {"auto", Downlink::kAuto}}};
 inline constexpr NameTable<Selection, 2> kSelectionNames{
     {{"exact", Selection::kExact}, {"sampled", Selection::kSampled}}};
 inline constexpr NameTable<DensityRule, 2> kDensityRuleNames{
     {{"lr", DensityRule::kFollowsLr}, {"fixed", DensityRule::kFixed}}};
-
-// The downlink a method runs with unless told otherwise: DGS's own dual-way sparse reply
-// for dgs, the dense model for the rest (their papers' servers send it; gd and dgc take
-// the sparse one with --downlink=sparse).
-Downlink defaultDownlink(const std::string& method);
 
 // gd's own options (the error-feedback family around any compressor).
 struct GdOptions {
@@ -75,7 +71,7 @@ struct MethodOptions {
   double density = 0.01;         // r: worker-side top-k density
   DensityRule density_rule = DensityRule::kFollowsLr;  // dgs: r * lr / lr0, or a fixed r
   double server_density = 0.01;  // r_server: DGS / sparse-downlink reply density
-  Downlink downlink = Downlink::kDense;
+  Downlink downlink = Downlink::kAuto;
   Selection selection = Selection::kExact;
   int resync_every = 150;        // R: W_sync = W at every R-th push of the first worker
   int num_workers = 1;

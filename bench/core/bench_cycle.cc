@@ -123,7 +123,7 @@ class Cycle {
     h.model_version = replies_[0].version;
     h.learning_rate = replies_[0].lr;
     if (!encodeMessage(h, replies_[0].segments, EncodeOptions{}, &down_).ok()) die("encoding the reply");
-    core_->recycle(std::move(replies_[0]));  // as Server::sendReplies does: the slot is reused
+    core_->recycle(std::move(replies_[0]));  // as ShardSession does: the slot is reused
     clock.lap(&seconds[kEncReply]);
     decode(down_, worker_limits_, &worker_in_);
     clock.lap(&seconds[kDecReply]);

@@ -63,7 +63,7 @@ void ShardSession::start(int worker, Outbox* out) {
   core_->onWorkerStart(worker);
 }
 
-void ShardSession::sendReplies(Outbox* out) {
+void ShardSession::encodeReplies(Outbox* out) {
   for (Reply& r : replies_) {
     MessageHeader header;
     header.kind = MessageKind::kReply;
@@ -92,7 +92,7 @@ absl::StatusOr<Received> ShardSession::receive(int worker, absl::Span<const uint
       }
       if (auto s = core_->acceptPush(worker, header->worker_step, largest); !s.ok()) return s;
       core_->onPush(worker, in_, &replies_);
-      sendReplies(out);
+      encodeReplies(out);
       return Received::kPush;
     case MessageKind::kModel:
       if (header->flags & kFlagPull) {
@@ -108,7 +108,7 @@ absl::StatusOr<Received> ShardSession::receive(int worker, absl::Span<const uint
       return absl::InvalidArgumentError("model message without pull or buffers flag");
     case MessageKind::kShutdown:
       core_->onWorkerDone(worker, &replies_);
-      sendReplies(out);
+      encodeReplies(out);
       return Received::kGoodbye;
     default:
       return absl::InvalidArgumentError(
@@ -118,7 +118,7 @@ absl::StatusOr<Received> ShardSession::receive(int worker, absl::Span<const uint
 
 void ShardSession::lose(int worker, Outbox* out) {
   core_->onWorkerLost(worker, &replies_);
-  sendReplies(out);
+  encodeReplies(out);
 }
 
 void ShardSession::goodbye(int worker, Outbox* out) {

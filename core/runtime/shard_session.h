@@ -76,7 +76,7 @@ class ShardSession {
                DecodeLimits limits);
   void encode(int worker, const MessageHeader& header, const Message& segments, Outbox* out);
   void model(int worker, Outbox* out);
-  void sendReplies(Outbox* out);
+  void encodeReplies(Outbox* out);
 
   ServerCore* core_;
   const JobSpec* job_;

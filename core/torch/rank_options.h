@@ -1,10 +1,10 @@
 #pragma once
 // RankOptions: everything one rank of a job needs to know, in one struct: where it sits in
-// the world, how to meet the others, and the job (method, its options, the server's rate
-// schedule). ps_rank.h starts a worker or a server from it and a model in one call; the
-// Python package (python/) fills it from keyword arguments and torchrun's environment.
-// jobSpec() and connectOptions() turn it into the runtime's structs, so the checks
-// (JobSpec::validate, the method's own) run in one place for every front.
+// the world, how to meet the others, and the job (core/runtime/job_options.h, as the
+// experiment driver states it too). ps_rank.h starts a worker or a server from it and a
+// model in one call; the Python package (python/) fills it from keyword arguments and
+// torchrun's environment. jobSpec() and connectOptions() turn it into the runtime's
+// structs, so the checks (JobSpec::validate, the method's own) run in one place.
 
 #include <cstdint>
 #include <functional>
@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "core/net/connect.h"
 #include "core/runtime/job.h"
+#include "core/runtime/job_options.h"
 #include "core/torch/flat_model.h"
 #include "optim/method_registry.h"
 
@@ -32,24 +33,11 @@ struct RankOptions {
   std::string hostname = "127.0.0.1";  // the address this rank binds...
   std::string iface;                   // ...or, when set, this interface's
   double connect_timeout_s = 120;
-  // How long a peer may stall before it is dropped (core/runtime/job_spec.h).
-  double peer_timeout_s = 30;
   // Every rank of a job presents this secret in the handshake; a rank that does not is
   // refused. Empty: no secret (then every rank of the job must leave it empty).
   std::string run_secret;
 
-  // The job.
-  std::string method = "dgs";
-  std::string mode = "async";  // async | sync | staleness
-  int staleness = 0;
-  double lr = 0.1;
-  std::vector<double> milestones;  // epochs
-  double gamma = 0.1;
-  double warmup_epochs = 0;
-  double pushes_per_epoch = 0;     // all workers' steps per epoch; 0: the rate never moves
-  std::string downlink;            // "dense" | "sparse"; "": the method's default
-  MethodOptions method_options;
-  uint64_t seed = 0;
+  JobOptions job;
   std::function<void(const std::string&)> server_log;  // a server's progress lines; empty: none
 
   bool isServer() const { return rank >= 0 && rank < num_servers; }

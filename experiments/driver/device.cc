@@ -27,7 +27,7 @@ absl::Status checkDevice(const DriverConfig& c) {
         "LibTorch such as Debian's); build against a CUDA LibTorch on a GPU machine (README: "
         "GPU workers), or use --device=cpu");
   }
-  if (auto s = checkTensorWorkerRule(c.method, c.options); !s.ok()) {
+  if (auto s = checkTensorWorkerRule(c.job.method, c.job.method_options); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--device=cuda: ", s.message()));
   }
   return absl::OkStatus();

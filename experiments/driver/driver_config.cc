@@ -21,6 +21,7 @@
 #include "experiments/driver/divergence.h"
 #include "experiments/driver/presets.h"
 #include "experiments/models/model_factory.h"
+#include "optim/builtin_methods.h"
 #include "optim/method_option_table.h"
 #include "optim/selection.h"
 #include "transport/link_shaping.h"
@@ -197,7 +198,7 @@ absl::Status resolveTimeModel(DriverConfig* c) {
     t.codec_seconds = static_cast<double>(*ns) * 1e-9;
   }
   t.codec_scale = c->codec_scale;
-  t.seed = c->seed;
+  t.seed = c->job.seed;
   return t.validate();
 }
 
@@ -259,7 +260,7 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   auto* job = "Job";
   app.add_option("--preset", c->preset, presetHelp())
       ->check(CLI::IsMember(presetNames()))->group(job);
-  app.add_option("--method", c->method,
+  app.add_option("--method", c->job.method,
                  "compression method, one of: " + absl::StrJoin(methods, ", "))
       ->check(CLI::IsMember(methods))->group(job);
   app.add_option("--world-size", c->world_size,
@@ -267,12 +268,12 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
       ->envname("WORLD_SIZE")->check(CLI::Range(2, 4096))->group(job);
   app.add_option("--servers", c->servers, "server shards (ranks 0..servers-1)")
       ->check(CLI::Range(1, 4096))->group(job);
-  app.add_option("--mode", c->mode,
+  app.add_option("--mode", c->job.mode,
                  "consistency: async (apply and answer each push alone), sync (average a "
                  "round of every worker's push), staleness (async, a worker waits when more "
                  "than --staleness steps ahead of the slowest)")
       ->check(CLI::IsMember(namesOf(kConsistencyModeNames)))->group(job);
-  app.add_option("--staleness", c->staleness, "the bound s of --mode=staleness")
+  app.add_option("--staleness", c->job.staleness, "the bound s of --mode=staleness")
       ->check(kNonNegative)->group(job);
 
   auto* data = "Model and data";
@@ -305,7 +306,7 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
       ->check(CLI::Range(1, 1 << 20))->group(data);
 
   auto* opt = "Optimization";
-  app.add_option("--lr", c->lr,
+  app.add_option("--lr", c->job.lr,
                  "initial learning rate lr0; default 0.1, or for resnet50 the linear scaling "
                  "rule 0.1 x B / 256, B the examples of one server update: --batch-size (a "
                  "push, async and staleness modes) or --batch-size x workers (sync)")
@@ -314,13 +315,13 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "epochs at which the rate is multiplied by --lr-gamma: a comma list (e.g. "
                  "30,40), none, or auto = 60% and 80% of --epochs (the DGS schedule, 30,40 of 50)")
       ->group(opt);
-  app.add_option("--lr-gamma", c->lr_gamma, "factor at each milestone")
+  app.add_option("--lr-gamma", c->job.lr_gamma, "factor at each milestone")
       ->check(kPositive)->group(opt);
-  app.add_option("--warmup-epochs", c->warmup_epochs,
+  app.add_option("--warmup-epochs", c->job.warmup_epochs,
                  "linear learning-rate warm-up over the first epochs (may be fractional); "
                  "default 0, or for resnet50 min(5, epochs / 5)")
       ->check(kNonNegative)->group(opt);
-  addMethodOptionFlags(app, &c->options, opt);
+  addMethodOptionFlags(app, &c->job.method_options, opt);
   app.add_flag("--ignore-unread-options", c->ignore_unread_options,
                "a method option the method does not read is ignored instead of refused (the "
                "sweep scripts give one set of flags to several methods)")
@@ -351,7 +352,7 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "the cores run whole passes instead of time-slicing them; -1 = auto (the "
                  "cores, when one machine runs more workers than it has cores), 0 = no limit")
       ->check(CLI::Range(-1, 4096))->group(run);
-  app.add_option("--seed", c->seed,
+  app.add_option("--seed", c->job.seed,
                  "seed: the model (server), data shards and shuffles; rank r seeds its own "
                  "randomness with seed + r")->group(run);
   app.add_option("--out", c->out,
@@ -386,7 +387,7 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   app.add_option("--checkpoint-every", c->checkpoint_every,
                  "server checkpoint every this many server versions (updates); 0 = only at "
                  "the end")->group(run);
-  app.add_option("--peer-timeout", c->peer_timeout,
+  app.add_option("--peer-timeout", c->job.peer_timeout,
                  "seconds a peer may stall before it is dropped: a worker holding a sync or "
                  "staleness round without pushing, a rank sending nothing (not even the "
                  "transport's pulses), or leaving a message untaken while idle; must exceed a "
@@ -480,10 +481,10 @@ absl::Status applyModelDefaults(DriverConfig* c, const std::set<std::string>& gi
   if (info == knownModels().end()) return absl::OkStatus();  // the flag's check reports it
   if (info->lr_per_256 > 0 && c->preset.empty()) {
     if (given.count("--lr") == 0) {  // the examples one server update averages over
-      const int update_batch = c->mode == "sync" ? c->batch_size * c->numWorkers() : c->batch_size;
-      c->lr = info->lr_per_256 * update_batch / 256.0;
+      const int update_batch = c->job.mode == "sync" ? c->batch_size * c->numWorkers() : c->batch_size;
+      c->job.lr = info->lr_per_256 * update_batch / 256.0;
     }
-    if (given.count("--warmup-epochs") == 0) c->warmup_epochs = std::min(5.0, c->epochs / 5.0);
+    if (given.count("--warmup-epochs") == 0) c->job.warmup_epochs = std::min(5.0, c->epochs / 5.0);
   }
   if (c->image_size != 0 && c->dataset != "imagenette") {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -521,7 +522,6 @@ int64_t DriverConfig::evalBnBatches(int64_t examples) const {
 }
 
 absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& given) {
-  if (given.count("--downlink") == 0) c->options.downlink = defaultDownlink(c->method);
   applyPreset(c, given);
   const bool bandwidth_given = given.count("--bandwidth") > 0;
   if (c->world_size <= c->servers) {
@@ -551,13 +551,13 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
         "--rank (or RANK) must be in [0, ", c->world_size, "), got ", c->rank,
         "; to start every rank on this machine use experiments/run"));
   }
-  if (c->mode == "staleness" && c->staleness < 1) {
+  if (c->job.mode == "staleness" && c->job.staleness < 1) {
     return absl::InvalidArgumentError("--mode=staleness needs --staleness=N with N >= 1");
   }
   for (const MethodOptionRow& row : methodOptionRows()) {
-    if (given.count(row.flag()) > 0 && !row.readBy(c->method) && !c->ignore_unread_options) {
+    if (given.count(row.flag()) > 0 && !row.readBy(c->job.method) && !c->ignore_unread_options) {
       return absl::InvalidArgumentError(absl::StrCat(
-          row.flag(), ": --method=", c->method, " does not read it (read by ",
+          row.flag(), ": --method=", c->job.method, " does not read it (read by ",
           absl::StrJoin(row.readers, ", "), "); drop it, or give --ignore-unread-options"));
     }
   }
@@ -582,31 +582,24 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
         "--bandwidth=none --latency=0");
   }
   if (auto milestones = parseMilestones(c->lr_milestones, c->epochs); milestones.ok()) {
-    c->milestones = *std::move(milestones);
+    c->job.lr_milestones = *std::move(milestones);
   } else {
     return milestones.status();
   }
   if (c->data_dir.empty()) c->data_dir = defaultDataDir(c->dataset);
-  if (auto s = makeJobSpec(*c, 1).validate(); !s.ok()) return flagError(s);
+  if (auto job = makeJobSpec(*c, 1); !job.ok()) return flagError(job.status());
   return checkDevice(*c);
 }
 
-JobSpec makeJobSpec(const DriverConfig& c, double pushes_per_epoch) {
-  JobSpec job;
-  job.num_servers = c.servers;
-  job.num_workers = c.numWorkers();
-  job.method = c.method;
-  job.method_options = c.options;
-  job.method_options.setLr0(c.lr).setSeed(c.seed);  // resolveJob gives each rank seed + rank
-  job.server.mode = checkedName(kConsistencyModeNames, c.mode);
-  job.server.staleness = c.staleness;
-  job.server.lr = LrSchedule{c.lr, c.milestones, c.lr_gamma, c.warmup_epochs};
-  job.server.pushes_per_epoch = pushes_per_epoch;
-  job.encode.allowF16(c.options.f16);
-  if (!c.out.empty()) job.checkpoint_path = c.checkpointPath();
-  job.checkpoint_every = c.checkpoint_every;
-  job.peer_timeout = std::chrono::milliseconds(static_cast<int64_t>(c.peer_timeout * 1e3));
-  job.resume = c.resume;
+absl::StatusOr<JobSpec> makeJobSpec(const DriverConfig& c, double pushes_per_epoch) {
+  JobOptions options = c.job;
+  options.pushes_per_epoch = pushes_per_epoch;
+  auto job = options.jobSpec(c.servers, c.numWorkers());
+  if (!job.ok()) return job.status();
+  if (!c.out.empty()) job->checkpoint_path = c.checkpointPath();
+  job->checkpoint_every = c.checkpoint_every;
+  job->resume = c.resume;
+  if (auto s = job->validate(); !s.ok()) return s;
   return job;
 }
 
@@ -629,9 +622,9 @@ int threadsFor(const DriverConfig& c) {
 // What the worker compresses with: gd's compressor or selection, the selection of dgs and
 // dgc, nothing for the dense methods.
 std::string effectiveCompressor(const DriverConfig& c) {
-  const MethodOptions& o = c.options;
-  if (c.method == "gd" && !o.gd.compressor.empty()) return o.gd.compressor;
-  if (findMethodOption("selection")->readBy(c.method)) return selectorName(o.selection);
+  const MethodOptions& o = c.job.method_options;
+  if (c.job.method == "gd" && !o.gd.compressor.empty()) return o.gd.compressor;
+  if (findMethodOption("selection")->readBy(c.job.method)) return selectorName(o.selection);
   return "none";
 }
 
@@ -639,12 +632,9 @@ nlohmann::json DriverConfig::toJson() const {
   nlohmann::json resolved = {
       {"clock", clock},
       {"preset", preset},
-      {"method", method},
       {"world_size", world_size},
       {"servers", servers},
       {"workers", numWorkers()},
-      {"mode", mode},
-      {"staleness", staleness},
       {"model", model},
       {"dataset", dataset},
       {"data_dir", data_dir},
@@ -652,10 +642,6 @@ nlohmann::json DriverConfig::toJson() const {
       {"compressed_tensors", compressed_tensors},
       {"epochs", epochs},
       {"batch_size", batch_size},
-      {"lr", lr},
-      {"lr_milestones", milestones},
-      {"lr_gamma", lr_gamma},
-      {"warmup_epochs", warmup_epochs},
       {"bandwidth", bandwidth},
       {"bandwidth_bps", bandwidth_bps},
       {"latency", latency},
@@ -663,7 +649,6 @@ nlohmann::json DriverConfig::toJson() const {
       {"device", device},
       {"threads", threadsFor(*this)},
       {"compute_slots", computeSlotsFor(*this)},
-      {"seed", seed},
       {"out", out},
       {"resume", resume},
       {"eval_every", eval_every},
@@ -672,7 +657,6 @@ nlohmann::json DriverConfig::toJson() const {
       {"max_steps", max_steps},
       {"stop_on_divergence", stop_on_divergence},
       {"checkpoint_every", checkpoint_every},
-      {"peer_timeout", peer_timeout},
       {"run_secret", run_secret.empty() ? "none" : "set"},
       {"master_addr", master_addr},
       {"master_port", master_port},
@@ -680,10 +664,27 @@ nlohmann::json DriverConfig::toJson() const {
       {"run_id", run_id},
   };
   if (dataset == "synthetic") resolved["synthetic_classes"] = synthetic_classes;
-  for (const MethodOptionRow& row : methodOptionRows()) {
-    if (!row.readBy(method)) continue;  // what the method ran with, nothing it ignored
+  for (const JobOptionRow& row : jobOptionRows()) {  // pushes_per_epoch: run_config.cc's count
     resolved[row.name] =
-        std::visit([this](const auto& f) { return nlohmann::json(f.get(options)); }, row.ref);
+        std::visit([this](const auto& f) { return nlohmann::json(job.*(f.member)); }, row.ref);
+  }
+  for (const MethodOptionRow& row : methodOptionRows()) {
+    if (!row.readBy(job.method)) continue;  // what the method ran with, nothing it ignored
+    resolved[row.name] = std::visit(
+        [this](const auto& f) { return nlohmann::json(f.get(job.method_options)); }, row.ref);
+  }
+  // The reply the server really sends (auto: the method's own), and the dual-way reply's
+  // options only where it is sent.
+  MethodRegistry methods;
+  if (auto found = registerBuiltinMethods(methods).ok() ? methods.find(job.method)
+                                                        : absl::StatusOr<const Method*>();
+      found.ok()) {
+    const Downlink downlink = (*found)->downlink(job.method_options);
+    resolved["downlink"] = nameOf(kDownlinkNames, downlink);
+    if (downlink != Downlink::kSparse) {
+      resolved.erase("server_density");
+      resolved.erase("resync_every");
+    }
   }
   resolved["compressor"] = effectiveCompressor(*this);  // "none" for the dense methods
   if (virtualClock()) {

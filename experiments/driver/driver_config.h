@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "core/runtime/job.h"
+#include "core/runtime/job_options.h"
 #include "core/runtime/param_layout.h"
 #include "core/virtual/time_model.h"
 #include "optim/method_options.h"
@@ -24,13 +25,16 @@ class App;
 namespace sparseps {
 
 struct DriverConfig {
-  // The job.
+  // The job as the Python front states it too (core/runtime/job_options.h): method, mode,
+  // staleness, the rate schedule (lr defaults by the model's scaling rule and warmup_epochs
+  // by the model when not given; lr_milestones from the --lr-milestones text below), seed,
+  // peer timeout, and the method's options (a flag per row of optim/method_option_table.h;
+  // lr0, the seed and num_workers come from the job). pushes_per_epoch is counted from the
+  // data (makeJobSpec).
+  JobOptions job;
   std::string preset;              // "" or one of presets.h (resolveDriverConfig applies it)
-  std::string method = "dgs";
   int world_size = 5;
   int servers = 1;
-  std::string mode = "async";
-  int staleness = 0;
   // Model and data.
   std::string model = "small_resnet";
   std::string dataset = "fashion-mnist";
@@ -40,14 +44,8 @@ struct DriverConfig {
   std::string compressed_tensors = "multi-dim";  // kCompressedTensorsNames (param_layout.h)
   int epochs = 5;
   int batch_size = 64;
-  // Schedule and method hyperparameters.
-  double lr = 0.1;                 // resolve: the model's scaling rule when not given
-  std::string lr_milestones = "auto";  // "auto", "none" or a comma list of epochs
-  double lr_gamma = 0.1;
-  double warmup_epochs = 0;        // resolve: the model's warm-up when not given
-  // The method's options, one flag per row of optim/method_option_table.h (lr0, the seed
-  // and num_workers come from the job in makeJobSpec).
-  MethodOptions options;
+  // The --lr-milestones text: "auto", "none" or a comma list of epochs (resolve: job's).
+  std::string lr_milestones = "auto";
   bool ignore_unread_options = false;  // a method option the method does not read: ignored
   // Links.
   std::string bandwidth = "1gbit";
@@ -56,7 +54,6 @@ struct DriverConfig {
   std::string device = "cpu";      // the workers': cpu | cuda (device.h)
   int threads = 0;                 // 0 = max(1, cores / worker ranks on this machine)
   int compute_slots = -1;          // -1 = auto (computeSlotsFor); 0 = off
-  uint64_t seed = 1;
   std::string out;
   bool resume = false;
   int eval_every = 1;
@@ -66,7 +63,6 @@ struct DriverConfig {
   int64_t max_steps = 0;           // per worker; 0 = no limit
   bool stop_on_divergence = false; // divergence.h
   uint64_t checkpoint_every = 0;   // server versions; 0 = only at the end
-  double peer_timeout = 30;        // seconds a peer may stall before it is dropped
   std::string run_secret;          // from SPARSEPS_RUN_SECRET; never written to disk
   std::string progress = "auto";   // auto | tty | plain | none
   int progress_columns = 0;        // tty: cut the updating line to this width; 0 = no cut
@@ -88,7 +84,6 @@ struct DriverConfig {
   std::string run_id = "sparseps";
 
   // Filled in by resolve().
-  std::vector<double> milestones;
   double bandwidth_bps = 0;
   int64_t latency_ns = 0;
   TimeModel time;  // --clock=virtual
@@ -131,9 +126,10 @@ std::set<std::string> givenFlags(const CLI::App& app);
 // in the derived fields. The error names the flag and the fix.
 absl::Status resolveDriverConfig(DriverConfig* config, const std::set<std::string>& given);
 
-// The JobSpec (method options, schedule, mode, checkpoints) of this config.
-// pushes_per_epoch: all workers' batches of one epoch together.
-JobSpec makeJobSpec(const DriverConfig& config, double pushes_per_epoch);
+// The JobSpec of config.job (JobOptions::jobSpec) with pushes_per_epoch, all workers'
+// batches of one epoch together, and this run's checkpoints. resolveDriverConfig checked it,
+// so it fails only on a bad pushes_per_epoch.
+absl::StatusOr<JobSpec> makeJobSpec(const DriverConfig& config, double pushes_per_epoch);
 
 // LibTorch intra-op threads for this rank: --threads, or max(1, cores / worker ranks on this
 // machine) where one machine runs every rank unless --master-addr is given.

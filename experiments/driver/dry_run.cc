@@ -53,7 +53,9 @@ absl::StatusOr<MethodCheck> checkMethod(const DriverConfig& config, RankModel& m
                                         double pushes_per_epoch) {
   MethodRegistry methods;
   if (auto s = registerBuiltinMethods(methods); !s.ok()) return s;
-  JobSpec job = makeJobSpec(config, pushes_per_epoch);
+  auto made = makeJobSpec(config, pushes_per_epoch);
+  if (!made.ok()) return made.status();
+  JobSpec job = *std::move(made);
   job.num_servers = 1;  // the state of every shard together
   auto worker_job = resolveJob(job, methods, model.specs, /*rank=*/1);
   if (!worker_job.ok()) return worker_job.status();
@@ -117,7 +119,7 @@ absl::Status runDryRun(const DriverConfig& config) {
   std::fflush(stdout);
 
   // Model: one training step on a real batch and one evaluation batch, as the ranks run them.
-  torch::manual_seed(config.seed);
+  torch::manual_seed(config.job.seed);
   auto model = buildModel(config, data);
   if (!model.ok()) return model.status();
   const double params_mib = static_cast<double>(model->flat.params().size()) * 4 / kMiB;
@@ -165,7 +167,7 @@ absl::Status runDryRun(const DriverConfig& config) {
       method->server_state_mib + (workers - 1) * method->server_state_per_worker_mib;
   std::printf("method: %s, a push (%zu bytes) and a worker's first reply (%zu bytes) through its "
               "rules; state: worker %s, servers %s for %d workers\n",
-              config.method.c_str(), method->push_bytes, method->reply_bytes,
+              config.job.method.c_str(), method->push_bytes, method->reply_bytes,
               mib(method->worker_state_mib).c_str(), mib(server_state).c_str(), workers);
 
   // Memory: this process's measured peaks stand for what every rank loads (libraries, data,

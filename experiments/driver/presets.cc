@@ -58,7 +58,7 @@ void applyPreset(DriverConfig* c, const std::set<std::string>& given) {
   if (unset("--dataset")) c->dataset = "cifar10";
   if (unset("--epochs")) c->epochs = 50;
   if (unset("--batch-size")) c->batch_size = std::max(1, 512 / workers);
-  if (unset("--lr")) c->lr = 0.1;
+  if (unset("--lr")) c->job.lr = 0.1;
   if (unset("--lr-milestones")) {
     // The reference's scheduler steps at epoch starts: its 30 and 40 act after epochs 29
     // and 39 of 50; scaled to the epochs of this run, and kept apart in short runs.
@@ -66,10 +66,10 @@ void applyPreset(DriverConfig* c, const std::set<std::string>& given) {
     const int second = std::max(first + 1, static_cast<int>(std::lround(0.78 * c->epochs)));
     c->lr_milestones = absl::StrCat(first, ",", second);
   }
-  if (unset("--lr-gamma")) c->lr_gamma = 0.1;
+  if (unset("--lr-gamma")) c->job.lr_gamma = 0.1;
   if (unset("--compressed-tensors")) c->compressed_tensors = "all";
-  MethodOptions& o = c->options;
-  if (const auto run = paperRuns().find(c->method); run != paperRuns().end()) {
+  MethodOptions& o = c->job.method_options;
+  if (const auto run = paperRuns().find(c->job.method); run != paperRuns().end()) {
     const bool many = workers >= 32;
     const PaperRun& r = run->second;
     if (unset("--momentum")) o.momentum = many ? r.momentum_32 : r.momentum;
@@ -81,7 +81,7 @@ void applyPreset(DriverConfig* c, const std::set<std::string>& given) {
   if (unset("--server-density")) o.server_density = 0.01;
   if (unset("--downlink")) {
     // Dual-way for the methods that push sparse (those that read a density).
-    const bool sparse_push = findMethodOption("density")->readBy(c->method);
+    const bool sparse_push = findMethodOption("density")->readBy(c->job.method);
     o.downlink = c->preset == "dgs-paper-dual" && sparse_push ? Downlink::kSparse
                                                              : Downlink::kDense;
   }

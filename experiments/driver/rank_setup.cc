@@ -19,7 +19,7 @@ void setTorchThreads(const DriverConfig& config) {
 absl::StatusOr<std::unique_ptr<Dataset>> loadDataset(const DriverConfig& config) {
   DatasetOptions options;
   // One seed for every rank: the shards are pieces of one seeded permutation.
-  options.setSeed(config.seed);
+  options.setSeed(config.job.seed);
   if (config.image_size > 0) options.setImageSize(config.image_size);  // imagenette's crop
   options.setSyntheticClasses(config.synthetic_classes);
   return makeDataset(config.dataset, config.data_dir, options);
@@ -60,9 +60,7 @@ absl::StatusOr<StoredConnection> connectDriverRank(const DriverConfig& config,
   } else {
     rank.store_dir = config.store_dir;
   }
-  rank.method = config.method;
-  rank.mode = config.mode;
-  rank.peer_timeout_s = config.peer_timeout;
+  rank.job = config.job;  // the method and mode for the handshake, the peer timeout
   rank.run_secret = config.run_secret;
   auto options = rank.connectOptions(model.flat);
   if (!options.ok()) return options.status();

@@ -49,7 +49,7 @@ absl::Status checkResumable(const DriverConfig& config, uint64_t layout_fingerpr
     auto saved = loadWorkerCheckpoint(path);
     if (absl::IsNotFound(saved.status())) continue;  // its state starts from zero
     if (!saved.ok()) return saved.status();
-    if (auto st = checkWorkerCheckpoint(*saved, path, config.method, layout_fingerprint);
+    if (auto st = checkWorkerCheckpoint(*saved, path, config.job.method, layout_fingerprint);
         !st.ok()) {
       return st;
     }

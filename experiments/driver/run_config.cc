@@ -6,19 +6,9 @@
 
 namespace sparseps {
 
-absl::Status writeRunConfig(const DriverConfig& config, const MethodRegistry& methods,
-                            const JobSpec& job, const RankModel& model, const Dataset& dataset,
+absl::Status writeRunConfig(const DriverConfig& config, const JobSpec& job, const RankModel& model, const Dataset& dataset,
                             int64_t pushes_per_epoch) {
   nlohmann::json resolved = config.toJson();
-  auto method = methods.find(config.method);
-  if (!method.ok()) return method.status();
-  const Downlink downlink = (*method)->downlink(job.method_options);
-  const bool sparse_downlink = downlink == Downlink::kSparse;
-  resolved["downlink"] = nameOf(kDownlinkNames, downlink);
-  if (!sparse_downlink) {  // the dual-way downlink's options, unread
-    resolved.erase("server_density");
-    resolved.erase("resync_every");
-  }
   if (resolved.contains("dgc_warmup_densities")) {
     const MethodOptions& o = job.method_options;
     std::vector<double> schedule;  // the densities selected with: never below the target

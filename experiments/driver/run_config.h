@@ -1,8 +1,8 @@
 #pragma once
-// config.json: the resolved flags of a run, what the run really does where a method
-// overrides a flag (dgs always replies with the dual-way sparse downlink, whatever
-// --downlink says; DGC's warm-up densities never below the target), the git revision,
-// the host, the model's size and the data set, and in virtual time the time model.
+// config.json: the resolved flags of a run (DriverConfig::toJson: the downlink the method
+// really replies with), DGC's warm-up densities as selected (never below the target), the
+// git revision, the host, the model's size and the data set, and in virtual time the time
+// model.
 
 #include <cstdint>
 
@@ -15,8 +15,7 @@
 
 namespace sparseps {
 
-absl::Status writeRunConfig(const DriverConfig& config, const MethodRegistry& methods,
-                            const JobSpec& job, const RankModel& model, const Dataset& dataset,
+absl::Status writeRunConfig(const DriverConfig& config, const JobSpec& job, const RankModel& model, const Dataset& dataset,
                             int64_t pushes_per_epoch);
 
 }  // namespace sparseps

@@ -23,7 +23,7 @@ absl::Status runServerRole(const DriverConfig& config) {
   const auto start = RunClock::now();
   auto dataset = loadDataset(config);
   if (!dataset.ok()) return dataset.status();
-  torch::manual_seed(config.seed);  // the model every worker starts from
+  torch::manual_seed(config.job.seed);  // the model every worker starts from
   auto model = buildModel(config, **dataset);
   if (!model.ok()) return model.status();
   const int64_t pushes_per_epoch = pushesPerEpoch(config, **dataset);
@@ -35,7 +35,9 @@ absl::Status runServerRole(const DriverConfig& config) {
 
   MethodRegistry methods;
   if (auto s = registerBuiltinMethods(methods); !s.ok()) return s;
-  JobSpec job = makeJobSpec(config, static_cast<double>(pushes_per_epoch));
+  auto made = makeJobSpec(config, static_cast<double>(pushes_per_epoch));
+  if (!made.ok()) return made.status();
+  JobSpec job = *std::move(made);
   job.server.log = [rank](const std::string& line) { logLine(rank, line); };
 
   std::unique_ptr<Evaluator> evaluator;  // shard 0's, made once every rank has met
@@ -87,7 +89,7 @@ absl::Status runServerRole(const DriverConfig& config) {
   // Shard 0 coordinates the run's records: config.json, the evaluations, the summary. It
   // writes none before every rank has met, so each rank's checkNewRunDir sees none of them.
   if (rank == 0) {
-    if (auto s = writeRunConfig(config, methods, job, *model, **dataset, pushes_per_epoch);
+    if (auto s = writeRunConfig(config, job, *model, **dataset, pushes_per_epoch);
         !s.ok()) {
       return s;
     }

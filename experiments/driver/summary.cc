@@ -107,13 +107,13 @@ absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann
   }
   nlohmann::json summary = {
       {"clock", config.clock},
-      {"method", config.method},
+      {"method", config.job.method},
       {"model", config.model},
       {"dataset", config.dataset},
       {"world_size", config.world_size},
       {"servers", config.servers},
       {"workers", config.numWorkers()},
-      {"mode", config.mode},
+      {"mode", config.job.mode},
       {"bandwidth", config.bandwidth},
       {"bandwidth_bps", config.bandwidth_bps},
       {"latency_ns", config.latency_ns},

@@ -141,7 +141,7 @@ absl::Status runVirtualRole(const DriverConfig& config) {
   const auto start = RunClock::now();
   auto dataset = loadDataset(config);
   if (!dataset.ok()) return dataset.status();
-  torch::manual_seed(config.seed);  // the servers' initial model, as in a real run
+  torch::manual_seed(config.job.seed);  // the servers' initial model, as in a real run
   auto model = buildModel(config, **dataset);
   if (!model.ok()) return model.status();
   const int64_t pushes_per_epoch = pushesPerEpoch(config, **dataset);
@@ -149,7 +149,9 @@ absl::Status runVirtualRole(const DriverConfig& config) {
   if (auto s = registerBuiltinMethods(methods); !s.ok()) return s;
 
   VirtualJobOptions options;
-  options.job = makeJobSpec(config, static_cast<double>(pushes_per_epoch));
+  auto job = makeJobSpec(config, static_cast<double>(pushes_per_epoch));
+  if (!job.ok()) return job.status();
+  options.job = *std::move(job);
   options.job.checkpoint_path.clear();  // nothing to resume: the run is in one process
   options.job.server.log = [](const std::string& line) { logLine(0, line); };
   options.job.server.snapshot_every = config.eval_every;
@@ -157,7 +159,7 @@ absl::Status runVirtualRole(const DriverConfig& config) {
   options.specs = model->specs;
   options.initial_params.assign(model->flat.params().begin(), model->flat.params().end());
   options.initial_buffers.assign(model->flat.buffers().begin(), model->flat.buffers().end());
-  if (auto s = writeRunConfig(config, methods, options.job, *model, **dataset, pushes_per_epoch);
+  if (auto s = writeRunConfig(config, options.job, *model, **dataset, pushes_per_epoch);
       !s.ok()) {
     return s;
   }

@@ -113,7 +113,7 @@ absl::Status WorkerRun::setUp() {
   auto dataset = loadDataset(config_);
   if (!dataset.ok()) return dataset.status();
   dataset_ = std::move(*dataset);
-  torch::manual_seed(config_.seed + static_cast<uint64_t>(config_.rank));
+  torch::manual_seed(config_.job.seed + static_cast<uint64_t>(config_.rank));
   device_ = rankDevice(config_);
   auto model = buildModel(config_, *dataset_, device_);  // its weights come from the servers
   if (!model.ok()) return model.status();
@@ -132,9 +132,10 @@ absl::Status WorkerRun::setUp() {
   if (!connected.ok()) return connected.status();
   connected_ = std::move(*connected);
   if (auto s = registerBuiltinMethods(methods_); !s.ok()) return s;
-  const JobSpec job = makeJobSpec(config_, static_cast<double>(pushes_per_epoch_));
+  auto job = makeJobSpec(config_, static_cast<double>(pushes_per_epoch_));
+  if (!job.ok()) return job.status();
   auto client =
-      makeModelWorkerClient(*connected_.channel, job, methods_, model_->flat, model_->specs);
+      makeModelWorkerClient(*connected_.channel, *job, methods_, model_->flat, model_->specs);
   if (!client.ok()) return client.status();
   auto worker = PsWorker::start(model_->flat, std::move(*client));
   if (!worker.ok()) return worker.status();
@@ -284,7 +285,7 @@ absl::Status WorkerRun::saveWorkerState(int epochs_done) {
   WorkerCheckpoint checkpoint;
   checkpoint.layout_fingerprint = model_->flat.fingerprint();
   checkpoint.epochs_done = static_cast<uint64_t>(epochs_done);
-  checkpoint.method = config_.method;
+  checkpoint.method = config_.job.method;
   checkpoint.method_state = worker_->saveState();
   return saveWorkerCheckpoint(config_.workerCheckpointPath(), checkpoint);
 }
@@ -302,7 +303,7 @@ absl::Status WorkerRun::restoreWorkerState(uint64_t steps_done) {
     return absl::OkStatus();
   }
   if (!saved.ok()) return saved.status();
-  if (auto s = checkWorkerCheckpoint(*saved, path, config_.method, model_->flat.fingerprint());
+  if (auto s = checkWorkerCheckpoint(*saved, path, config_.job.method, model_->flat.fingerprint());
       !s.ok()) {
     return s;
   }

@@ -18,29 +18,19 @@ import torch
 from . import _C
 from .world import World, current
 
-# The method's options beyond the common five (momentum, weight_decay and density are
-# arguments): the rows of the C++ option table by name, each with its help and the methods
-# that read it. Not given, an option keeps its C++ default (_C.MethodOptions()), but for
-# two that follow the method: server_density (= density) and downlink (sparse for dgs,
-# dense for the rest).
-_ARGUMENTS = ("momentum", "weight_decay", "density")
+# The keywords, made from the C++ option tables (the experiment driver's flags are the
+# same names with dashes): the job's options (JOB_OPTIONS: lr_milestones, lr_gamma,
+# warmup_epochs, pushes_per_epoch, mode, staleness, seed, peer_timeout, ...) and the
+# method's (METHOD_OPTIONS, each with the methods that read it). Not given, an option
+# keeps the C++ default, the same as the driver's.
+_ARGUMENTS = ("method", "lr", "momentum", "weight_decay", "density")
+JOB_OPTIONS = {row["name"]: row for row in _C.JOB_OPTIONS if row["name"] not in _ARGUMENTS}
 METHOD_OPTIONS = {row["name"]: row for row in _C.METHOD_OPTIONS if row["name"] not in _ARGUMENTS}
-
-# The job's own keywords, with their defaults.
-JOB_OPTIONS = {
-    "mode": "async",          # "async", "sync" or "staleness"
-    "staleness": 0,           # the bound in "staleness" mode
-    "milestones": (),         # epochs at which the rate is multiplied by gamma
-    "gamma": 0.1,
-    "warmup_epochs": 0.0,     # linear rate warm-up
-    "epoch_steps": None,      # all workers' steps in one epoch (the schedule's clock)
-    "seed": 0,
-}
 
 
 def job_config(world: World, method: str, lr: float, momentum: float, weight_decay: float,
                density: float, options: Dict) -> "_C.RankOptions":
-    known = list(METHOD_OPTIONS) + list(JOB_OPTIONS)
+    known = list(JOB_OPTIONS) + list(METHOD_OPTIONS)
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise TypeError(f"sparseps: unknown job option {unknown[0]!r}; known: "
@@ -50,21 +40,18 @@ def job_config(world: World, method: str, lr: float, momentum: float, weight_dec
         if readers and method not in readers:
             raise ValueError(f"sparseps: {name}: method {method!r} does not read it (read by "
                              f"{', '.join(readers)}); drop it")
-    o = dict(JOB_OPTIONS, **{k: v for k, v in options.items() if k in JOB_OPTIONS})
     c = world.config()
-    c.method, c.lr, c.mode, c.staleness = method, float(lr), o["mode"], int(o["staleness"])
-    c.milestones = [float(m) for m in o["milestones"]]
-    c.gamma, c.warmup_epochs = float(o["gamma"]), float(o["warmup_epochs"])
-    c.pushes_per_epoch = float(o["epoch_steps"] or 0)
-    c.seed = int(o["seed"])
-    c.downlink = options.get("downlink") or ""  # "": the method's own
-    m = c.method_options
+    job = c.job
+    job.method, job.lr = method, float(lr)
+    m = job.method_options
     m.momentum, m.weight_decay, m.density = float(momentum), float(weight_decay), float(density)
-    m.server_density = float(density)
     for name, value in options.items():
-        if name in METHOD_OPTIONS and name != "downlink" and value is not None:
+        if value is None:
+            continue
+        if name in JOB_OPTIONS:
+            setattr(job, name, [float(v) for v in value] if name == "lr_milestones" else value)
+        else:
             setattr(m, name, value)
-    c.method_options = m
     c.validate()
     return c
 

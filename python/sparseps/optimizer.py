@@ -4,8 +4,8 @@ The parameters become views into one flat buffer (so are their gradients), step(
 that buffer to the C++ worker, which pushes the method's message, waits for the server's
 reply and writes the new parameters in place, with the GIL released.
 
-The learning rate: by default the server's schedule (milestones/gamma/warmup_epochs/
-epoch_steps of the job) sets it, and param_groups[0]["lr"] shows it after each step. Once
+The learning rate: by default the server's schedule (lr_milestones/lr_gamma/warmup_epochs/
+pushes_per_epoch of the job) sets it, and param_groups[0]["lr"] shows it after each step. Once
 param_groups[0]["lr"] is changed (a torch LR scheduler, or by hand), that rate is the one
 each push is made with from then on, as in any torch optimizer, and the server's rate no
 longer overwrites it. A job that has a schedule of its own and a rate changed here as well
@@ -55,7 +55,7 @@ class Optimizer(torch.optim.Optimizer):
         self.epoch = 0
         self.world = world
         # The job's own schedule, if any (a changed param_groups rate then conflicts).
-        self._job_schedule = [f"{k}={options[k]!r}" for k in ("milestones", "warmup_epochs")
+        self._job_schedule = [f"{k}={options[k]!r}" for k in ("lr_milestones", "warmup_epochs")
                               if options.get(k)]
         self._own_lr = False  # param_groups[0]["lr"] was changed: it sets the rate
         self._buffers = float_buffers(model)
@@ -79,7 +79,7 @@ class Optimizer(torch.optim.Optimizer):
                     f"sparseps.Optimizer: param_groups[0]['lr'] was changed to {lr} (a torch "
                     f"LR scheduler?), but the job has a schedule of its own "
                     f"({', '.join(self._job_schedule)}); use one of them: drop "
-                    f"milestones/warmup_epochs from the job, or the scheduler")
+                    f"lr_milestones/warmup_epochs from the job, or the scheduler")
             self._own_lr = True
         return float(lr) if self._own_lr else None
 

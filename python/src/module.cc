@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "core/runtime/allocator.h"
+#include "core/runtime/job_options.h"
 #include "optim/builtin_methods.h"
 #include "optim/method_option_table.h"
 #include "python/src/codec.h"
@@ -50,6 +51,25 @@ void bindRankOptions(py::module_& m) {
   }
   m.attr("METHOD_OPTIONS") = rows;
 
+  // One property per job option row, named as config.json and the keywords name it.
+  auto job = py::class_<JobOptions>(m, "JobOptions").def(py::init<>());
+  py::list job_rows;
+  const JobOptions defaults;
+  for (const JobOptionRow& row : jobOptionRows()) {
+    std::visit(
+        [&](const auto& f) {
+          job.def_readwrite(row.name.c_str(), f.member);
+          py::dict info;
+          info["name"] = row.name;
+          info["help"] = row.help;
+          info["default"] = defaults.*(f.member);
+          job_rows.append(info);
+        },
+        row.ref);
+  }
+  job.def_readwrite("method_options", &JobOptions::method_options);
+  m.attr("JOB_OPTIONS") = job_rows;
+
   py::class_<RankOptions>(m, "RankOptions")
       .def(py::init<>())
       .def_readwrite("rank", &RankOptions::rank)
@@ -63,19 +83,8 @@ void bindRankOptions(py::module_& m) {
       .def_readwrite("hostname", &RankOptions::hostname)
       .def_readwrite("iface", &RankOptions::iface)
       .def_readwrite("connect_timeout_s", &RankOptions::connect_timeout_s)
-      .def_readwrite("peer_timeout_s", &RankOptions::peer_timeout_s)
       .def_readwrite("run_secret", &RankOptions::run_secret)
-      .def_readwrite("method", &RankOptions::method)
-      .def_readwrite("mode", &RankOptions::mode)
-      .def_readwrite("staleness", &RankOptions::staleness)
-      .def_readwrite("lr", &RankOptions::lr)
-      .def_readwrite("milestones", &RankOptions::milestones)
-      .def_readwrite("gamma", &RankOptions::gamma)
-      .def_readwrite("warmup_epochs", &RankOptions::warmup_epochs)
-      .def_readwrite("pushes_per_epoch", &RankOptions::pushes_per_epoch)
-      .def_readwrite("downlink", &RankOptions::downlink)
-      .def_readwrite("method_options", &RankOptions::method_options)
-      .def_readwrite("seed", &RankOptions::seed)
+      .def_readwrite("job", &RankOptions::job)
       .def("validate",
            [](const RankOptions& c) {
              MethodRegistry methods;

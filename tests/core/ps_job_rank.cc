@@ -114,8 +114,7 @@ int run(int argc, char** argv) {
   job.num_servers = servers;
   job.num_workers = world - servers;
   job.method = method;
-  job.method_options.setDensity(density).setServerDensity(density).setWeightDecay(0)
-      .setDownlink(defaultDownlink(method));
+  job.method_options.setDensity(density).setServerDensity(density).setWeightDecay(0);
   job.server.lr = LrSchedule{lr, {}, 0.1, 0};
   auto parsed_mode = parseName(kConsistencyModeNames, "--mode", mode);
   if (!parsed_mode.ok()) {

@@ -22,4 +22,5 @@ sparseps_test(compute_slots_test SOURCES compute_slots_test.cc DEPS sparseps_dri
 sparseps_test(evaluator_queue_test SOURCES evaluator_queue_test.cc DEPS sparseps_driver_lib)
 sparseps_test(divergence_test SOURCES divergence_test.cc DEPS sparseps_driver_lib)
 sparseps_test(driver_config_test SOURCES driver_config_test.cc DEPS sparseps_driver_lib)
+sparseps_test(job_fronts_test SOURCES job_fronts_test.cc DEPS sparseps_driver_lib)
 sparseps_test(resume_records_test SOURCES resume_records_test.cc DEPS sparseps_driver_lib)

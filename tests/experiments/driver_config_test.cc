@@ -34,23 +34,23 @@ TEST(DriverConfigTest, ResNet50LearningRateScalesWithTheUpdatesBatchAndWarmsUp) 
   auto c = resolve("--model=resnet50 --dataset=imagenette --world-size=5 --batch-size=16 "
                    "--epochs=10");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_DOUBLE_EQ(c->lr, 0.00625);
-  EXPECT_DOUBLE_EQ(c->warmup_epochs, 2.0);  // a fifth of the run
+  EXPECT_DOUBLE_EQ(c->job.lr, 0.00625);
+  EXPECT_DOUBLE_EQ(c->job.warmup_epochs, 2.0);  // a fifth of the run
   // Sync: an update averages a round of 8 pushes of 64, 512 examples.
   c = resolve("--model=resnet50 --dataset=imagenette --world-size=9 --batch-size=64 --epochs=90 "
               "--mode=sync");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_DOUBLE_EQ(c->lr, 0.2);
-  EXPECT_DOUBLE_EQ(c->warmup_epochs, 5.0);  // at most 5 epochs
+  EXPECT_DOUBLE_EQ(c->job.lr, 0.2);
+  EXPECT_DOUBLE_EQ(c->job.warmup_epochs, 5.0);  // at most 5 epochs
   // Given flags win; other models keep the fixed default.
   c = resolve("--model=resnet50 --dataset=imagenette --lr=0.3 --warmup-epochs=0");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_DOUBLE_EQ(c->lr, 0.3);
-  EXPECT_DOUBLE_EQ(c->warmup_epochs, 0.0);
+  EXPECT_DOUBLE_EQ(c->job.lr, 0.3);
+  EXPECT_DOUBLE_EQ(c->job.warmup_epochs, 0.0);
   c = resolve("--model=resnet20 --dataset=cifar10 --batch-size=16");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_DOUBLE_EQ(c->lr, 0.1);
-  EXPECT_DOUBLE_EQ(c->warmup_epochs, 0.0);
+  EXPECT_DOUBLE_EQ(c->job.lr, 0.1);
+  EXPECT_DOUBLE_EQ(c->job.warmup_epochs, 0.0);
 }
 
 // --synthetic-classes sizes the synthetic data set's classes (1000: an ImageNet model's
@@ -78,7 +78,7 @@ TEST(DriverConfigTest, EachRankSeedsItsMethodWithSeedPlusItsRank) {
   for (int rank : {0, 1, 3}) {
     auto c = resolve("--world-size=5 --seed=7 --rank=" + std::to_string(rank));
     ASSERT_TRUE(c.ok()) << c.status();
-    const JobSpec job = makeJobSpec(*c, 1);
+    const JobSpec job = makeJobSpec(*c, 1).value();
     auto resolved = resolveJob(job, methods, {spec}, rank);
     ASSERT_TRUE(resolved.ok()) << resolved.status();
     EXPECT_EQ(resolved->options.seed, 7u + static_cast<uint64_t>(rank)) << "rank " << rank;
@@ -88,7 +88,7 @@ TEST(DriverConfigTest, EachRankSeedsItsMethodWithSeedPlusItsRank) {
 TEST(DriverConfigTest, ACompressorIsGdsAndReachesTheJobAndConfig) {
   auto c = resolve("--world-size=5 --method=gd --compressor=qsgd:levels=4 --error-feedback=off");
   ASSERT_TRUE(c.ok()) << c.status();
-  const JobSpec job = makeJobSpec(*c, 1);
+  const JobSpec job = makeJobSpec(*c, 1).value();
   EXPECT_EQ(job.method_options.gd.compressor, "qsgd:levels=4");
   EXPECT_FALSE(job.method_options.gd.error_feedback);
   EXPECT_EQ(c->toJson()["compressor"], "qsgd:levels=4");
@@ -116,7 +116,7 @@ TEST(DriverConfigTest, MethodOptionFlagsReachTheJob) {
       "--server-density=0.2 --downlink=sparse --selection=sampled --resync-every=9 --f16 "
       "--nesterov --clip-norm=2 --dgc-warmup --dgc-warmup-densities=0.5,0.2");
   ASSERT_TRUE(c.ok()) << c.status();
-  const MethodOptions o = makeJobSpec(*c, 1).method_options;
+  const MethodOptions o = makeJobSpec(*c, 1).value().method_options;
   EXPECT_EQ(o.momentum, 0.5);
   EXPECT_EQ(o.weight_decay, 0.001);
   EXPECT_EQ(o.density, 0.05);

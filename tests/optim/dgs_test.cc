@@ -97,8 +97,7 @@ TEST(DgsTest, ResyncSendsDenseWSyncOncePerWorker) {
   constexpr int kWorkers = 2;
   constexpr int kResync = 4;
   MethodOptions o;
-  o.setResyncEvery(kResync).setDensity(0.1).setServerDensity(0.1)
-      .setDownlink(defaultDownlink("dgs"));
+  o.setResyncEvery(kResync).setDensity(0.1).setServerDensity(0.1);  // downlink auto: dual-way
   auto server = dgs(registry).makeServer(specs, kWorkers, o);
   auto worker = dgs(registry).makeWorker(specs, o);
   std::vector<float> W = randomVector(rng, n);

@@ -37,7 +37,7 @@ const std::map<std::string, Reader>& fields() {
        [](const MethodOptions& o) { return absl::StrCat(o.density_rule == DensityRule::kFixed); }},
       {"server_density", [](const MethodOptions& o) { return absl::StrCat(o.server_density); }},
       {"downlink",
-       [](const MethodOptions& o) { return absl::StrCat(o.downlink == Downlink::kSparse); }},
+       [](const MethodOptions& o) { return absl::StrCat(static_cast<int>(o.downlink)); }},
       {"selection",
        [](const MethodOptions& o) { return absl::StrCat(o.selection == Selection::kSampled); }},
       {"resync_every", [](const MethodOptions& o) { return absl::StrCat(o.resync_every); }},
@@ -67,6 +67,7 @@ void setOther(const MethodOptionRow& row, MethodOptions* o) {
                    for (const std::string& name : f.names) {
                      if (name != f.get(*o)) {
                        ASSERT_TRUE(f.set(*o, name).ok());
+                       break;
                      }
                    }
                  },

@@ -42,7 +42,7 @@ TEST(OptionNamesTest, EachSpellingParsesToItsValueAndBack) {
 TEST(OptionNamesTest, AnUnknownSpellingNamesTheOptionAndTheKnownOnes) {
   const absl::Status s = parseName(kDownlinkNames, "downlink", "Sparse").status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), "downlink: 'Sparse'; use dense, sparse");
+  EXPECT_EQ(s.message(), "downlink: 'Sparse'; use dense, sparse, auto");
 }
 
 TEST(MethodOptionsTest, EachBadFieldIsNamed) {

@@ -122,7 +122,7 @@ def scheduler(world, out_dir):
 def scheduler_conflict(world, out_dir):
     """A job with its own milestones and a torch scheduler as well: refused at the step."""
     model, opt = serve_or_join(world, dict(method="asgd", lr=0.05, momentum=0.0,
-                                           weight_decay=0.0, milestones=(2,), epoch_steps=4))
+                                           weight_decay=0.0, lr_milestones=(2,), pushes_per_epoch=4))
     if model is None:
         return opt
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
@@ -142,7 +142,7 @@ def scheduler_conflict(world, out_dir):
 def dgs4(world, out_dir):
     """dgs, 4 workers, each on its own shard; the servers' final model is evaluated."""
     job = dict(method="dgs", lr=0.1, momentum=0.9, weight_decay=1e-4, density=0.05,
-               epoch_steps=4 * 25, milestones=[3], gamma=0.1)
+               pushes_per_epoch=4 * 25, lr_milestones=[3], lr_gamma=0.1)
     torch.manual_seed(0)
     model = mlp()
     if world.is_server:
@@ -229,6 +229,22 @@ def each_method(world, out_dir):
         train_step(opt, model, x[step * 32:(step + 1) * 32], y[step * 32:(step + 1) * 32])
     opt.finish()
     return {"before": before, "after": probe()}
+
+
+def f16_bytes(world, out_dir):
+    """gd at density 0.5, one worker, 5 steps, with f16 as SPARSEPS_TEST_F16 says: the bytes
+    of its pushes."""
+    job = dict(method="gd", lr=0.05, density=0.5, f16=os.environ["SPARSEPS_TEST_F16"] == "1")
+    model, opt = serve_or_join(world, job)
+    if model is None:  # the server rank
+        return {}
+    x, y = clusters(32 * 5, seed=10)
+    bytes_up = []
+    for step in range(5):
+        train_step(opt, model, x[step * 32:(step + 1) * 32], y[step * 32:(step + 1) * 32])
+        bytes_up.append(opt.last_step.bytes_up)
+    opt.finish()
+    return {"bytes_up": bytes_up}
 
 
 def dead_worker(world, out_dir):

@@ -60,7 +60,7 @@ def test_a_bad_method_is_a_value_error_naming_it(worker_world):
      r"compressor: method 'dgs' does not read it \(read by gd\)"),
     (dict(method="asgd", nesterov=True), ValueError, r"nesterov: .* \(read by dgc\)"),
     (dict(densty=0.1), TypeError, "unknown job option 'densty'"),
-    (dict(milestones=[2]), ValueError, "give epoch_steps"),
+    (dict(lr_milestones=[2]), ValueError, "give pushes_per_epoch"),
 ])
 def test_bad_job_options_name_the_option(worker_world, kwargs, error, text):
     kwargs = dict(dict(method="dgs"), **kwargs)
@@ -75,15 +75,31 @@ def test_every_method_option_of_the_core_is_a_keyword_and_reaches_it(worker_worl
     c = job.job_config(worker_world, "dgc", 0.1, 0.5, 1e-3, 0.02, dict(
         nesterov=True, clip_norm=2, dgc_warmup=True, dgc_warmup_densities=[0.5, 0.25],
         selection="sampled", server_density=0.3, resync_every=9, f16=True))
-    m = c.method_options
+    m = c.job.method_options
     assert (m.momentum, m.weight_decay, m.density) == (0.5, 1e-3, 0.02)
     assert m.nesterov and m.dgc_warmup and m.f16
     assert (m.clip_norm, m.dgc_warmup_densities) == (2.0, [0.5, 0.25])
     assert (m.selection, m.server_density, m.resync_every) == ("sampled", 0.3, 9)
-    c = job.job_config(worker_world, "gd", 0.1, 0.9, 5e-4, 0.01,
+    c = job.job_config(worker_world, "gd", 0.1, 0.9, 5e-4, 0.05,
                        dict(compressor="signsgd", error_feedback=False))
-    assert (c.method_options.compressor, c.method_options.error_feedback) == ("signsgd", False)
-    assert c.method_options.server_density == 0.01  # the density unless given
+    m = c.job.method_options
+    assert (m.compressor, m.error_feedback) == ("signsgd", False)
+    # The reply's density is its own option, 0.01 unless given, as in the driver; and the
+    # downlink is the method's own unless given.
+    assert (m.server_density, m.downlink) == (0.01, "auto")
+
+
+def test_every_job_option_of_the_core_is_a_keyword_and_reaches_it(worker_world):
+    from sparseps import _C, job
+    names = {row["name"] for row in _C.JOB_OPTIONS}
+    assert set(job.JOB_OPTIONS) == names - {"method", "lr"}
+    c = job.job_config(worker_world, "dgs", 0.05, 0.9, 5e-4, 0.01, dict(
+        mode="staleness", staleness=2, lr_milestones=[2, 4], lr_gamma=0.5, warmup_epochs=1,
+        pushes_per_epoch=40, seed=3, peer_timeout=12))
+    j = c.job
+    assert (j.method, j.lr, j.mode, j.staleness) == ("dgs", 0.05, "staleness", 2)
+    assert (j.lr_milestones, j.lr_gamma, j.warmup_epochs) == ([2.0, 4.0], 0.5, 1.0)
+    assert (j.pushes_per_epoch, j.seed, j.peer_timeout) == (40.0, 3, 12.0)
 
 
 def test_roles_are_checked(worker_world):

@@ -40,7 +40,7 @@ def test_a_scheduler_on_a_job_with_its_own_schedule_is_refused(launch):
     assert job.wait() == [0, 0], job.logs()
     worker = job.result(1)
     assert worker["steps"] == 1  # the refused step pushed nothing
-    assert "milestones=(2,)" in worker["error"] and "scheduler" in worker["error"], worker
+    assert "lr_milestones=(2,)" in worker["error"] and "scheduler" in worker["error"], worker
 
 
 def test_torchrun_with_two_nodes_meets_through_its_agents_store(launch):
@@ -73,6 +73,18 @@ def test_every_method_trains_from_python(launch, method):
     for rank in (1, 2):
         r = job.result(rank)
         assert r["after"] < 0.3 * r["before"], r  # measured: 0.005-0.18 of it
+
+
+def test_f16_halves_the_bytes_of_the_values_a_push_sends(launch):
+    sent = {}
+    for f16 in ("0", "1"):
+        job = launch("f16_bytes", 2, env={"SPARSEPS_TEST_F16": f16})
+        assert job.wait() == [0, 0], job.logs()
+        sent[f16] = job.result(1)["bytes_up"]
+    # The pushes carry about 320 sparse values (4 bytes each, or 2 in f16), 100 dense ones
+    # and the indices: f16 must save well over a tenth of every push.
+    for full, half in zip(sent["0"], sent["1"]):
+        assert half < 0.9 * full, sent
 
 
 def test_a_dead_worker_is_dropped_and_the_job_goes_on(launch):
