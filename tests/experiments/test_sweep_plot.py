@@ -385,7 +385,7 @@ class GridTest(SweepTestCase):
     def test_flags_set_per_point_are_refused(self):
         result = self.run_tool(SWEEP, f"--out={self.sweep}", "--dry-run", "--", "--method=x")
         self.assertEqual(result.returncode, 2)
-        self.assertIn("set per grid point", result.stderr)
+        self.assertIn("is set per point", result.stderr)
         result = self.run_tool(SWEEP, f"--out={self.sweep}", "--dry-run", "--world-sizes=1")
         self.assertEqual(result.returncode, 2)
         self.assertIn("no worker", result.stderr)
