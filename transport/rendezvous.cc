@@ -13,21 +13,10 @@
 #include <system_error>
 #include <thread>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace sparseps {
 namespace {
-
-absl::Status readIntEnv(const char* name, int* out) {
-  const char* value = std::getenv(name);
-  if (value == nullptr) return absl::OkStatus();
-  if (!absl::SimpleAtoi(value, out)) {
-    return absl::InvalidArgumentError(absl::StrCat("rendezvous: environment variable ", name, "=\"",
-                                                   value, "\" is not an integer"));
-  }
-  return absl::OkStatus();
-}
 
 // Gloo writes to its sockets without MSG_NOSIGNAL: a write to a peer that has just closed
 // would kill this process with SIGPIPE instead of raising the IoException we turn into
@@ -73,14 +62,6 @@ absl::Status RendezvousOptions::validate() const {
     }
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<RendezvousOptions> rendezvousOptionsFromEnv(RendezvousOptions base) {
-  if (absl::Status s = readIntEnv("RANK", &base.rank); !s.ok()) return s;
-  if (absl::Status s = readIntEnv("WORLD_SIZE", &base.world_size); !s.ok()) return s;
-  if (absl::Status s = readIntEnv("MASTER_PORT", &base.master_port); !s.ok()) return s;
-  if (const char* addr = std::getenv("MASTER_ADDR")) base.master_addr = addr;
-  return base;
 }
 
 namespace {

@@ -89,11 +89,6 @@ struct RendezvousOptions {
   absl::Status validate() const;
 };
 
-// Fills rank, world_size, master_addr and master_port from RANK, WORLD_SIZE,
-// MASTER_ADDR and MASTER_PORT where they are set, on top of `base`. Only the launcher
-// calls this; nothing else in the library reads the environment.
-absl::StatusOr<RendezvousOptions> rendezvousOptionsFromEnv(RendezvousOptions base);
-
 // What the rendezvous needs from a store shared by the ranks, in plain bytes, so that a
 // store from outside transport/ needs no Gloo header. A failure throws (Gloo's own
 // stores do the same; the connect turns it into a Status).

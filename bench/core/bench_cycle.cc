@@ -1,7 +1,7 @@
 // One whole push/reply cycle of each method, in memory, at the parameter layouts of
 // ResNet-18 (CIFAR form, 11.17M floats) and ResNet-50 (25.56M): the worker rule makes the
 // push from a gradient, the push is encoded and decoded, the server applies it through
-// ServerCore and the method's server rule and makes the reply, the reply is encoded and
+// ShardCore and the method's server rule and makes the reply, the reply is encoded and
 // decoded, and the worker applies it. Every buffer is reused across cycles, as the
 // runtime's loops reuse theirs. Default options of each method (density 0.01; dgs with its
 // dual-way sparse reply, r_server 0.01, resync every 150 versions).
@@ -31,7 +31,7 @@
 
 #include "bench/bench_data.h"
 #include "compressors/stream_copy.h"
-#include "core/runtime/server_core.h"
+#include "core/runtime/shard_core.h"
 #include "core/wire/wire.h"
 #include "optim/builtin_methods.h"
 
@@ -93,9 +93,9 @@ class Cycle {
     options.setSeed(1);
     w_ = in_.w0;
     worker_ = (*m)->makeWorker(specs, options);
-    ServerCoreOptions server;
+    ShardCoreOptions server;
     server.pushes_per_epoch = 1e9;  // the rate stays lr0
-    core_ = std::make_unique<ServerCore>((*m)->makeServer(specs, 1, options), in_.w0, 0, 1, server);
+    core_ = std::make_unique<ShardCore>((*m)->makeServer(specs, 1, options), in_.w0, 0, 1, server);
     core_->onWorkerStart(0);
     // Each side borrows dense values from the received bytes as the runtime's loops do.
     server_limits_ = worker_limits_;
@@ -157,7 +157,7 @@ class Cycle {
   CycleInputs in_;
   std::vector<float> w_;
   std::unique_ptr<WorkerRule> worker_;
-  std::unique_ptr<ServerCore> core_;
+  std::unique_ptr<ShardCore> core_;
   Message push_, server_in_, worker_in_;
   std::vector<Reply> replies_;
   std::vector<uint8_t> up_, down_;

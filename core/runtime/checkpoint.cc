@@ -161,7 +161,7 @@ Reader fieldsOf(const std::vector<uint8_t>& data) {
 
 }  // namespace
 
-absl::Status saveCheckpoint(const std::string& path, const ServerCheckpoint& c) {
+absl::Status saveCheckpoint(const std::string& path, const ShardCheckpoint& c) {
   Writer w;
   w.bytes(kMagic, sizeof kMagic);
   w.u64(c.layout_fingerprint);
@@ -174,11 +174,11 @@ absl::Status saveCheckpoint(const std::string& path, const ServerCheckpoint& c) 
   return writeChecked(path, w);
 }
 
-absl::StatusOr<ServerCheckpoint> loadCheckpoint(const std::string& path) {
+absl::StatusOr<ShardCheckpoint> loadCheckpoint(const std::string& path) {
   std::vector<uint8_t> data;
   if (auto st = readChecked(path, kMagic, kServerAdvice, &data); !st.ok()) return st;
   Reader r = fieldsOf(data);
-  ServerCheckpoint c;
+  ShardCheckpoint c;
   if (!r.u64(&c.layout_fingerprint) || !r.u64(&c.version) || !r.u64(&c.pushes) ||
       !r.vec(&c.model) || !r.vec(&c.buffers) || !r.vec(&c.worker_steps) ||
       !r.str(&c.method_state) || r.left() != 0) {
@@ -187,9 +187,9 @@ absl::StatusOr<ServerCheckpoint> loadCheckpoint(const std::string& path) {
   return c;
 }
 
-absl::StatusOr<ServerCheckpoint> loadCheckpointToResume(const std::string& path,
+absl::StatusOr<ShardCheckpoint> loadCheckpointToResume(const std::string& path,
                                                         uint64_t layout_fingerprint) {
-  absl::StatusOr<ServerCheckpoint> saved = loadCheckpoint(path);
+  absl::StatusOr<ShardCheckpoint> saved = loadCheckpoint(path);
   if (saved.ok() && saved->layout_fingerprint != layout_fingerprint) {
     return absl::FailedPreconditionError(absl::StrCat(
         "checkpoint ", path, " was written for a different model (layout fingerprint ",

@@ -14,7 +14,7 @@
 
 namespace sparseps {
 
-struct ServerCheckpoint {
+struct ShardCheckpoint {
   uint64_t layout_fingerprint = 0;  // refuses to resume a different model
   uint64_t version = 0;
   uint64_t pushes = 0;
@@ -24,11 +24,11 @@ struct ServerCheckpoint {
   std::string method_state;
 };
 
-absl::Status saveCheckpoint(const std::string& path, const ServerCheckpoint& checkpoint);
-absl::StatusOr<ServerCheckpoint> loadCheckpoint(const std::string& path);
+absl::Status saveCheckpoint(const std::string& path, const ShardCheckpoint& checkpoint);
+absl::StatusOr<ShardCheckpoint> loadCheckpoint(const std::string& path);
 // loadCheckpoint for a resume of a model with this layout: a checkpoint of another model is
 // FailedPrecondition, naming both fingerprints.
-absl::StatusOr<ServerCheckpoint> loadCheckpointToResume(const std::string& path,
+absl::StatusOr<ShardCheckpoint> loadCheckpointToResume(const std::string& path,
                                                         uint64_t layout_fingerprint);
 
 // Worker checkpoints: a worker's method state (momentum, residuals), which the servers do

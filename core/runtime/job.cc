@@ -21,7 +21,7 @@ absl::StatusOr<ResolvedJob> resolveJob(const JobSpec& job, const MethodRegistry&
   return ResolvedJob{*method, std::move(options), std::move(*plan)};
 }
 
-absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& job,
+absl::StatusOr<ShardStats> runShard(Endpoint& endpoint, const JobSpec& job,
                                            const MethodRegistry& methods,
                                            const SegmentSpecs& specs,
                                            absl::Span<const float> initial_params,
@@ -35,7 +35,7 @@ absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& jo
 
   std::vector<float> model(initial_params.begin() + shard.offset,
                            initial_params.begin() + shard.offset + shard.numel);
-  ServerCore core(resolved->method->makeServer(shard.local_specs, job.num_workers, resolved->options),
+  ShardCore core(resolved->method->makeServer(shard.local_specs, job.num_workers, resolved->options),
                   std::move(model), num_buffers, job.num_workers, job.server);
   if (num_buffers > 0) core.onBuffers(0, {initial_buffers.begin(), initial_buffers.end()});
 
@@ -50,9 +50,9 @@ absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& jo
 
   auto session = ShardSession::make(core, job, shard_index, shard);
   if (!session.ok()) return session.status();
-  Server server(endpoint, *session, job, layout_fingerprint);
-  if (auto s = server.run(); !s.ok()) return s;
-  return server.stats();
+  ShardLoop loop(endpoint, *session, job, layout_fingerprint);
+  if (auto s = loop.run(); !s.ok()) return s;
+  return loop.stats();
 }
 
 absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(

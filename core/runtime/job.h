@@ -1,6 +1,6 @@
 #pragma once
 // The two entry points that turn an Endpoint and a JobSpec (job_spec.h) into a running
-// rank: runServerShard for ranks 0..S-1, makeWorkerClient for the workers (ranks S..).
+// rank: runShard for ranks 0..S-1, makeWorkerClient for the workers (ranks S..).
 // The experiment driver, the one-call API (core/torch/ps_rank.h) and the tests start
 // ranks through here.
 
@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/runtime/job_spec.h"
-#include "core/runtime/server.h"
+#include "core/runtime/shard_loop.h"
 #include "core/runtime/shard_plan.h"
 #include "core/runtime/worker_client.h"
 #include "optim/method_registry.h"
@@ -35,7 +35,7 @@ absl::StatusOr<ResolvedJob> resolveJob(const JobSpec& job, const MethodRegistry&
 
 // Serves shard `shard` (== this rank) until every worker is done or dropped.
 // initial_params is the whole flat model; the shard takes its own range.
-absl::StatusOr<ServerStats> runServerShard(Endpoint& endpoint, const JobSpec& job,
+absl::StatusOr<ShardStats> runShard(Endpoint& endpoint, const JobSpec& job,
                                            const MethodRegistry& methods,
                                            const SegmentSpecs& specs,
                                            absl::Span<const float> initial_params,

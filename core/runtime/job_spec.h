@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "core/runtime/server_core.h"
+#include "core/runtime/shard_core.h"
 #include "core/wire/wire.h"
 #include "optim/method_options.h"
 
@@ -22,7 +22,7 @@ struct JobSpec {
   std::string method = "dgs";
   MethodOptions method_options;  // lr0 and num_workers are set from the job, and the seed
                                  // becomes seed + rank in resolveJob
-  ServerCoreOptions server;      // mode, staleness, schedule, pushes per epoch, log
+  ShardCoreOptions server;      // mode, staleness, schedule, pushes per epoch, log
   EncodeOptions encode;
   std::string checkpoint_path;    // empty: none; shard s writes <path>.shard<s>
   uint64_t checkpoint_every = 0;  // in server versions; 0: only at the end

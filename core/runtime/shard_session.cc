@@ -15,7 +15,7 @@ Outgoing& Outbox::add(int worker) {
   return o;
 }
 
-absl::StatusOr<ShardSession> ShardSession::make(ServerCore& core, const JobSpec& job, int shard,
+absl::StatusOr<ShardSession> ShardSession::make(ShardCore& core, const JobSpec& job, int shard,
                                                 const Shard& range) {
   auto limits = shardLimits(range, core.numBuffers());
   if (!limits.ok()) return limits.status();
@@ -25,7 +25,7 @@ absl::StatusOr<ShardSession> ShardSession::make(ServerCore& core, const JobSpec&
   return ShardSession(core, job, shard, range, std::move(*limits));
 }
 
-ShardSession::ShardSession(ServerCore& core, const JobSpec& job, int shard, const Shard& range,
+ShardSession::ShardSession(ShardCore& core, const JobSpec& job, int shard, const Shard& range,
                            DecodeLimits limits)
     : core_(&core),
       job_(&job),

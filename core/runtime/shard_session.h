@@ -1,7 +1,7 @@
 #pragma once
 // ShardSession: a server shard's side of the protocol (protocol.h) as a state machine free
 // of I/O. It turns each message a worker sent into the messages to send back, encoded and
-// in order; ServerCore, inside it, holds the model and the consistency mode. The Gloo loop
+// in order; ShardCore, inside it, holds the model and the consistency mode. The Gloo loop
 // (server.h) and the virtual-time job (core/virtual/virtual_job.h) drive the same session,
 // so who may send what, which segments a message may carry and how each answer is stamped
 // are written once. The driver owns time, sending and its own failures: a message that
@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/runtime/job_spec.h"
-#include "core/runtime/server_core.h"
+#include "core/runtime/shard_core.h"
 #include "core/runtime/shard_plan.h"
 #include "core/wire/wire.h"
 
@@ -51,7 +51,7 @@ enum class Received { kPush, kBuffers, kPull, kGoodbye };
 class ShardSession {
  public:
   // Shard `shard` of the job, serving the parameter range `range` through core.
-  static absl::StatusOr<ShardSession> make(ServerCore& core, const JobSpec& job, int shard,
+  static absl::StatusOr<ShardSession> make(ShardCore& core, const JobSpec& job, int shard,
                                            const Shard& range);
 
   // The model `worker` starts from (stamped with where it resumes in its data).
@@ -69,16 +69,16 @@ class ShardSession {
 
   int workerRank(int worker) const { return job_->num_servers + worker; }
   int shard() const { return shard_; }
-  ServerCore& core() { return *core_; }
+  ShardCore& core() { return *core_; }
 
  private:
-  ShardSession(ServerCore& core, const JobSpec& job, int shard, const Shard& range,
+  ShardSession(ShardCore& core, const JobSpec& job, int shard, const Shard& range,
                DecodeLimits limits);
   void encode(int worker, const MessageHeader& header, const Message& segments, Outbox* out);
   void model(int worker, Outbox* out);
   void encodeReplies(Outbox* out);
 
-  ServerCore* core_;
+  ShardCore* core_;
   const JobSpec* job_;
   int shard_;
   SegmentSpecs specs_;  // the shard's parameter segments, shard-local ids

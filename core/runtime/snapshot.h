@@ -1,7 +1,7 @@
 #pragma once
 // Snapshot: the servers' model at one moment of a run, for evaluation off the training
 // path: taken at every few global epochs of pushes and when the last worker leaves
-// (ServerCoreOptions::on_snapshot), by real jobs and virtual-time jobs alike.
+// (ShardCoreOptions::on_snapshot), by real jobs and virtual-time jobs alike.
 
 #include <cstdint>
 #include <vector>

@@ -233,13 +233,13 @@ uint64_t PsWorker::steps() const { return client_->steps(); }
 std::string PsWorker::saveState() const { return client_->saveRuleState(); }
 absl::Status PsWorker::loadState(const std::string& bytes) { return client_->loadRuleState(bytes); }
 
-absl::StatusOr<ServerStats> serveShard(const RankOptions& options,
+absl::StatusOr<ShardStats> serveShard(const RankOptions& options,
                                        const std::shared_ptr<torch::nn::Module>& module) {
   if (!module) return absl::InvalidArgumentError("serveShard: null module");
   return serveShard(options, namedParameters(*module), namedBuffers(*module));
 }
 
-absl::StatusOr<ServerStats> serveShard(const RankOptions& options,
+absl::StatusOr<ShardStats> serveShard(const RankOptions& options,
                                        const FlatModel::NamedTensors& params,
                                        const FlatModel::NamedTensors& buffers) {
   MethodRegistry methods;
@@ -250,7 +250,7 @@ absl::StatusOr<ServerStats> serveShard(const RankOptions& options,
   auto connected = connect(options, *model);
   if (!connected.ok()) return connected.status();
   auto stats =
-      runServerShard(*connected->channel, *job, methods, model->specs, model->flat.params(),
+      runShard(*connected->channel, *job, methods, model->specs, model->flat.params(),
                      model->flat.buffers(), model->flat.fingerprint());
   connected->channel->shutdown();
   return stats;

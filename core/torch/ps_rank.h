@@ -27,7 +27,7 @@
 #include "core/net/connect.h"
 #include "core/torch/flat_model.h"
 #include "core/torch/rank_options.h"
-#include "core/runtime/server.h"
+#include "core/runtime/shard_loop.h"
 #include "core/runtime/worker_client.h"
 #include "optim/method_registry.h"
 #include "transport/endpoint.h"
@@ -120,9 +120,9 @@ class PsWorker {
 
 // Serves shard options.rank until every worker has finished or been dropped; the module's
 // parameters are the model the workers start from.
-absl::StatusOr<ServerStats> serveShard(const RankOptions& options,
+absl::StatusOr<ShardStats> serveShard(const RankOptions& options,
                                        const std::shared_ptr<torch::nn::Module>& module);
-absl::StatusOr<ServerStats> serveShard(const RankOptions& options,
+absl::StatusOr<ShardStats> serveShard(const RankOptions& options,
                                        const FlatModel::NamedTensors& params,
                                        const FlatModel::NamedTensors& buffers);
 

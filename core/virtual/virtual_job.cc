@@ -54,7 +54,7 @@ class Job {
     uint64_t bytes_up = 0, bytes_down = 0;
   };
   struct ServerShard {
-    std::unique_ptr<ServerCore> core;
+    std::unique_ptr<ShardCore> core;
     std::optional<ShardSession> session;
     std::unique_ptr<Link> up, down;
     std::deque<InFlight> queue;
@@ -74,7 +74,7 @@ class Job {
   void sendToShard(int k, int s, std::vector<uint8_t> bytes);
   void serve(int s);
   void replyArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes);
-  void takeSnapshotSlice(int s, const ServerCore& core);
+  void takeSnapshotSlice(int s, const ShardCore& core);
   bool receiveAt(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes,
                  MessageKind expected);
   double codecSeconds(double real, bool per_push);
@@ -132,12 +132,12 @@ absl::Status Job::setUp() {
   for (int s = 0; s < job.num_servers; ++s) {
     auto shard = std::make_unique<ServerShard>();
     const Shard& range = plan.shard(s);
-    ServerCoreOptions server = job.server;
-    server.on_snapshot = [this, s](const ServerCore& core) { takeSnapshotSlice(s, core); };
+    ShardCoreOptions server = job.server;
+    server.on_snapshot = [this, s](const ShardCore& core) { takeSnapshotSlice(s, core); };
     auto rule = resolveJob(job, methods_, o_.specs, s);
     if (!rule.ok()) return rule.status();
     const size_t num_buffers = s == 0 ? o_.initial_buffers.size() : 0;
-    shard->core = std::make_unique<ServerCore>(
+    shard->core = std::make_unique<ShardCore>(
         rule->method->makeServer(range.local_specs, job.num_workers, rule->options),
         std::vector<float>(o_.initial_params.begin() + range.offset,
                            o_.initial_params.begin() + range.offset + range.numel),
@@ -344,7 +344,7 @@ void Job::replyArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>>
   events_.at(done_ns, [this, k] { ready(k); });
 }
 
-void Job::takeSnapshotSlice(int s, const ServerCore& core) {
+void Job::takeSnapshotSlice(int s, const ShardCore& core) {
   ServerShard& shard = *shards_[s];
   const bool final = core.finished();
   const uint64_t index = final ? 0 : ++shard.snapshots;

@@ -4,7 +4,7 @@
 // Every worker has its own model replica, method rule (momentum, residuals), data shard
 // and BN buffers; its gradients come from real forward/backward passes (VirtualWorkload,
 // implemented with LibTorch by the experiment driver). Each server shard is a real
-// ServerCore with the method's real server rule. Every push, reply, initial model, BN
+// ShardCore with the method's real server rule. Every push, reply, initial model, BN
 // upload and goodbye is encoded and decoded by the real wire format, so bytes are exact.
 // Only time is simulated (core/virtual/time_model.h): a discrete-event loop orders
 // compute, codec work, link transfers and server service by simulated time, so staleness,
@@ -16,7 +16,7 @@
 // over the worker's uplink and the shard's shared downlink -> the shard serves pushes one
 // at a time in arrival order (codec) -> replies over the shard's shared uplink and the
 // worker's downlink -> decode + apply (codec) -> next step. Sync and bounded-staleness
-// modes hold replies exactly as ServerCore does in real runs.
+// modes hold replies exactly as ShardCore does in real runs.
 
 #include <cstdint>
 #include <functional>

@@ -21,12 +21,11 @@
 
 namespace sparseps {
 
+// The values are the wire's (1 and 5 were kinds no sender ever sent, and are refused).
 enum class MessageKind : uint16_t {
-  kHello = 1,
   kPush = 2,
   kReply = 3,
   kModel = 4,
-  kError = 5,
   kShutdown = 6,
 };
 

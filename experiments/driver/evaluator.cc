@@ -158,7 +158,7 @@ bool Evaluator::assemble(const Snapshot& snapshot) {
   for (int s = 1; s < plan_.numShards(); ++s) {
     const std::string path = snapshotSlicePath(config_.out, snapshot, s);
     const auto deadline = RunClock::now() + kSliceWait;
-    absl::StatusOr<ServerCheckpoint> slice = loadCheckpoint(path);
+    absl::StatusOr<ShardCheckpoint> slice = loadCheckpoint(path);
     while (!slice.ok() && RunClock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       slice = loadCheckpoint(path);

@@ -1,7 +1,7 @@
 #pragma once
 // Evaluator: scores snapshots of the servers' model off the training path. Server shard 0
 // hands it a snapshot at every --eval-every epochs of pushes and when the last worker
-// leaves (ServerCore's on_snapshot); a thread of its own, at the lowest CPU priority,
+// leaves (ShardCore's on_snapshot); a thread of its own, at the lowest CPU priority,
 // recomputes the snapshot's BatchNorm statistics from its own weights (--eval-bn-batches
 // training batches; see batch_norm_stats.h), evaluates it on the test split and appends a
 // row to eval.jsonl labelled with the global epoch, the server version and the time the

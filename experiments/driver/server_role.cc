@@ -43,7 +43,7 @@ absl::Status runServerRole(const DriverConfig& config) {
   std::unique_ptr<Evaluator> evaluator;  // shard 0's, made once every rank has met
   uint64_t snapshots = 0;
   job.server.snapshot_every = config.eval_every;
-  job.server.on_snapshot = [&](const ServerCore& core) {
+  job.server.on_snapshot = [&](const ShardCore& core) {
     Snapshot snapshot;
     snapshot.final = core.finished();
     snapshot.index = ++snapshots;
@@ -57,7 +57,7 @@ absl::Status runServerRole(const DriverConfig& config) {
       evaluator->submit(std::move(snapshot));
       return;
     }
-    ServerCheckpoint slice;
+    ShardCheckpoint slice;
     slice.version = snapshot.version;
     slice.pushes = snapshot.pushes;
     slice.model = std::move(snapshot.params);
@@ -72,7 +72,7 @@ absl::Status runServerRole(const DriverConfig& config) {
   if (rank == 0) {
     // The workers' metrics lines of steps the checkpoint does not hold go: those steps are
     // trained and logged again (before any worker has its model, so none writes meanwhile).
-    job.server.on_restore = [&](const ServerCore& core) -> absl::Status {
+    job.server.on_restore = [&](const ShardCore& core) -> absl::Status {
       std::vector<uint64_t> kept(static_cast<size_t>(config.numWorkers()));
       for (size_t w = 0; w < kept.size(); ++w) kept[w] = core.workerSteps(static_cast<int>(w));
       auto cut = cutMetricsBack(config.out + "/metrics.jsonl", kept);
@@ -103,7 +103,7 @@ absl::Status runServerRole(const DriverConfig& config) {
     }
   }
   const auto train_start = RunClock::now();
-  auto stats = runServerShard(*connected->channel, job, methods, model->specs, model->flat.params(),
+  auto stats = runShard(*connected->channel, job, methods, model->specs, model->flat.params(),
                               model->flat.buffers(), model->flat.fingerprint());
   const double train_seconds = secondsSince(train_start);
   connected->channel->shutdown();

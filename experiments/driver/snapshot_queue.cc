@@ -49,7 +49,7 @@ size_t SnapshotQueue::adoptLeftOver(double pushes_per_epoch) {
   std::sort(found.begin(), found.end());
   size_t adopted = 0;
   for (const auto& [index, path] : found) {
-    absl::StatusOr<ServerCheckpoint> saved = loadCheckpoint(path);
+    absl::StatusOr<ShardCheckpoint> saved = loadCheckpoint(path);
     if (!saved.ok()) {
       log_(absl::StrCat("a snapshot left waiting cannot be read, and is left as it is: ",
                         saved.status().message()));
@@ -86,7 +86,7 @@ std::string SnapshotQueue::fileFor(const Snapshot& snapshot) const {
 void SnapshotQueue::push(Snapshot snapshot) {
   Waiting w{std::move(snapshot), ""};
   if (inMemory() >= in_memory_) {
-    ServerCheckpoint saved;
+    ShardCheckpoint saved;
     saved.version = w.snapshot.version;
     saved.pushes = w.snapshot.pushes;
     saved.model = std::move(w.snapshot.params);
@@ -114,7 +114,7 @@ std::optional<absl::StatusOr<Snapshot>> SnapshotQueue::pop() {
   Waiting w = std::move(waiting_.front());
   waiting_.pop_front();
   if (w.file.empty()) return absl::StatusOr<Snapshot>(std::move(w.snapshot));
-  absl::StatusOr<ServerCheckpoint> saved = loadCheckpoint(w.file);
+  absl::StatusOr<ShardCheckpoint> saved = loadCheckpoint(w.file);
   if (!saved.ok()) {  // the file stays, for whoever wants to look at it
     return absl::StatusOr<Snapshot>(absl::DataLossError(absl::StrCat(
         "the snapshot after ", w.snapshot.epoch, " epochs could not be read back from ", w.file,

@@ -23,12 +23,12 @@ py::dict serve(RankOptions options, const FlatModel::NamedTensors& params,
       std::fprintf(stderr, "[sparseps server %d] %s\n", rank, line.c_str());
     };
   }
-  absl::StatusOr<ServerStats> stats = absl::UnknownError("not served");
+  absl::StatusOr<ShardStats> stats = absl::UnknownError("not served");
   {
     BlockingCall blocking;
     stats = serveShard(options, params, buffers);
   }
-  const ServerStats served = value(std::move(stats));
+  const ShardStats served = value(std::move(stats));
   py::dict out;
   out["bytes_in"] = served.bytes_in;
   out["bytes_out"] = served.bytes_out;

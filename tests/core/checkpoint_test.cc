@@ -17,8 +17,8 @@ std::string tempPath(const std::string& name) {
   return (dir.path() / name).string();
 }
 
-ServerCheckpoint sample() {
-  ServerCheckpoint c;
+ShardCheckpoint sample() {
+  ShardCheckpoint c;
   c.layout_fingerprint = 0x1234abcdULL;
   c.version = 77;
   c.pushes = 300;

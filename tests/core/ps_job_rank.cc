@@ -152,7 +152,7 @@ int run(int argc, char** argv) {
 
   if (job.isServer(rank)) {
     std::vector<float> initial(kNumel, 0.0f);
-    auto stats = runServerShard(endpoint, job, methods, specs, initial, {}, 0x5eed);
+    auto stats = runShard(endpoint, job, methods, specs, initial, {}, 0x5eed);
     if (!stats.ok()) {
       std::fprintf(stderr, "server: %s\n", std::string(stats.status().message()).c_str());
       return 4;

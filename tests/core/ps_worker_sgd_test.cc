@@ -52,7 +52,7 @@ TEST(PsWorkerSgdTest, AsgdWithOneWorkerMatchesTorchSgd) {
   std::vector<float> initial_buffers(flat->buffers().begin(), flat->buffers().end());
   std::thread server([&] {
     auto endpoint = hub.endpoint(0);
-    auto stats = runServerShard(*endpoint, job, methods, specs, initial, initial_buffers,
+    auto stats = runShard(*endpoint, job, methods, specs, initial, initial_buffers,
                                 flat->paramLayout().fingerprint());
     EXPECT_TRUE(stats.ok()) << stats.status();
   });

@@ -16,8 +16,8 @@
 #include "core/runtime/checkpoint.h"
 #include "tests/core/local_hub.h"
 #include "core/runtime/protocol.h"
-#include "core/runtime/server.h"
-#include "core/runtime/server_core.h"
+#include "core/runtime/shard_loop.h"
+#include "core/runtime/shard_core.h"
 #include "core/runtime/worker_client.h"
 
 namespace sparseps {
@@ -124,7 +124,7 @@ struct JobConfig {
   int silent_worker = -1;     // this worker takes its model and then never pushes
   std::chrono::milliseconds peer_timeout = std::chrono::seconds(30);
   std::string checkpoint_path;
-  const ServerCheckpoint* resume = nullptr;
+  const ShardCheckpoint* resume = nullptr;
   bool rules_borrow = true;  // the rules read dense values in place (see SgdWorker)
 };
 
@@ -194,7 +194,7 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
     threads.emplace_back([&, s] {
       const Shard& shard = plan.shard(s);
       const size_t buffers = s == 0 ? p.num_buffers : 0;
-      ServerCore core(std::make_unique<SgdServer>(shard.local_specs, &result.started[s], cfg.rules_borrow),
+      ShardCore core(std::make_unique<SgdServer>(shard.local_specs, &result.started[s], cfg.rules_borrow),
                       std::vector<float>(shard.numel, 0.0f), buffers, cfg.workers, job.server);
       if (cfg.resume) {
         ASSERT_TRUE(core.restore(*cfg.resume).ok());
@@ -202,8 +202,8 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
       auto endpoint = hub.endpoint(s);
       auto session = ShardSession::make(core, job, s, shard);
       ASSERT_TRUE(session.ok()) << session.status();
-      Server server(*endpoint, *session, job, /*layout_fingerprint=*/0);
-      result.server_status[s] = server.run();
+      ShardLoop loop(*endpoint, *session, job, /*layout_fingerprint=*/0);
+      result.server_status[s] = loop.run();
       result.server_models[s] = core.model();
     });
   }
@@ -506,7 +506,7 @@ TEST(RuntimeLoopTest, ResumeContinuesFromTheLastCheckpoint) {
   EXPECT_EQ(r2.final_steps[0], 26u);
 
   // Each worker hears its own count (two workers that had pushed 7 and 11 times).
-  ServerCheckpoint two = *saved;
+  ShardCheckpoint two = *saved;
   two.worker_steps = {7, 11};
   JobConfig third = second;
   third.workers = 2;

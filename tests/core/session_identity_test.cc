@@ -1,5 +1,5 @@
 // One protocol core, driven two ways: the same schedule through the Gloo-shaped runtime
-// (Server and WorkerClient over the in-memory LocalHub, ranks as threads taking turns) and
+// (ShardLoop and WorkerClient over the in-memory LocalHub, ranks as threads taking turns) and
 // through the virtual-time job gives bit-identical models and identical message bytes, for
 // every registered method, 1 and 3 workers, 1 and 2 shards. Both drive the same
 // ShardSession and WorkerSession, so a difference here is a rule written twice.
@@ -177,7 +177,7 @@ Outcome runHub(const MethodRegistry& methods, const std::string& method, int sha
       ASSERT_TRUE(resolved.ok()) << resolved.status();
       const Shard& range = resolved->plan.shard(s);
       const size_t buffers = s == 0 ? kInitialBuffers.size() : 0;
-      ServerCore core(
+      ShardCore core(
           resolved->method->makeServer(range.local_specs, workers, resolved->options),
           std::vector<float>(initial.begin() + range.offset,
                              initial.begin() + range.offset + range.numel),
@@ -185,8 +185,8 @@ Outcome runHub(const MethodRegistry& methods, const std::string& method, int sha
       if (buffers > 0) core.onBuffers(0, kInitialBuffers);
       auto session = ShardSession::make(core, job, s, range);
       ASSERT_TRUE(session.ok()) << session.status();
-      Server server(endpoint, *session, job, /*layout_fingerprint=*/0);
-      status[s] = server.run();
+      ShardLoop loop(endpoint, *session, job, /*layout_fingerprint=*/0);
+      status[s] = loop.run();
       std::lock_guard<std::mutex> lock(record_mu);
       std::copy(core.model().begin(), core.model().end(), out.server_model.begin() + range.offset);
       if (s == 0) out.server_buffers = core.averagedBuffers();

@@ -90,7 +90,7 @@ TEST(WireErrors, TheTransportReadsTheSizeAndLeavesTheKindToTheDecoder) {
 }
 
 TEST(WireErrors, UnknownKind) {
-  for (uint8_t kind : {0, 7, 255}) {
+  for (uint8_t kind : {0, 1, 5, 7, 255}) {
     std::vector<uint8_t> m = encode(Encoding::kIndexValueF32);
     m[6] = kind;
     expectError(m, limits(), "unknown message kind");

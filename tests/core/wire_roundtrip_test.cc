@@ -169,9 +169,10 @@ TEST(WireHeader, RoundTripsEveryField) {
   const uint64_t seed = freshSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
-  for (uint16_t kind = 1; kind <= 6; ++kind) {
+  for (MessageKind kind :
+       {MessageKind::kPush, MessageKind::kReply, MessageKind::kModel, MessageKind::kShutdown}) {
     MessageHeader h;
-    h.kind = static_cast<MessageKind>(kind);
+    h.kind = kind;
     h.sender_rank = static_cast<uint32_t>(rng());
     h.shard = static_cast<uint32_t>(rng());
     h.worker_step = rng();

@@ -260,7 +260,7 @@ TEST(EvaluatorTest, AResumedRunScoresWhatAKilledEvaluatorLeftAndNamesTheFinalOnc
   ASSERT_TRUE(model.ok()) << model.status();
   const auto per_epoch = static_cast<uint64_t>(pushesPerEpoch(config, **data));
   auto epochModel = [&](int e) {
-    ServerCheckpoint c;
+    ShardCheckpoint c;
     c.version = c.pushes = per_epoch * static_cast<uint64_t>(e);
     c.model.assign(model->flat.params().begin(), model->flat.params().end());
     for (float& p : c.model) p *= 1.0f - 0.05f * static_cast<float>(e);

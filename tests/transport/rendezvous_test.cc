@@ -30,24 +30,6 @@ TEST(RendezvousOptions, ValidateNamesTheField) {
   EXPECT_NE(both.validate().message().find("exactly one"), absl::string_view::npos);
 }
 
-TEST(RendezvousOptions, FromEnvReadsOnlyTheUsualVariables) {
-  setenv("RANK", "3", 1);
-  setenv("WORLD_SIZE", "5", 1);
-  setenv("MASTER_ADDR", "10.0.0.7", 1);
-  setenv("MASTER_PORT", "29611", 1);
-  auto options = rendezvousOptionsFromEnv(RendezvousOptions().setRunId("job"));
-  ASSERT_TRUE(options.ok()) << options.status();
-  EXPECT_EQ(options->rank, 3);
-  EXPECT_EQ(options->world_size, 5);
-  EXPECT_EQ(options->master_addr, "10.0.0.7");
-  EXPECT_EQ(options->master_port, 29611);
-  EXPECT_EQ(options->run_id, "job");
-  setenv("RANK", "three", 1);
-  auto bad = rendezvousOptionsFromEnv(RendezvousOptions());
-  EXPECT_NE(bad.status().message().find("RANK"), absl::string_view::npos) << bad.status();
-  for (const char* v : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}) unsetenv(v);
-}
-
 // A dead job's keys stay in the store directory; a new run with its own prefix connects
 // regardless and never sees them.
 TEST(Rendezvous, StaleKeysOfAnotherRunDoNotInterfere) {

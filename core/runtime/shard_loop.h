@@ -1,5 +1,5 @@
 #pragma once
-// Server: the Gloo loop of one server shard (shard s is rank s). It sends every worker the
+// ShardLoop: the Gloo loop of one server shard (shard s is rank s). It sends every worker the
 // initial model, then receives from any live worker, hands each message to the shard's
 // session (shard_session.h: the checks, the core, the replies) and sends what it answers. A worker that dies or sends a malformed message is logged by rank and dropped;
 // the others go on. A worker that makes no push for kIdlePeerTimeouts peer timeouts, or
@@ -16,7 +16,7 @@
 
 #include "absl/status/status.h"
 #include "core/runtime/job_spec.h"
-#include "core/runtime/server_core.h"
+#include "core/runtime/shard_core.h"
 #include "core/runtime/shard_session.h"
 #include "core/wire/wire.h"
 #include "transport/endpoint.h"
@@ -32,7 +32,7 @@ struct DroppedWorker {
   std::string reason;
 };
 
-struct ServerStats {
+struct ShardStats {
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   uint64_t messages_in = 0;
@@ -44,16 +44,16 @@ struct ServerStats {
   double epochs = 0;
 };
 
-class Server {
+class ShardLoop {
  public:
   static constexpr int kIdlePeerTimeouts = 4;
   static constexpr int kIdleSteps = 10;
   // The session (and the job it was made with) outlives the server.
-  Server(Endpoint& endpoint, ShardSession& session, const JobSpec& job, uint64_t layout_fingerprint);
+  ShardLoop(Endpoint& endpoint, ShardSession& session, const JobSpec& job, uint64_t layout_fingerprint);
   // Runs until every worker is done or dropped. Errors only when the endpoint breaks or
   // a checkpoint cannot be written.
   absl::Status run();
-  const ServerStats& stats() const { return stats_; }
+  const ShardStats& stats() const { return stats_; }
 
  private:
   // Sends the session's answers; a failed send drops its worker (whose leaving may answer
@@ -78,7 +78,7 @@ class Server {
 
   Endpoint& endpoint_;
   ShardSession& session_;
-  ServerCore& core_;
+  ShardCore& core_;
   const JobSpec& job_;
   const uint64_t layout_fingerprint_;
   const std::vector<int> worker_ranks_;  // rank of worker i
@@ -90,7 +90,7 @@ class Server {
   std::vector<Deadline> last_push_;        // per worker: its last push, or its start
   std::vector<std::chrono::steady_clock::duration> interval_;  // between its last two pushes
   std::vector<std::chrono::steady_clock::duration> scratch_;
-  ServerStats stats_;
+  ShardStats stats_;
   // Reused across messages: the frame received, the messages to send.
   Frame frame_;
   Outbox out_;

@@ -1,4 +1,4 @@
-#include "core/runtime/server.h"
+#include "core/runtime/shard_loop.h"
 
 #include <algorithm>
 #include <utility>
@@ -9,7 +9,7 @@
 
 namespace sparseps {
 
-Server::Server(Endpoint& endpoint, ShardSession& session, const JobSpec& job,
+ShardLoop::ShardLoop(Endpoint& endpoint, ShardSession& session, const JobSpec& job,
                uint64_t layout_fingerprint)
     : endpoint_(endpoint),
       session_(session),
@@ -20,12 +20,12 @@ Server::Server(Endpoint& endpoint, ShardSession& session, const JobSpec& job,
       checkpoint_path_(job.checkpointPathOf(endpoint.rank())),
       live_ranks_(worker_ranks_) {}
 
-int Server::workerOf(int rank) const {
+int ShardLoop::workerOf(int rank) const {
   auto it = std::find(worker_ranks_.begin(), worker_ranks_.end(), rank);
   return static_cast<int>(it - worker_ranks_.begin());
 }
 
-void Server::send() {
+void ShardLoop::send() {
   // Dropping a worker can answer more (sync, staleness), appended to out_ and sent here.
   for (size_t i = 0; i < out_.size(); ++i) {
     const int worker = out_[i].worker;
@@ -41,14 +41,14 @@ void Server::send() {
   out_.clear();
 }
 
-bool Server::stopListening(int rank) {
+bool ShardLoop::stopListening(int rank) {
   auto it = std::find(live_ranks_.begin(), live_ranks_.end(), rank);
   if (it == live_ranks_.end()) return false;
   live_ranks_.erase(it);
   return true;
 }
 
-void Server::drop(int worker, const std::string& why, bool stalled) {
+void ShardLoop::drop(int worker, const std::string& why, bool stalled) {
   const int rank = worker_ranks_[worker];
   if (!stopListening(rank)) return;
   job_.server.log(absl::StrCat("server: dropping worker ", worker, " (rank ", rank, "): ", why));
@@ -66,7 +66,7 @@ void Server::drop(int worker, const std::string& why, bool stalled) {
   session_.goodbye(worker, &out_);
 }
 
-Deadline Server::roundDeadline() {
+Deadline ShardLoop::roundDeadline() {
   if (core_.waitingOn().empty()) {
     waiting_since_.reset();
     return kNoDeadline;
@@ -75,7 +75,7 @@ Deadline Server::roundDeadline() {
   return *waiting_since_ + job_.peer_timeout;
 }
 
-void Server::dropStallers() {
+void ShardLoop::dropStallers() {
   const double seconds = std::chrono::duration<double>(job_.peer_timeout).count();
   for (int worker : core_.waitingOn()) {
     drop(worker,
@@ -86,13 +86,13 @@ void Server::dropStallers() {
   waiting_since_.reset();
 }
 
-void Server::notePush(int worker) {
+void ShardLoop::notePush(int worker) {
   const auto now = std::chrono::steady_clock::now();
   interval_[worker] = now - last_push_[worker];
   last_push_[worker] = now;
 }
 
-std::chrono::steady_clock::duration Server::pushBound() {
+std::chrono::steady_clock::duration ShardLoop::pushBound() {
   scratch_.clear();
   for (const auto& interval : interval_) {
     if (interval.count() > 0) scratch_.push_back(interval);
@@ -106,7 +106,7 @@ std::chrono::steady_clock::duration Server::pushBound() {
   return bound;
 }
 
-Deadline Server::pushDeadline() {
+Deadline ShardLoop::pushDeadline() {
   Deadline first = kNoDeadline;
   for (int rank : live_ranks_) {
     const int w = workerOf(rank);
@@ -115,7 +115,7 @@ Deadline Server::pushDeadline() {
   return first == kNoDeadline ? first : first + pushBound();
 }
 
-void Server::dropIdle() {
+void ShardLoop::dropIdle() {
   const auto now = std::chrono::steady_clock::now();
   const auto bound = pushBound();
   auto seconds = [](std::chrono::steady_clock::duration d) {
@@ -133,7 +133,7 @@ void Server::dropIdle() {
   }
 }
 
-absl::Status Server::maybeCheckpoint(bool final) {
+absl::Status ShardLoop::maybeCheckpoint(bool final) {
   if (checkpoint_path_.empty()) return absl::OkStatus();
   const bool due = job_.checkpoint_every > 0 &&
                    core_.version() >= last_checkpoint_version_ + job_.checkpoint_every;
@@ -142,7 +142,7 @@ absl::Status Server::maybeCheckpoint(bool final) {
   return saveCheckpoint(checkpoint_path_, core_.checkpoint(layout_fingerprint_));
 }
 
-absl::Status Server::run() {
+absl::Status ShardLoop::run() {
   started_ = std::chrono::steady_clock::now();
   last_push_.assign(worker_ranks_.size(), started_);
   interval_.assign(worker_ranks_.size(), std::chrono::steady_clock::duration::zero());

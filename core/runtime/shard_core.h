@@ -1,6 +1,6 @@
 #pragma once
-// ServerCore: the parameter server's state machine, free of I/O. The server loop
-// (server.h) decodes messages and feeds them here; ServerCore applies pushes through the
+// ShardCore: the parameter server's state machine, free of I/O. The server loop
+// (server.h) decodes messages and feeds them here; ShardCore applies pushes through the
 // method's ServerRule, runs the consistency mode and returns the replies to send.
 //  - async: each push is applied and answered alone.
 //  - sync: pushes are collected until every live worker has pushed, averaged (scale 1/N),
@@ -33,9 +33,9 @@ inline constexpr NameTable<ConsistencyMode, 3> kConsistencyModeNames{
      {"sync", ConsistencyMode::kSync},
      {"staleness", ConsistencyMode::kStaleness}}};
 
-class ServerCore;
+class ShardCore;
 
-// The poisoning guard (ServerCore::acceptPush). No honest push jumps four orders of
+// The poisoning guard (ShardCore::acceptPush). No honest push jumps four orders of
 // magnitude above the pushes just before it (a learning-rate warm-up or a loss spike moves
 // them by one or two), while a hostile finite push of 1e18, under the wire's 2^64 bound on
 // any value, would wreck the model and every worker's BN statistics. The median is the
@@ -48,17 +48,17 @@ inline constexpr double kPoisonFloor = 1e-2;
 inline constexpr size_t kPoisonWindow = 64;
 inline constexpr size_t kPoisonWarmup = 8;
 
-struct ServerCoreOptions {
+struct ShardCoreOptions {
   ConsistencyMode mode = ConsistencyMode::kAsync;
   int staleness = 0;             // kStaleness: the bound s
   LrSchedule lr;
   double pushes_per_epoch = 1;   // all workers' batches per epoch together
   std::function<void(const std::string&)> log = [](const std::string&) {};
   double snapshot_every = 0;     // in epochs; 0: no snapshots
-  std::function<void(const ServerCore&)> on_snapshot = [](const ServerCore&) {};
+  std::function<void(const ShardCore&)> on_snapshot = [](const ShardCore&) {};
   // After restore(), before any worker is served (the records a resumed run continues);
   // an error fails the restore.
-  std::function<absl::Status(const ServerCore&)> on_restore = [](const ServerCore&) {
+  std::function<absl::Status(const ShardCore&)> on_restore = [](const ShardCore&) {
     return absl::OkStatus();
   };
 
@@ -73,10 +73,10 @@ struct Reply {
   float lr = 0;
 };
 
-class ServerCore {
+class ShardCore {
  public:
-  ServerCore(std::unique_ptr<ServerRule> rule, std::vector<float> model, size_t num_buffers,
-             int num_workers, ServerCoreOptions options);
+  ShardCore(std::unique_ptr<ServerRule> rule, std::vector<float> model, size_t num_buffers,
+             int num_workers, ShardCoreOptions options);
 
   // The runtime sent `worker` the dense model it starts from (see ServerRule::onWorkerStart).
   void onWorkerStart(int worker);
@@ -123,8 +123,8 @@ class ServerCore {
   int liveWorkers() const;
   size_t numBuffers() const { return num_buffers_; }  // BN buffer floats this shard keeps
 
-  ServerCheckpoint checkpoint(uint64_t layout_fingerprint) const;
-  absl::Status restore(const ServerCheckpoint& checkpoint);
+  ShardCheckpoint checkpoint(uint64_t layout_fingerprint) const;
+  absl::Status restore(const ShardCheckpoint& checkpoint);
 
  private:
   enum class WorkerState { kActive, kDone, kLost };
@@ -140,7 +140,7 @@ class ServerCore {
 
   std::unique_ptr<ServerRule> rule_;
   std::vector<float> model_;
-  ServerCoreOptions options_;
+  ShardCoreOptions options_;
   std::vector<WorkerState> states_;
   std::vector<uint64_t> steps_;
   std::vector<std::vector<float>> buffers_;  // per worker, empty until received

@@ -1,4 +1,4 @@
-#include "core/runtime/server_core.h"
+#include "core/runtime/shard_core.h"
 
 #include <gtest/gtest.h>
 
@@ -40,8 +40,8 @@ Message densePush(std::vector<float> v) {
   return {s};
 }
 
-ServerCoreOptions optionsFor(ConsistencyMode mode, int staleness = 0) {
-  ServerCoreOptions o;
+ShardCoreOptions optionsFor(ConsistencyMode mode, int staleness = 0) {
+  ShardCoreOptions o;
   o.mode = mode;
   o.staleness = staleness;
   o.lr = LrSchedule{0.1, {1.0}, 0.1, 0};
@@ -49,12 +49,12 @@ ServerCoreOptions optionsFor(ConsistencyMode mode, int staleness = 0) {
   return o;
 }
 
-ServerCore makeCore(ConsistencyMode mode, int workers, int staleness = 0) {
-  return ServerCore(std::make_unique<PlainRule>(), {10.0f, 20.0f}, 0, workers,
+ShardCore makeCore(ConsistencyMode mode, int workers, int staleness = 0) {
+  return ShardCore(std::make_unique<PlainRule>(), {10.0f, 20.0f}, 0, workers,
                     optionsFor(mode, staleness));
 }
 
-TEST(ServerCoreTest, AsyncAppliesAndAnswersEachPushAlone) {
+TEST(ShardCoreTest, AsyncAppliesAndAnswersEachPushAlone) {
   auto core = makeCore(ConsistencyMode::kAsync, 2);
   std::vector<Reply> out;
   core.onPush(1, densePush({1, 2}), &out);
@@ -71,7 +71,7 @@ TEST(ServerCoreTest, AsyncAppliesAndAnswersEachPushAlone) {
 // A push states how many of its worker's pushes came before it: a replay or a reordering
 // states a step already applied (or not yet due), and a second push while the first is
 // unanswered (a sync round, a held reply) is out of turn. The rule follows each push.
-TEST(ServerCoreTest, APushOutOfItsWorkersTurnIsRefusedNamingBothSteps) {
+TEST(ShardCoreTest, APushOutOfItsWorkersTurnIsRefusedNamingBothSteps) {
   auto async = makeCore(ConsistencyMode::kAsync, 2);
   std::vector<Reply> out;
   ASSERT_TRUE(async.acceptPush(0, 0, 1.0f).ok());
@@ -107,7 +107,7 @@ TEST(ServerCoreTest, APushOutOfItsWorkersTurnIsRefusedNamingBothSteps) {
 // 0.01 when that median is smaller, is refused. The series: a warm-up (even a huge push
 // passes there), a slow honest drift the window follows, a 100x spike, 1e18 pushes, a
 // converged tail of tiny pushes with a stale worker's 5e-3 and 99 among them, then 101.
-TEST(ServerCoreTest, APushFarAboveTheRecentPushesIsRefused) {
+TEST(ShardCoreTest, APushFarAboveTheRecentPushesIsRefused) {
   std::vector<float> series = {1, 2, 1e18f, 0.5f, 1, 1, 1, 1};  // the warm-up: all pass
   for (int i = 0; i < 100; ++i) series.push_back(1.0f + 0.05f * static_cast<float>(i));
   series.push_back(100.0f * series.back());
@@ -140,7 +140,7 @@ TEST(ServerCoreTest, APushFarAboveTheRecentPushesIsRefused) {
   EXPECT_EQ(refusals, 4);  // the three 1e18 pushes after the warm-up and 101, nothing honest
 }
 
-TEST(ServerCoreTest, LearningRateFollowsTheEpochOfPushesApplied) {
+TEST(ShardCoreTest, LearningRateFollowsTheEpochOfPushesApplied) {
   auto core = makeCore(ConsistencyMode::kAsync, 1);
   std::vector<Reply> out;
   for (int i = 0; i < 4; ++i) core.onPush(0, densePush({0, 0}), &out);
@@ -148,7 +148,7 @@ TEST(ServerCoreTest, LearningRateFollowsTheEpochOfPushesApplied) {
   EXPECT_NEAR(out[3].lr, 0.01f, 1e-7);  // after 4 pushes: epoch 1, past the milestone
 }
 
-TEST(ServerCoreTest, SyncAveragesAFullRoundThenAnswersAll) {
+TEST(ShardCoreTest, SyncAveragesAFullRoundThenAnswersAll) {
   auto core = makeCore(ConsistencyMode::kSync, 3);
   std::vector<Reply> out;
   core.onPush(0, densePush({3, 0}), &out);
@@ -162,11 +162,11 @@ TEST(ServerCoreTest, SyncAveragesAFullRoundThenAnswersAll) {
   }
 }
 
-TEST(ServerCoreTest, SyncGoesOnWithSurvivorsWhenAWorkerIsLost) {
+TEST(ShardCoreTest, SyncGoesOnWithSurvivorsWhenAWorkerIsLost) {
   std::string logged;
   auto options = optionsFor(ConsistencyMode::kSync);
   options.log = [&](const std::string& line) { logged += line; };
-  ServerCore core(std::make_unique<PlainRule>(), {10.0f, 20.0f}, 0, 3, options);
+  ShardCore core(std::make_unique<PlainRule>(), {10.0f, 20.0f}, 0, 3, options);
   std::vector<Reply> out;
   core.onPush(0, densePush({2, 2}), &out);
   core.onPush(1, densePush({4, 4}), &out);
@@ -177,7 +177,7 @@ TEST(ServerCoreTest, SyncGoesOnWithSurvivorsWhenAWorkerIsLost) {
   EXPECT_EQ(core.liveWorkers(), 2);
 }
 
-TEST(ServerCoreTest, StalenessHoldsAWorkerTooFarAhead) {
+TEST(ShardCoreTest, StalenessHoldsAWorkerTooFarAhead) {
   auto core = makeCore(ConsistencyMode::kStaleness, 3, /*staleness=*/1);
   std::vector<Reply> out;
   core.onPush(0, densePush({1, 0}), &out);  // steps 1,0,0: within the bound
@@ -194,7 +194,7 @@ TEST(ServerCoreTest, StalenessHoldsAWorkerTooFarAhead) {
   EXPECT_EQ(out[3].worker, 2);
 }
 
-TEST(ServerCoreTest, StalenessReleasesWhenTheSlowestWorkerFinishes) {
+TEST(ShardCoreTest, StalenessReleasesWhenTheSlowestWorkerFinishes) {
   auto core = makeCore(ConsistencyMode::kStaleness, 2, /*staleness=*/0);
   std::vector<Reply> out;
   core.onPush(0, densePush({1, 1}), &out);
@@ -205,7 +205,7 @@ TEST(ServerCoreTest, StalenessReleasesWhenTheSlowestWorkerFinishes) {
 }
 
 // Who a held reply waits for: the server loop drops exactly these at the peer timeout.
-TEST(ServerCoreTest, WaitingOnNamesTheWorkersAHeldReplyNeeds) {
+TEST(ShardCoreTest, WaitingOnNamesTheWorkersAHeldReplyNeeds) {
   std::vector<Reply> out;
   auto async = makeCore(ConsistencyMode::kAsync, 3);
   async.onPush(0, densePush({1, 1}), &out);
@@ -232,7 +232,7 @@ TEST(ServerCoreTest, WaitingOnNamesTheWorkersAHeldReplyNeeds) {
   EXPECT_EQ(stale.waitingOn(), (std::vector<int>{2}));
 }
 
-TEST(ServerCoreTest, FinishedOnceEveryWorkerIsDoneOrLost) {
+TEST(ShardCoreTest, FinishedOnceEveryWorkerIsDoneOrLost) {
   auto core = makeCore(ConsistencyMode::kAsync, 2);
   std::vector<Reply> out;
   core.onWorkerDone(0, &out);
@@ -246,7 +246,7 @@ TEST(ServerCoreTest, FinishedOnceEveryWorkerIsDoneOrLost) {
 
 // Snapshots every 0.5 epochs (2 pushes of the 4 per epoch), in async and in sync mode, and
 // one more when the last worker leaves; each sees the model of exactly the pushes so far.
-TEST(ServerCoreTest, SnapshotsFollowTheGlobalEpochAndCloseWithTheFinalModel) {
+TEST(ShardCoreTest, SnapshotsFollowTheGlobalEpochAndCloseWithTheFinalModel) {
   for (ConsistencyMode mode : {ConsistencyMode::kAsync, ConsistencyMode::kSync}) {
     SCOPED_TRACE(mode == ConsistencyMode::kAsync ? "async" : "sync");
     struct Seen {
@@ -256,12 +256,12 @@ TEST(ServerCoreTest, SnapshotsFollowTheGlobalEpochAndCloseWithTheFinalModel) {
       bool finished;
     };
     std::vector<Seen> seen;
-    ServerCoreOptions o = optionsFor(mode);
+    ShardCoreOptions o = optionsFor(mode);
     o.snapshot_every = 0.5;
-    o.on_snapshot = [&](const ServerCore& core) {
+    o.on_snapshot = [&](const ShardCore& core) {
       seen.push_back({core.epoch(), core.pushes(), core.model(), core.finished()});
     };
-    ServerCore core(std::make_unique<PlainRule>(), {10.0f, 20.0f}, 0, 2, o);
+    ShardCore core(std::make_unique<PlainRule>(), {10.0f, 20.0f}, 0, 2, o);
     std::vector<Reply> out;
     for (int round = 0; round < 3; ++round) {  // 6 pushes of {1, 1}: 1.5 epochs
       core.onPush(0, densePush({1, 1}), &out);
@@ -286,8 +286,8 @@ TEST(ServerCoreTest, SnapshotsFollowTheGlobalEpochAndCloseWithTheFinalModel) {
   }
 }
 
-TEST(ServerCoreTest, BuffersAreAveragedOverWorkersThatSentThem) {
-  ServerCore core(std::make_unique<PlainRule>(), {0.0f}, 2, 3, optionsFor(ConsistencyMode::kAsync));
+TEST(ShardCoreTest, BuffersAreAveragedOverWorkersThatSentThem) {
+  ShardCore core(std::make_unique<PlainRule>(), {0.0f}, 2, 3, optionsFor(ConsistencyMode::kAsync));
   core.onBuffers(0, {1, 2});
   core.onBuffers(2, {3, 6});
   core.onBuffers(1, {100});  // wrong size: ignored
@@ -296,8 +296,8 @@ TEST(ServerCoreTest, BuffersAreAveragedOverWorkersThatSentThem) {
 
 // A received segment: its values owned or borrowed from the message bytes; one that is not
 // dense or not of the buffers' size is ignored.
-TEST(ServerCoreTest, BuffersFromAReceivedSegmentAreCopied) {
-  ServerCore core(std::make_unique<PlainRule>(), {0.0f}, 2, 3, optionsFor(ConsistencyMode::kAsync));
+TEST(ShardCoreTest, BuffersFromAReceivedSegmentAreCopied) {
+  ShardCore core(std::make_unique<PlainRule>(), {0.0f}, 2, 3, optionsFor(ConsistencyMode::kAsync));
   SegmentData owned;
   owned.dense = true;
   owned.numel = 2;
@@ -322,7 +322,7 @@ TEST(ServerCoreTest, BuffersFromAReceivedSegmentAreCopied) {
   EXPECT_EQ(core.averagedBuffers(), (std::vector<float>{2, 4}));
 }
 
-TEST(ServerCoreTest, CheckpointRestoresModelCountersAndRuleState) {
+TEST(ShardCoreTest, CheckpointRestoresModelCountersAndRuleState) {
   auto core = makeCore(ConsistencyMode::kAsync, 2);
   std::vector<Reply> out;
   core.onPush(0, densePush({1, 1}), &out);
@@ -336,7 +336,7 @@ TEST(ServerCoreTest, CheckpointRestoresModelCountersAndRuleState) {
   EXPECT_EQ(resumed.version(), 2u);
   EXPECT_EQ(resumed.pushes(), 2u);
 
-  auto other = ServerCore(std::make_unique<PlainRule>(), {0.0f}, 0, 2,
+  auto other = ShardCore(std::make_unique<PlainRule>(), {0.0f}, 0, 2,
                           optionsFor(ConsistencyMode::kAsync));
   auto status = other.restore(saved);
   EXPECT_FALSE(status.ok());

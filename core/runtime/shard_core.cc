@@ -1,4 +1,4 @@
-#include "core/runtime/server_core.h"
+#include "core/runtime/shard_core.h"
 
 #include <algorithm>
 #include <limits>
@@ -9,7 +9,7 @@
 
 namespace sparseps {
 
-absl::Status ServerCoreOptions::validate() const {
+absl::Status ShardCoreOptions::validate() const {
   if (mode == ConsistencyMode::kStaleness && staleness < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("staleness: must be >= 0 versions, got ", staleness));
@@ -23,8 +23,8 @@ absl::Status ServerCoreOptions::validate() const {
   return lr.validate();
 }
 
-ServerCore::ServerCore(std::unique_ptr<ServerRule> rule, std::vector<float> model,
-                       size_t num_buffers, int num_workers, ServerCoreOptions options)
+ShardCore::ShardCore(std::unique_ptr<ServerRule> rule, std::vector<float> model,
+                       size_t num_buffers, int num_workers, ShardCoreOptions options)
     : rule_(std::move(rule)),
       model_(std::move(model)),
       options_(std::move(options)),
@@ -34,21 +34,21 @@ ServerCore::ServerCore(std::unique_ptr<ServerRule> rule, std::vector<float> mode
       spare_(num_workers),
       num_buffers_(num_buffers) {}
 
-float ServerCore::lr() const { return static_cast<float>(options_.lr.at(epoch())); }
+float ShardCore::lr() const { return static_cast<float>(options_.lr.at(epoch())); }
 
-int ServerCore::liveWorkers() const {
+int ShardCore::liveWorkers() const {
   return static_cast<int>(std::count(states_.begin(), states_.end(), WorkerState::kActive));
 }
 
-bool ServerCore::finished() const { return liveWorkers() == 0; }
+bool ShardCore::finished() const { return liveWorkers() == 0; }
 
-void ServerCore::applyOne(int worker, const Message& push, float scale) {
+void ShardCore::applyOne(int worker, const Message& push, float scale) {
   rule_->applyPush(worker, push, scale, absl::MakeSpan(model_));
   ++steps_[worker];
   ++pushes_;
 }
 
-void ServerCore::maybeSnapshot() {
+void ShardCore::maybeSnapshot() {
   if (options_.snapshot_every <= 0) return;
   const auto passed = static_cast<uint64_t>(epoch() / options_.snapshot_every);
   if (passed > snapshots_) {
@@ -57,7 +57,7 @@ void ServerCore::maybeSnapshot() {
   }
 }
 
-void ServerCore::reply(int worker, std::vector<Reply>* out) {
+void ShardCore::reply(int worker, std::vector<Reply>* out) {
   Reply r;
   r.worker = worker;
   r.segments.swap(spare_[worker]);
@@ -67,13 +67,13 @@ void ServerCore::reply(int worker, std::vector<Reply>* out) {
   out->push_back(std::move(r));
 }
 
-bool ServerCore::awaitsReply(int worker) const {
+bool ShardCore::awaitsReply(int worker) const {
   return std::any_of(round_.begin(), round_.end(),
                      [&](const auto& e) { return e.first == worker; }) ||
          std::find(held_.begin(), held_.end(), worker) != held_.end();
 }
 
-absl::Status ServerCore::acceptPush(int worker, uint64_t worker_step, float largest) {
+absl::Status ShardCore::acceptPush(int worker, uint64_t worker_step, float largest) {
   const auto w = static_cast<size_t>(worker);
   if (awaitsReply(worker)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -106,7 +106,7 @@ absl::Status ServerCore::acceptPush(int worker, uint64_t worker_step, float larg
   return absl::OkStatus();
 }
 
-void ServerCore::onPush(int worker, const Message& push, std::vector<Reply>* out) {
+void ShardCore::onPush(int worker, const Message& push, std::vector<Reply>* out) {
   if (!active(worker)) return;  // a late message from a worker already dropped
   switch (options_.mode) {
     case ConsistencyMode::kAsync:
@@ -129,7 +129,7 @@ void ServerCore::onPush(int worker, const Message& push, std::vector<Reply>* out
   }
 }
 
-std::vector<int> ServerCore::waitingOn() const {
+std::vector<int> ShardCore::waitingOn() const {
   std::vector<int> out;
   if (options_.mode == ConsistencyMode::kSync && !round_.empty()) {
     for (int w = 0; w < static_cast<int>(states_.size()); ++w) {
@@ -148,7 +148,7 @@ std::vector<int> ServerCore::waitingOn() const {
   return out;
 }
 
-void ServerCore::flushSyncRound(std::vector<Reply>* out) {
+void ShardCore::flushSyncRound(std::vector<Reply>* out) {
   if (round_.empty()) return;
   const float scale = 1.0f / static_cast<float>(round_.size());
   for (const auto& [worker, push] : round_) applyOne(worker, push, scale);
@@ -161,7 +161,7 @@ void ServerCore::flushSyncRound(std::vector<Reply>* out) {
   }
 }
 
-uint64_t ServerCore::slowestActiveStep() const {
+uint64_t ShardCore::slowestActiveStep() const {
   uint64_t slowest = std::numeric_limits<uint64_t>::max();
   for (size_t w = 0; w < states_.size(); ++w) {
     if (active(static_cast<int>(w))) slowest = std::min(slowest, steps_[w]);
@@ -169,7 +169,7 @@ uint64_t ServerCore::slowestActiveStep() const {
   return slowest;
 }
 
-void ServerCore::releaseHeld(std::vector<Reply>* out) {
+void ShardCore::releaseHeld(std::vector<Reply>* out) {
   const uint64_t slowest = slowestActiveStep();
   const auto bound = static_cast<uint64_t>(options_.staleness);
   std::vector<int> still_held;
@@ -184,7 +184,7 @@ void ServerCore::releaseHeld(std::vector<Reply>* out) {
   held_.swap(still_held);
 }
 
-void ServerCore::removeWorker(int worker, WorkerState state, std::vector<Reply>* out) {
+void ShardCore::removeWorker(int worker, WorkerState state, std::vector<Reply>* out) {
   if (!active(worker)) return;
   states_[worker] = state;
   if (options_.mode == ConsistencyMode::kSync) {
@@ -207,33 +207,33 @@ void ServerCore::removeWorker(int worker, WorkerState state, std::vector<Reply>*
   }
 }
 
-void ServerCore::onWorkerStart(int worker) { rule_->onWorkerStart(worker); }
+void ShardCore::onWorkerStart(int worker) { rule_->onWorkerStart(worker); }
 
-void ServerCore::onWorkerDone(int worker, std::vector<Reply>* out) {
+void ShardCore::onWorkerDone(int worker, std::vector<Reply>* out) {
   removeWorker(worker, WorkerState::kDone, out);
 }
 
-void ServerCore::onWorkerLost(int worker, std::vector<Reply>* out) {
+void ShardCore::onWorkerLost(int worker, std::vector<Reply>* out) {
   removeWorker(worker, WorkerState::kLost, out);
 }
 
-void ServerCore::recycle(Reply&& reply) {
+void ShardCore::recycle(Reply&& reply) {
   if (reply.worker >= 0 && reply.worker < static_cast<int>(spare_.size())) {
     spare_[reply.worker].swap(reply.segments);
   }
 }
 
-void ServerCore::onBuffers(int worker, std::vector<float> buffers) {
+void ShardCore::onBuffers(int worker, std::vector<float> buffers) {
   if (buffers.size() == num_buffers_) buffers_[worker] = std::move(buffers);
 }
 
-void ServerCore::onBuffers(int worker, const SegmentData& buffers) {
+void ShardCore::onBuffers(int worker, const SegmentData& buffers) {
   if (!buffers.dense || buffers.numel != num_buffers_) return;
   buffers_[worker].resize(num_buffers_);
   copyDense(buffers, absl::MakeSpan(buffers_[worker]));
 }
 
-std::vector<float> ServerCore::averagedBuffers() const {
+std::vector<float> ShardCore::averagedBuffers() const {
   std::vector<float> sum(num_buffers_, 0.0f);
   int count = 0;
   for (const auto& b : buffers_) {
@@ -247,8 +247,8 @@ std::vector<float> ServerCore::averagedBuffers() const {
   return sum;
 }
 
-ServerCheckpoint ServerCore::checkpoint(uint64_t layout_fingerprint) const {
-  ServerCheckpoint c;
+ShardCheckpoint ShardCore::checkpoint(uint64_t layout_fingerprint) const {
+  ShardCheckpoint c;
   c.layout_fingerprint = layout_fingerprint;
   c.version = version_;
   c.pushes = pushes_;
@@ -259,7 +259,7 @@ ServerCheckpoint ServerCore::checkpoint(uint64_t layout_fingerprint) const {
   return c;
 }
 
-absl::Status ServerCore::restore(const ServerCheckpoint& c) {
+absl::Status ShardCore::restore(const ShardCheckpoint& c) {
   if (c.model.size() != model_.size()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "checkpoint holds ", c.model.size(), " parameters, this model has ", model_.size()));
