@@ -36,7 +36,8 @@ std::string JobOptionRow::flag() const { return "--" + absl::StrReplaceAll(name,
 const std::vector<JobOptionRow>& jobOptionRows() {
   using J = JobOptions;
   static const std::vector<JobOptionRow> rows = {
-      {"method", "the compression method (the registry's names)", JobField<std::string>{&J::method}},
+      {"method", "the compression method (the registry's names)",
+       JobField<std::string>{&J::method}},
       {"mode",
        "consistency: async (apply and answer each push alone), sync (average a round of every "
        "worker's push), staleness (async, a worker waits when more than staleness steps "

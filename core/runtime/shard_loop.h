@@ -1,8 +1,9 @@
 #pragma once
 // ShardLoop: the Gloo loop of one server shard (shard s is rank s). It sends every worker the
 // initial model, then receives from any live worker, hands each message to the shard's
-// session (shard_session.h: the checks, the core, the replies) and sends what it answers. A worker that dies or sends a malformed message is logged by rank and dropped;
-// the others go on. A worker that makes no push for kIdlePeerTimeouts peer timeouts, or
+// session (shard_session.h: the checks, the core, the replies) and sends what it answers.
+// A worker that dies or sends a malformed message is logged by rank and dropped; the
+// others go on. A worker that makes no push for kIdlePeerTimeouts peer timeouts, or
 // kIdleSteps of the workers' median step if that is longer, is dropped too. The job
 // says who the workers are, how replies are encoded, where the log goes and the
 // checkpoints (every checkpoint_every versions and when the loop ends).
@@ -49,7 +50,8 @@ class ShardLoop {
   static constexpr int kIdlePeerTimeouts = 4;
   static constexpr int kIdleSteps = 10;
   // The session (and the job it was made with) outlives the server.
-  ShardLoop(Endpoint& endpoint, ShardSession& session, const JobSpec& job, uint64_t layout_fingerprint);
+  ShardLoop(Endpoint& endpoint, ShardSession& session, const JobSpec& job,
+            uint64_t layout_fingerprint);
   // Runs until every worker is done or dropped. Errors only when the endpoint breaks or
   // a checkpoint cannot be written.
   absl::Status run();

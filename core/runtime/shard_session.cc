@@ -88,7 +88,9 @@ absl::StatusOr<Received> ShardSession::receive(int worker, absl::Span<const uint
   switch (header->kind) {
     case MessageKind::kPush:
       for (const auto& s : in_) {
-        if (s.segment_id == buffers_id_) return absl::InvalidArgumentError("push carries BN buffers");
+        if (s.segment_id == buffers_id_) {
+          return absl::InvalidArgumentError("push carries BN buffers");
+        }
       }
       if (auto s = core_->acceptPush(worker, header->worker_step, largest); !s.ok()) return s;
       core_->onPush(worker, in_, &replies_);

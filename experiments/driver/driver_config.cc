@@ -481,7 +481,8 @@ absl::Status applyModelDefaults(DriverConfig* c, const std::set<std::string>& gi
   if (info == knownModels().end()) return absl::OkStatus();  // the flag's check reports it
   if (info->lr_per_256 > 0 && c->preset.empty()) {
     if (given.count("--lr") == 0) {  // the examples one server update averages over
-      const int update_batch = c->job.mode == "sync" ? c->batch_size * c->numWorkers() : c->batch_size;
+      const int update_batch =
+          c->job.mode == "sync" ? c->batch_size * c->numWorkers() : c->batch_size;
       c->job.lr = info->lr_per_256 * update_batch / 256.0;
     }
     if (given.count("--warmup-epochs") == 0) c->job.warmup_epochs = std::min(5.0, c->epochs / 5.0);

@@ -15,7 +15,8 @@
 
 namespace sparseps {
 
-absl::Status writeRunConfig(const DriverConfig& config, const JobSpec& job, const RankModel& model, const Dataset& dataset,
+absl::Status writeRunConfig(const DriverConfig& config, const JobSpec& job,
+                            const RankModel& model, const Dataset& dataset,
                             int64_t pushes_per_epoch);
 
 }  // namespace sparseps

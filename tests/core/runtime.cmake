@@ -38,6 +38,9 @@ sparseps_test(allocator_test
 sparseps_test(virtual_job_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/virtual_job_test.cc
   DEPS sparseps_virtual)
+sparseps_test(own_method_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/own_method_test.cc
+  DEPS sparseps_virtual)
 sparseps_test(f16_state_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/f16_state_test.cc
   DEPS sparseps_runtime)

@@ -219,7 +219,9 @@ Outcome runHub(const MethodRegistry& methods, const std::string& method, int sha
     });
   }
   for (auto& t : threads) t.join();
-  for (size_t r = 0; r < status.size(); ++r) EXPECT_TRUE(status[r].ok()) << "rank " << r << ": " << status[r];
+  for (size_t r = 0; r < status.size(); ++r) {
+    EXPECT_TRUE(status[r].ok()) << "rank " << r << ": " << status[r];
+  }
   return out;
 }
 

@@ -96,7 +96,9 @@ JobSpec fromRankOptions(const Settings& settings) {
       std::visit(Overloaded{[&](const ChoiceRef& f) {
                               EXPECT_TRUE(f.set(options.job.method_options, value).ok());
                             },
-                            [&](const auto& f) { setText(f.of(options.job.method_options), value); }},
+                            [&](const auto& f) {
+                              setText(f.of(options.job.method_options), value);
+                            }},
                  row->ref);
       found = true;
     }

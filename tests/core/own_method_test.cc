@@ -1,0 +1,94 @@
+// A method of one's own: this file writes it (signSGD, Bernstein et al., ICML 2018: push
+// lr * sign(g), dense) and one line registers it (`methods.add`, below); the runtime then
+// runs it as it runs the built-ins. Checked against the update written out by hand.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "core/virtual/virtual_job.h"
+#include "optim/builtin_methods.h"
+#include "optim/descent_method.h"
+#include "optim/message_ops.h"
+#include "optim/segment_worker.h"
+
+namespace sparseps {
+namespace {
+
+class SignWorker : public SegmentWorker {
+ public:
+  using SegmentWorker::SegmentWorker;
+  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+                Message* push) override {
+    checkSizes(grad, w);
+    resizePush(push);
+    const float wd = options_.weightDecayAt(ctx.step);
+    for (size_t i = 0; i < index_.size(); ++i) {
+      const SegmentSpec& spec = index_[i];
+      float* p = denseValues(&(*push)[i], spec.id, spec.numel).data();
+      forEachFolded(spec, grad, w, wd, [p, &ctx](size_t j, float g) {
+        p[j] = g > 0 ? ctx.lr : (g < 0 ? -ctx.lr : 0.0f);
+      });
+    }
+  }
+};
+
+constexpr int kSteps = 20;
+constexpr float kLr = 0.01f;
+
+// One worker on 0.5 * |w - 1|^2, its gradient w - 1.
+class Quadratic : public VirtualWorkload {
+ public:
+  Step next(int, absl::Span<const float> w, absl::Span<float>, absl::Span<float> grad) override {
+    Step s;
+    if (steps_++ == kSteps) {
+      s.kind = Step::Kind::kDone;
+      return s;
+    }
+    for (size_t i = 0; i < w.size(); ++i) grad[i] = w[i] - 1.0f;
+    return s;
+  }
+
+ private:
+  int steps_ = 0;
+};
+
+TEST(OwnMethod, OneFileAndOneRegistrationLineRunInTheRuntime) {
+  MethodRegistry methods;
+  ASSERT_TRUE(registerBuiltinMethods(methods).ok());
+  ASSERT_TRUE(methods.add(std::make_unique<DescentMethod<SignWorker>>("signsgd")).ok());
+
+  VirtualJobOptions o;
+  o.job.method = "signsgd";
+  o.job.server.lr = LrSchedule{kLr, {}, 0.1, 0};
+  o.job.server.pushes_per_epoch = 1e9;
+  o.job.server.snapshot_every = 1e9;  // the final snapshot only
+  o.job.method_options.setWeightDecay(0);
+  o.time.step = TimeModel::Step::kFixed;
+  o.time.step_seconds = 0.01;
+  o.time.codec_measured = false;
+  o.specs = {SegmentSpec{0, 0, 6, true, 2}, SegmentSpec{1, 6, 3, false}};
+  o.initial_params = {0.5f, 1.5f, 0.9f, 1.02f, 1.0f, -2.0f, 3.0f, 0.995f, 1.2f};
+  std::vector<float> server;
+  o.on_snapshot = [&](Snapshot s) { server = s.params; };
+  Quadratic workload;
+  auto result = runVirtualJob(o, methods, workload);
+  ASSERT_TRUE(result.ok()) << result.status();
+
+  // By hand: each step moves every coordinate by lr towards 1, and a coordinate at 1 not at all.
+  std::vector<float> w = o.initial_params;
+  for (int t = 0; t < kSteps; ++t) {
+    for (float& x : w) {
+      const float g = x - 1.0f;
+      x -= g > 0 ? kLr : (g < 0 ? -kLr : 0.0f);
+    }
+  }
+  ASSERT_EQ(server.size(), w.size());
+  for (size_t i = 0; i < w.size(); ++i) EXPECT_FLOAT_EQ(server[i], w[i]) << i;
+  EXPECT_EQ(result->steps, static_cast<uint64_t>(kSteps));
+}
+
+}  // namespace
+}  // namespace sparseps
