@@ -6,6 +6,7 @@ sparseps_library(sparseps_driver_lib SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/driver/device.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/divergence.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/driver_config.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/driver_flags.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/presets.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/dry_run.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/evaluate.cc
@@ -18,6 +19,7 @@ sparseps_library(sparseps_driver_lib SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/driver/run_dir.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/server_role.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/summary.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/time_model_flags.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/virtual_role.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/worker_role.cc
   DEPS sparseps_connect sparseps_virtual sparseps_runtime sparseps_optim sparseps_models

@@ -1,8 +1,10 @@
 #pragma once
-// DriverConfig: every flag of one experiment-driver rank, parsed with CLI11 and resolved
-// (defaults that depend on other flags filled in, bandwidth and latency parsed, names
-// checked against the registries) before anything starts, so that a bad flag fails at once
-// with a message that says how to fix it. toJson() is the run directory's config.json.
+// DriverConfig: every flag of one experiment-driver rank, parsed with CLI11 (the flags and
+// their help: driver_flags.cc) and resolved (driver_config.cc: defaults that depend on other
+// flags filled in, bandwidth and latency parsed, names checked against the registries; the
+// virtual clock's flags: time_model_flags.cc) before anything starts, so that a bad flag
+// fails at once with a message that says how to fix it. toJson() is the run directory's
+// config.json.
 
 #include <cstdint>
 #include <set>
