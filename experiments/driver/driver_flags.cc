@@ -55,25 +55,17 @@ std::string modelHelp() {
   return help;
 }
 
-// A CLI11 check that the text parses with parseBandwidth / parseDuration.
-CLI::Validator bandwidthCheck() {
+// A CLI11 check that the text parses with `parse` (parseBandwidth, parseDuration); its
+// error ends with examples of good values.
+template <typename Parse>
+CLI::Validator parsesWith(Parse parse, const std::string& type, const std::string& examples) {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
-        auto bps = parseBandwidth(text);
-        return bps.ok() ? "" : std::string(bps.status().message()) +
-                                   " (examples: 100mbit, 1gbit, 10gbit, none)";
+      [parse, examples](std::string& text) -> std::string {
+        auto parsed = parse(text);
+        return parsed.ok() ? ""
+                           : absl::StrCat(parsed.status().message(), " (examples: ", examples, ")");
       },
-      "BANDWIDTH", "bandwidth");
-}
-
-CLI::Validator durationCheck() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        auto ns = parseDuration(text);
-        return ns.ok() ? "" : std::string(ns.status().message()) +
-                                  " (examples: 0, 50us, 1ms)";
-      },
-      "DURATION", "duration");
+      type, type);
 }
 
 // One flag per row of the method option table, bound to its field in `options`; the help
@@ -192,10 +184,11 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "simulated NIC bandwidth of every rank (up and down; the server's NIC is "
                  "the shared bottleneck); none = unlimited. One machine only: across machines "
                  "the default is none, the real network")
-      ->check(bandwidthCheck())->group(net);
+      ->check(parsesWith(parseBandwidth, "BANDWIDTH", "100mbit, 1gbit, 10gbit, none"))
+      ->group(net);
   app.add_option("--latency", c->latency,
                  "simulated one-way latency added to every message (e.g. 50us)")
-      ->check(durationCheck())->group(net);
+      ->check(parsesWith(parseDuration, "DURATION", "0, 50us, 1ms"))->group(net);
 
   auto* run = "Run";
   app.add_option("--device", c->device,
