@@ -106,4 +106,14 @@ class FlatModel {
   std::unique_ptr<State> state_;
 };
 
+// A rank's model as the runtime sees it: the flat buffers, and the segments the methods
+// work on (the layout's, toSegmentSpecs). The experiment driver's keeps its module beside
+// it (experiments/driver/rank_setup.h).
+struct RankModel {
+  explicit RankModel(FlatModel model)
+      : flat(std::move(model)), specs(toSegmentSpecs(flat.paramLayout())) {}
+  FlatModel flat;
+  SegmentSpecs specs;
+};
+
 }  // namespace sparseps

@@ -34,19 +34,12 @@ FlatModel::NamedTensors namedBuffers(const torch::nn::Module& module) {
   return out;
 }
 
-struct RankModel {
-  FlatModel flat;
-  SegmentSpecs specs;
-};
-
 absl::StatusOr<RankModel> flattenModel(const FlatModel::NamedTensors& params,
                                        const FlatModel::NamedTensors& buffers) {
   if (params.empty()) return absl::InvalidArgumentError("the model has no parameters to train");
   auto flat = FlatModel::create(params, buffers);
   if (!flat.ok()) return flat.status();
-  RankModel model{std::move(*flat), {}};
-  model.specs = toSegmentSpecs(model.flat.paramLayout());
-  return model;
+  return RankModel(std::move(*flat));
 }
 
 absl::StatusOr<StoredConnection> connect(const RankOptions& options, const RankModel& model) {

@@ -49,7 +49,7 @@ struct MethodCheck {
   double server_state_per_worker_mib = 0; // each further worker
 };
 
-absl::StatusOr<MethodCheck> checkMethod(const DriverConfig& config, RankModel& model,
+absl::StatusOr<MethodCheck> checkMethod(const DriverConfig& config, ClassifierModel& model,
                                         double pushes_per_epoch) {
   MethodRegistry methods;
   if (auto s = registerBuiltinMethods(methods); !s.ok()) return s;

@@ -63,7 +63,7 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::create(
                                                   std::move(log)));
 }
 
-Evaluator::Evaluator(const DriverConfig& config, const Dataset& dataset, RankModel model,
+Evaluator::Evaluator(const DriverConfig& config, const Dataset& dataset, ClassifierModel model,
                      ShardPlan plan, JsonLinesWriter evals,
                      std::function<void(const std::string&)> log)
     : config_(config),

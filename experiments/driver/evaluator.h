@@ -67,8 +67,8 @@ class Evaluator {
   absl::StatusOr<EvalRow> finish();
 
  private:
-  Evaluator(const DriverConfig& config, const Dataset& dataset, RankModel model, ShardPlan plan,
-            JsonLinesWriter evals, std::function<void(const std::string&)> log);
+  Evaluator(const DriverConfig& config, const Dataset& dataset, ClassifierModel model,
+            ShardPlan plan, JsonLinesWriter evals, std::function<void(const std::string&)> log);
   void run();
   // The whole model of a snapshot in model_'s flat buffers; false when a slice is missing.
   bool assemble(const Snapshot& snapshot);
@@ -80,7 +80,7 @@ class Evaluator {
 
   const DriverConfig& config_;
   const Dataset& dataset_;
-  RankModel model_;
+  ClassifierModel model_;
   ShardPlan plan_;
   JsonLinesWriter evals_;
   std::function<void(const std::string&)> log_;

@@ -25,7 +25,7 @@ absl::StatusOr<std::unique_ptr<Dataset>> loadDataset(const DriverConfig& config)
   return makeDataset(config.dataset, config.data_dir, options);
 }
 
-absl::StatusOr<RankModel> buildModel(const DriverConfig& config, const Dataset& dataset,
+absl::StatusOr<ClassifierModel> buildModel(const DriverConfig& config, const Dataset& dataset,
                                      c10::Device device) {
   const auto shape = dataset.imageShape();
   auto net = makeModel(config.model, dataset.numClasses(), shape.at(0));
@@ -33,9 +33,7 @@ absl::StatusOr<RankModel> buildModel(const DriverConfig& config, const Dataset& 
   (*net)->to(device);  // before flattening: the flat buffers are made where the model is
   auto flat = FlatModel::create(*net, config.compressedTensors());
   if (!flat.ok()) return flat.status();
-  RankModel model{*net, std::move(*flat), {}};
-  model.specs = toSegmentSpecs(model.flat.paramLayout());
-  return model;
+  return ClassifierModel(*net, std::move(*flat));
 }
 
 int64_t pushesPerEpoch(const DriverConfig& config, const Dataset& dataset) {

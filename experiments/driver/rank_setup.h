@@ -24,15 +24,16 @@ void setTorchThreads(const DriverConfig& config);
 
 absl::StatusOr<std::unique_ptr<Dataset>> loadDataset(const DriverConfig& config);
 
-struct RankModel {
+// A rank's model (flat buffers and segments) and the module they are the tensors of.
+struct ClassifierModel : RankModel {
+  ClassifierModel(std::shared_ptr<ImageClassifier> module, FlatModel flat)
+      : RankModel(std::move(flat)), net(std::move(module)) {}
   std::shared_ptr<ImageClassifier> net;
-  FlatModel flat;
-  SegmentSpecs specs;
 };
 
 // A fresh model for `dataset` from LibTorch's global generator (seed it first), its flat
 // buffers on `device` (a GPU worker's: rankDevice in device.h).
-absl::StatusOr<RankModel> buildModel(const DriverConfig& config, const Dataset& dataset,
+absl::StatusOr<ClassifierModel> buildModel(const DriverConfig& config, const Dataset& dataset,
                                      c10::Device device = c10::Device(c10::DeviceType::CPU));
 
 // All workers' batches of one epoch together (the server's pushes per epoch).

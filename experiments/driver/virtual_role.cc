@@ -30,7 +30,7 @@ namespace {
 // the flat vectors but one module and one set of activations.
 class DriverWorkload : public VirtualWorkload {
  public:
-  DriverWorkload(const DriverConfig& config, const Dataset& dataset, RankModel& model)
+  DriverWorkload(const DriverConfig& config, const Dataset& dataset, ClassifierModel& model)
       : config_(config), dataset_(dataset), model_(model), workers_(config.numWorkers()) {}
 
   Step next(int worker, absl::Span<const float> w, absl::Span<float> buffers,
@@ -111,7 +111,7 @@ class DriverWorkload : public VirtualWorkload {
   };
   const DriverConfig& config_;
   const Dataset& dataset_;
-  RankModel& model_;
+  ClassifierModel& model_;
   std::vector<State> workers_;
   Batch batch_;
   absl::Status failure_;

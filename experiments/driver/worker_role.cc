@@ -63,7 +63,7 @@ class WorkerRun {
   double time_before_ = 0;
   c10::Device device_ = c10::Device(c10::DeviceType::CPU);  // the model's (--device)
   std::unique_ptr<Dataset> dataset_;
-  std::optional<RankModel> model_;
+  std::optional<ClassifierModel> model_;
   std::optional<ComputeSlots> slots_;
   StoredConnection connected_;
   MethodRegistry methods_;
