@@ -70,6 +70,7 @@ struct DriverConfig {
   int progress_columns = 0;        // tty: cut the updating line to this width; 0 = no cut
   bool dry_run = false;            // every check, then exit (dry_run.h)
   bool preflight = false;          // flags, data set opened, model built, then exit
+  bool list_compressors = false;   // the registry's compressor names, then exit
   // Clock: real processes over Gloo, or the whole job in this process in simulated time.
   std::string clock = "real";
   std::string step_time = "measured";  // measured | DURATION | profile:FILE

@@ -265,6 +265,10 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                "check the flags, open the data set and build the model, then exit (what "
                "experiments/run does before it starts the ranks)")
       ->group(run);
+  app.add_flag("--list-compressors", c->list_compressors,
+               "print the name of every compressor --compressor takes, one per line, and "
+               "exit (experiments/compare-compressors runs them all)")
+      ->group(run);
 
   auto* vt = "Virtual time (--clock=virtual)";
   app.add_option("--clock", c->clock,

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "compressors/registry.h"
 #include "core/runtime/allocator.h"
 #include "experiments/driver/driver_config.h"
 #include "experiments/driver/dry_run.h"
@@ -41,6 +42,10 @@ int run(int argc, char** argv) {
                "0..servers-1 serve, the rest train). Start a whole job with experiments/run."};
   addDriverFlags(app, &config, methods.names());
   CLI11_PARSE(app, argc, argv);
+  if (config.list_compressors) {
+    for (const std::string& name : builtinCompressors().names()) std::printf("%s\n", name.c_str());
+    return 0;
+  }
   if (auto s = resolveDriverConfig(&config, givenFlags(app)); !s.ok()) {
     return fail(config.rank, std::string(s.message()));
   }
