@@ -10,7 +10,7 @@
 namespace sparseps {
 
 ShardLoop::ShardLoop(Endpoint& endpoint, ShardSession& session, const JobSpec& job,
-               uint64_t layout_fingerprint)
+                     uint64_t layout_fingerprint)
     : endpoint_(endpoint),
       session_(session),
       core_(session.core()),

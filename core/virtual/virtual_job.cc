@@ -72,6 +72,10 @@ class Job {
   void modelArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes);
   void ready(int k);
   void sendToShard(int k, int s, std::vector<uint8_t> bytes);
+  // Shard s's outbox as messages on their way (worker, bytes), traced, the outbox emptied;
+  // false (the job failed) when one could not be encoded.
+  using Sent = std::vector<std::pair<int, std::shared_ptr<const std::vector<uint8_t>>>>;
+  bool takeOutbox(int s, Sent* sent);
   void serve(int s);
   void replyArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes);
   void takeSnapshotSlice(int s, const ShardCore& core);
@@ -182,18 +186,30 @@ void Job::start() {
   for (int s = 0; s < static_cast<int>(shards_.size()); ++s) {
     ServerShard& shard = *shards_[s];
     for (int k = 0; k < static_cast<int>(workers_.size()); ++k) shard.session->start(k, &shard.out);
-    for (size_t i = 0; i < shard.out.size(); ++i) {
-      if (!shard.out[i].status.ok()) return fail(shard.out[i].status);
-      const int k = shard.out[i].worker;
-      trace(s, o_.job.num_servers + k, shard.out[i].bytes);
-      auto bytes = std::make_shared<const std::vector<uint8_t>>(std::move(shard.out[i].bytes));
+    Sent models;
+    if (!takeOutbox(s, &models)) return;
+    for (const auto& [k, bytes] : models) {
       ++workers_[k]->waiting;
       result_.bytes_down += bytes->size();
       const int64_t at = deliver(*shard.up, *workers_[k]->down, bytes->size(), 0);
-      events_.at(at, [this, k, s, bytes] { modelArrived(k, s, bytes); });
+      events_.at(at, [this, k = k, s, bytes = bytes] { modelArrived(k, s, bytes); });
     }
-    shard.out.clear();
   }
+}
+
+bool Job::takeOutbox(int s, Sent* sent) {
+  Outbox& out = shards_[s]->out;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!out[i].status.ok()) {
+      fail(out[i].status);
+      return false;
+    }
+    trace(s, o_.job.num_servers + out[i].worker, out[i].bytes);
+    sent->emplace_back(out[i].worker,
+                       std::make_shared<const std::vector<uint8_t>>(std::move(out[i].bytes)));
+  }
+  out.clear();
+  return true;
 }
 
 bool Job::receiveAt(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes,
@@ -288,14 +304,8 @@ void Job::serve(int s) {
                              absl::StrCat("shard ", s, ", worker ", message.worker, ": ",
                                           received.status().message())));
   }
-  std::vector<std::pair<int, std::shared_ptr<const std::vector<uint8_t>>>> out;
-  for (size_t i = 0; i < shard.out.size(); ++i) {
-    if (!shard.out[i].status.ok()) return fail(shard.out[i].status);
-    trace(s, o_.job.num_servers + shard.out[i].worker, shard.out[i].bytes);
-    out.emplace_back(shard.out[i].worker,
-                     std::make_shared<const std::vector<uint8_t>>(std::move(shard.out[i].bytes)));
-  }
-  shard.out.clear();
+  Sent out;
+  if (!takeOutbox(s, &out)) return;
   const double service = codecSeconds(threadCpuSeconds() - c0, *received == Received::kPush);
   events_.at(events_.now() + toNanos(service), [this, s, out = std::move(out)] {
     ServerShard& shard = *shards_[s];
