@@ -32,8 +32,10 @@ class AsgdWorker : public SegmentWorker {
 
 }  // namespace
 
-std::unique_ptr<Method> makeAsgdMethod() {
+namespace builtin_methods {
+std::unique_ptr<Method> asgd() {
   return std::make_unique<DescentMethod<AsgdWorker>>("asgd");
 }
+}  // namespace builtin_methods
 
 }  // namespace sparseps

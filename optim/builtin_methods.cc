@@ -1,7 +1,6 @@
-// Adding a method: write optim/<name>.cc with its worker rule and a factory
-// `std::unique_ptr<Method> make<Name>Method()` (return a DescentMethod<Worker> of
-// descent_method.h), add the file to optim/CMakeLists.txt, and add its one line to
-// kBuiltins below.
+// The built-in methods, listed once in optim/CMakeLists.txt (SPARSEPS_BUILTIN_METHODS),
+// which compiles each name's optim/<name>.cc and writes builtin_method_list.inc: one
+// SPARSEPS_METHOD(name) per name. Each file defines builtin_methods::<name>().
 
 #include "optim/builtin_methods.h"
 
@@ -9,17 +8,19 @@
 
 namespace sparseps {
 
-std::unique_ptr<Method> makeMsgdMethod();
-std::unique_ptr<Method> makeAsgdMethod();
-std::unique_ptr<Method> makeGdMethod();
-std::unique_ptr<Method> makeDgcMethod();
-std::unique_ptr<Method> makeDgsMethod();
+namespace builtin_methods {
+#define SPARSEPS_METHOD(name) std::unique_ptr<Method> name();
+#include "optim/builtin_method_list.inc"
+#undef SPARSEPS_METHOD
+}  // namespace builtin_methods
 
 namespace {
 
 using MethodFactory = std::unique_ptr<Method> (*)();
 constexpr MethodFactory kBuiltins[] = {
-    makeMsgdMethod, makeAsgdMethod, makeGdMethod, makeDgcMethod, makeDgsMethod,
+#define SPARSEPS_METHOD(name) builtin_methods::name,
+#include "optim/builtin_method_list.inc"
+#undef SPARSEPS_METHOD
 };
 
 }  // namespace

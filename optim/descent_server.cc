@@ -79,10 +79,10 @@ class DescentServer : public ServerRule {
 }  // namespace
 
 std::unique_ptr<ServerRule> makeDescentServer(const SegmentSpecs& specs, int num_workers,
-                                              const MethodOptions& options, Downlink downlink) {
-  requireOk(options.validate());
+                                              const CheckedOptions& options) {
   if (num_workers < 1) fatal("a server rule needs at least one worker, got ", num_workers);
-  return std::make_unique<DescentServer>(specs, num_workers, options, downlink);
+  return std::make_unique<DescentServer>(specs, num_workers, *options,
+                                         options.method().downlink(*options));
 }
 
 }  // namespace sparseps

@@ -13,7 +13,8 @@
 
 namespace sparseps {
 
+// The server rule every built-in method shares, with the reply form of options' method.
 std::unique_ptr<ServerRule> makeDescentServer(const SegmentSpecs& specs, int num_workers,
-                                              const MethodOptions& options, Downlink downlink);
+                                              const CheckedOptions& options);
 
 }  // namespace sparseps

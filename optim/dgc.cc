@@ -108,8 +108,10 @@ class DgcWorker : public SegmentWorker {
 
 }  // namespace
 
-std::unique_ptr<Method> makeDgcMethod() {
+namespace builtin_methods {
+std::unique_ptr<Method> dgc() {
   return std::make_unique<DescentMethod<DgcWorker>>("dgc");
 }
+}  // namespace builtin_methods
 
 }  // namespace sparseps

@@ -127,6 +127,8 @@ class DgsMethod : public DescentMethod<DgsWorker> {
  public:
   DgsMethod() : DescentMethod<DgsWorker>("dgs") {}
   Downlink defaultDownlink() const override { return Downlink::kSparse; }
+
+ protected:
   absl::Status validate(const MethodOptions& options) const override {
     if (absl::Status s = options.validate(); !s.ok()) return s;
     if (!(options.momentum > 0.0)) {
@@ -141,6 +143,8 @@ class DgsMethod : public DescentMethod<DgsWorker> {
 
 }  // namespace
 
-std::unique_ptr<Method> makeDgsMethod() { return std::make_unique<DgsMethod>(); }
+namespace builtin_methods {
+std::unique_ptr<Method> dgs() { return std::make_unique<DgsMethod>(); }
+}  // namespace builtin_methods
 
 }  // namespace sparseps

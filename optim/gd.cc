@@ -57,6 +57,8 @@ class GdWorker : public SegmentWorker {
 
 }  // namespace
 
-std::unique_ptr<Method> makeGdMethod() { return std::make_unique<DescentMethod<GdWorker>>("gd"); }
+namespace builtin_methods {
+std::unique_ptr<Method> gd() { return std::make_unique<DescentMethod<GdWorker>>("gd"); }
+}  // namespace builtin_methods
 
 }  // namespace sparseps

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -77,14 +78,43 @@ class ServerRule {
   virtual bool readsBorrowedDense() const { return false; }
 };
 
+class Method;
+
+// MethodOptions a method accepted (Method::check): the only options its rules are made
+// from, so no rule validates them again (what a rule still checks is an assertion).
+class CheckedOptions {
+ public:
+  const MethodOptions& operator*() const { return options_; }
+  const MethodOptions* operator->() const { return &options_; }
+  // The method that checked them.
+  const Method& method() const { return *method_; }
+  // The same options with another sampling seed (each rank draws from its own; every
+  // seed is valid).
+  CheckedOptions withSeed(uint64_t seed) const {
+    CheckedOptions other = *this;
+    other.options_.seed = seed;
+    return other;
+  }
+
+ private:
+  friend class Method;
+  CheckedOptions(const Method* method, MethodOptions options)
+      : method_(method), options_(std::move(options)) {}
+
+  const Method* method_;
+  MethodOptions options_;
+};
+
 class Method {
  public:
   virtual ~Method() = default;
   virtual std::string name() const = 0;
-  // The options this method accepts: MethodOptions::validate() plus the method's own
-  // constraints (DGS divides by the momentum). Call it before makeWorker / makeServer,
-  // which abort with the same message when given options this returns an error for.
-  virtual absl::Status validate(const MethodOptions& options) const { return options.validate(); }
+  // The options this method accepts, checked once: MethodOptions::validate() plus the
+  // method's own constraints (validate below).
+  absl::StatusOr<CheckedOptions> check(const MethodOptions& options) const {
+    if (absl::Status s = validate(options); !s.ok()) return s;
+    return CheckedOptions(this, options);
+  }
   // The reply form this method's server uses: the downlink option, or with auto the
   // method's own.
   Downlink downlink(const MethodOptions& options) const {
@@ -93,11 +123,17 @@ class Method {
   // The method's own reply: the dense model, as the papers of most methods send it; DGS's
   // is its dual-way sparse reply.
   virtual Downlink defaultDownlink() const { return Downlink::kDense; }
+  // options come from this method's check().
   virtual std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
-                                                 const MethodOptions& options) const = 0;
+                                                 const CheckedOptions& options) const = 0;
   // specs are the segments this server shard holds, offsets relative to its buffer.
   virtual std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs, int num_workers,
-                                                 const MethodOptions& options) const = 0;
+                                                 const CheckedOptions& options) const = 0;
+
+ protected:
+  // MethodOptions::validate() plus the method's own constraints (DGS divides by the
+  // momentum); check() calls it.
+  virtual absl::Status validate(const MethodOptions& options) const { return options.validate(); }
 };
 
 }  // namespace sparseps

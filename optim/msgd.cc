@@ -46,8 +46,10 @@ class MsgdWorker : public SegmentWorker {
 
 }  // namespace
 
-std::unique_ptr<Method> makeMsgdMethod() {
+namespace builtin_methods {
+std::unique_ptr<Method> msgd() {
   return std::make_unique<DescentMethod<MsgdWorker>>("msgd");
 }
+}  // namespace builtin_methods
 
 }  // namespace sparseps

@@ -89,13 +89,15 @@ class Cycle {
     if (!registerBuiltinMethods(methods_).ok()) die("registering methods");
     absl::StatusOr<const Method*> m = methods_.find(method);
     if (!m.ok()) die(std::string(m.status().message()));
-    MethodOptions options;
-    options.setSeed(1);
+    MethodOptions unchecked;
+    unchecked.setSeed(1);
+    absl::StatusOr<CheckedOptions> options = (*m)->check(unchecked);
+    if (!options.ok()) die(std::string(options.status().message()));
     w_ = in_.w0;
-    worker_ = (*m)->makeWorker(specs, options);
+    worker_ = (*m)->makeWorker(specs, *options);
     ShardCoreOptions server;
     server.pushes_per_epoch = 1e9;  // the rate stays lr0
-    core_ = std::make_unique<ShardCore>((*m)->makeServer(specs, 1, options), in_.w0, 0, 1, server);
+    core_ = std::make_unique<ShardCore>((*m)->makeServer(specs, 1, *options), in_.w0, 0, 1, server);
     core_->onWorkerStart(0);
     // Each side borrows dense values from the received bytes as the runtime's loops do.
     server_limits_ = worker_limits_;

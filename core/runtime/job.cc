@@ -7,18 +7,18 @@
 namespace sparseps {
 
 absl::StatusOr<ResolvedJob> resolveJob(const JobSpec& job, const MethodRegistry& methods,
-                                       const SegmentSpecs& specs, int rank) {
+                                       const SegmentSpecs& specs) {
   if (auto s = job.validate(); !s.ok()) return s;
   auto method = methods.find(job.method);
   if (!method.ok()) return method.status();
   MethodOptions options = job.method_options;
   options.num_workers = job.num_workers;
   options.lr0 = job.server.lr.lr0;
-  options.seed = job.method_options.seed + static_cast<uint64_t>(rank);
-  if (auto s = (*method)->validate(options); !s.ok()) return s;
+  auto checked = (*method)->check(options);
+  if (!checked.ok()) return checked.status();
   auto plan = ShardPlan::make(specs, job.num_servers);
   if (!plan.ok()) return plan.status();
-  return ResolvedJob{*method, std::move(options), std::move(*plan)};
+  return ResolvedJob{*std::move(checked), std::move(*plan)};
 }
 
 absl::StatusOr<ShardStats> runShard(Endpoint& endpoint, const JobSpec& job,
@@ -27,7 +27,7 @@ absl::StatusOr<ShardStats> runShard(Endpoint& endpoint, const JobSpec& job,
                                            absl::Span<const float> initial_params,
                                            absl::Span<const float> initial_buffers,
                                            uint64_t layout_fingerprint) {
-  auto resolved = resolveJob(job, methods, specs, endpoint.rank());
+  auto resolved = resolveJob(job, methods, specs);
   if (!resolved.ok()) return resolved.status();
   const int shard_index = endpoint.rank();
   const Shard& shard = resolved->plan.shard(shard_index);
@@ -36,7 +36,8 @@ absl::StatusOr<ShardStats> runShard(Endpoint& endpoint, const JobSpec& job,
   std::vector<float> model(initial_params.begin() + shard.offset,
                            initial_params.begin() + shard.offset + shard.numel);
   ShardCore core(
-      resolved->method->makeServer(shard.local_specs, job.num_workers, resolved->options),
+      resolved->method().makeServer(shard.local_specs, job.num_workers,
+                                    resolved->forRank(shard_index)),
                   std::move(model), num_buffers, job.num_workers, job.server);
   if (num_buffers > 0) core.onBuffers(0, {initial_buffers.begin(), initial_buffers.end()});
 
@@ -59,15 +60,16 @@ absl::StatusOr<ShardStats> runShard(Endpoint& endpoint, const JobSpec& job,
 absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(
     Endpoint& endpoint, const JobSpec& job, const MethodRegistry& methods,
     const SegmentSpecs& specs, size_t num_buffers, const MakeWorkerRule& make_rule) {
-  auto resolved = resolveJob(job, methods, specs, endpoint.rank());
+  auto resolved = resolveJob(job, methods, specs);
   if (!resolved.ok()) return resolved.status();
+  const CheckedOptions options = resolved->forRank(endpoint.rank());
   std::unique_ptr<WorkerRule> rule;
   if (make_rule) {
-    auto made = make_rule(*resolved->method, specs, resolved->options);
+    auto made = make_rule(specs, options);
     if (!made.ok()) return made.status();
     rule = std::move(*made);
   } else {
-    rule = resolved->method->makeWorker(specs, resolved->options);
+    rule = resolved->method().makeWorker(specs, options);
   }
   auto session = WorkerSession::make(job, endpoint.rank(), std::move(resolved->plan),
                                      std::move(rule), num_buffers);

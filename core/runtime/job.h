@@ -22,16 +22,21 @@
 
 namespace sparseps {
 
-// What every rank resolves from a job before it starts: the method, the method's view of
-// the job (its worker count, the schedule's initial rate — DGS scales its density by
-// lr / lr0 — and a seed of this rank's own for the sampled threshold) and the shard plan.
+// What a job resolves to before any rank starts, checked once: the method's view of the
+// job (its worker count and the schedule's initial rate: DGS scales its density by
+// lr / lr0), checked by the method, and the shard plan.
 struct ResolvedJob {
-  const Method* method;
-  MethodOptions options;
+  CheckedOptions options;
   ShardPlan plan;
+
+  const Method& method() const { return options.method(); }
+  // A rank's options: a seed of its own for the sampled threshold (seed + rank).
+  CheckedOptions forRank(int rank) const {
+    return options.withSeed(options->seed + static_cast<uint64_t>(rank));
+  }
 };
 absl::StatusOr<ResolvedJob> resolveJob(const JobSpec& job, const MethodRegistry& methods,
-                                       const SegmentSpecs& specs, int rank);
+                                       const SegmentSpecs& specs);
 
 // Serves shard `shard` (== this rank) until every worker is done or dropped.
 // initial_params is the whole flat model; the shard takes its own range.
@@ -42,10 +47,10 @@ absl::StatusOr<ShardStats> runShard(Endpoint& endpoint, const JobSpec& job,
                                            absl::Span<const float> initial_buffers,
                                            uint64_t layout_fingerprint);
 
-// Makes a worker's rule for a method and its resolved options, where the method's own
-// (Method::makeWorker, on host memory) does not serve: a GPU worker's tensor rule.
+// Makes a worker's rule from its checked options (and their method), where the method's
+// own (Method::makeWorker, on host memory) does not serve: a GPU worker's tensor rule.
 using MakeWorkerRule = std::function<absl::StatusOr<std::unique_ptr<WorkerRule>>(
-    const Method& method, const SegmentSpecs& specs, const MethodOptions& options)>;
+    const SegmentSpecs& specs, const CheckedOptions& options)>;
 
 // This worker rank's client of the job's server shards: the method's worker rule with
 // this rank's options (made by make_rule when given), and the job's shard plan.

@@ -93,8 +93,8 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> makeModelWorkerClient(
                            static_cast<c10::DeviceIndex>(model.deviceIndex()));
   return makeWorkerClient(
       endpoint, job, methods, specs, num_buffers,
-      [device](const Method& method, const SegmentSpecs& rule_specs, const MethodOptions& options) {
-        return makeTensorWorkerRule(method, rule_specs, options, device);
+      [device](const SegmentSpecs& rule_specs, const CheckedOptions& options) {
+        return makeTensorWorkerRule(rule_specs, options, device);
       });
 }
 

@@ -447,11 +447,11 @@ absl::Status checkTensorWorkerRule(const std::string& method, const MethodOption
       what));
 }
 
-absl::StatusOr<std::unique_ptr<WorkerRule>> makeTensorWorkerRule(const Method& method,
-                                                                 const SegmentSpecs& specs,
-                                                                 const MethodOptions& options,
+absl::StatusOr<std::unique_ptr<WorkerRule>> makeTensorWorkerRule(const SegmentSpecs& specs,
+                                                                 const CheckedOptions& checked,
                                                                  c10::Device device) {
-  const std::string name = method.name();
+  const std::string name = checked.method().name();
+  const MethodOptions& options = *checked;
   if (auto s = checkTensorWorkerRule(name, options); !s.ok()) return s;
   if (name == "msgd") return std::make_unique<MsgdTensorRule>(specs, options, device);
   if (name == "asgd") return std::make_unique<AsgdTensorRule>(specs, options, device);

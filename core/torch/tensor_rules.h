@@ -28,11 +28,10 @@ namespace sparseps {
 // names it and says what to run instead. The driver checks it with the flags.
 absl::Status checkTensorWorkerRule(const std::string& method, const MethodOptions& options);
 
-// The rule of `method` (its name()) with `options`, on tensors of `device`; the error of
+// The rule of the options' method (by its name()) on tensors of `device`; the error of
 // checkTensorWorkerRule when it has none.
-absl::StatusOr<std::unique_ptr<WorkerRule>> makeTensorWorkerRule(const Method& method,
-                                                                 const SegmentSpecs& specs,
-                                                                 const MethodOptions& options,
+absl::StatusOr<std::unique_ptr<WorkerRule>> makeTensorWorkerRule(const SegmentSpecs& specs,
+                                                                 const CheckedOptions& options,
                                                                  c10::Device device);
 
 }  // namespace sparseps

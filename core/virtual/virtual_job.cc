@@ -93,7 +93,7 @@ class Job {
   const VirtualJobOptions& o_;
   const MethodRegistry& methods_;
   VirtualWorkload& workload_;
-  std::optional<ResolvedJob> plan_;
+  std::optional<ResolvedJob> resolved_;
   EventQueue events_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<ServerShard>> shards_;
@@ -127,10 +127,10 @@ absl::Status Job::setUp() {
     return absl::InvalidArgumentError(absl::StrCat("virtual job: ", o_.initial_params.size(),
                                                    " initial parameters for a layout of ", n));
   }
-  auto resolved = resolveJob(job, methods_, o_.specs, 0);
+  auto resolved = resolveJob(job, methods_, o_.specs);
   if (!resolved.ok()) return resolved.status();
-  plan_.emplace(std::move(*resolved));
-  const ShardPlan& plan = plan_->plan;
+  resolved_.emplace(std::move(*resolved));
+  const ShardPlan& plan = resolved_->plan;
   const LinkSpec up = o_.time.link;
   const LinkSpec down{o_.time.link.bits_per_second, 0};  // latency rides on the uplink
   for (int s = 0; s < job.num_servers; ++s) {
@@ -138,11 +138,9 @@ absl::Status Job::setUp() {
     const Shard& range = plan.shard(s);
     ShardCoreOptions server = job.server;
     server.on_snapshot = [this, s](const ShardCore& core) { takeSnapshotSlice(s, core); };
-    auto rule = resolveJob(job, methods_, o_.specs, s);
-    if (!rule.ok()) return rule.status();
     const size_t num_buffers = s == 0 ? o_.initial_buffers.size() : 0;
     shard->core = std::make_unique<ShardCore>(
-        rule->method->makeServer(range.local_specs, job.num_workers, rule->options),
+        resolved_->method().makeServer(range.local_specs, job.num_workers, resolved_->forRank(s)),
         std::vector<float>(o_.initial_params.begin() + range.offset,
                            o_.initial_params.begin() + range.offset + range.numel),
         num_buffers, job.num_workers, server);
@@ -155,11 +153,10 @@ absl::Status Job::setUp() {
     shards_.push_back(std::move(shard));
   }
   for (int k = 0; k < job.num_workers; ++k) {
-    auto rank = resolveJob(job, methods_, o_.specs, job.num_servers + k);
-    if (!rank.ok()) return rank.status();
     auto w = std::make_unique<Worker>();
     auto session = WorkerSession::make(job, job.num_servers + k, plan,
-                                       rank->method->makeWorker(o_.specs, rank->options),
+                                       resolved_->method().makeWorker(
+                                           o_.specs, resolved_->forRank(job.num_servers + k)),
                                        o_.initial_buffers.size());
     if (!session.ok()) return session.status();
     w->session.emplace(std::move(*session));
@@ -360,7 +357,7 @@ void Job::takeSnapshotSlice(int s, const ShardCore& core) {
   const uint64_t index = final ? 0 : ++shard.snapshots;
   PendingSnapshot& pending = snapshots_[{final, index}];
   Snapshot& snapshot = pending.snapshot;
-  const Shard& range = plan_->plan.shard(s);
+  const Shard& range = resolved_->plan.shard(s);
   snapshot.params.resize(o_.initial_params.size());
   std::copy(core.model().begin(), core.model().end(), snapshot.params.begin() + range.offset);
   if (s == 0) {

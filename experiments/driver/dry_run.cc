@@ -57,18 +57,18 @@ absl::StatusOr<MethodCheck> checkMethod(const DriverConfig& config, ClassifierMo
   if (!made.ok()) return made.status();
   JobSpec job = *std::move(made);
   job.num_servers = 1;  // the state of every shard together
-  auto worker_job = resolveJob(job, methods, model.specs, /*rank=*/1);
+  auto worker_job = resolveJob(job, methods, model.specs);
   if (!worker_job.ok()) return worker_job.status();
-  auto worker = worker_job->method->makeWorker(model.specs, worker_job->options);
+  auto worker = worker_job->method().makeWorker(model.specs, worker_job->forRank(1));
   std::vector<float> W(model.flat.params().begin(), model.flat.params().end());
   MethodCheck check;
   // State is per worker on the server: measure it with one and two, and extrapolate, so
   // the check never allocates what a 64-worker server would.
   for (int workers : {1, 2}) {
     job.num_workers = workers;
-    auto server_job = resolveJob(job, methods, model.specs, /*rank=*/0);
+    auto server_job = resolveJob(job, methods, model.specs);
     if (!server_job.ok()) return server_job.status();
-    auto server = server_job->method->makeServer(model.specs, workers, server_job->options);
+    auto server = server_job->method().makeServer(model.specs, workers, server_job->forRank(0));
     for (int k = 0; k < workers; ++k) server->onWorkerStart(k);
     Message push, reply;
     for (int k = 0; k < workers; ++k) {  // one worker rule stands for each worker in turn

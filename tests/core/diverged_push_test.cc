@@ -30,11 +30,12 @@ TEST(DivergedPush, EveryMethodsPushOfANonFiniteGradientIsRefused) {
     const Method* method = *registry.find(name);
     MethodOptions o;
     o.setNumWorkers(2);
-    ASSERT_TRUE(method->validate(o).ok()) << name;
+    absl::StatusOr<CheckedOptions> checked = method->check(o);
+    ASSERT_TRUE(checked.ok()) << name;
     for (float bad : {inf, -inf, std::numeric_limits<float>::quiet_NaN()}) {
       for (size_t at : {size_t{0}, size_t{17}, size_t{1002}, size_t{1005}}) {
         SCOPED_TRACE(name + " " + std::to_string(bad) + " at " + std::to_string(at));
-        auto worker = method->makeWorker(specs, o);
+        auto worker = method->makeWorker(specs, *checked);
         std::vector<float> w(n, 0.5f), grad(n);
         for (size_t i = 0; i < n; ++i) grad[i] = std::sin(0.37f * static_cast<float>(i));
         grad[at] = bad;

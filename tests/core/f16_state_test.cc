@@ -71,8 +71,9 @@ TEST(F16State, WhatEachRuleSendsIsAHalfAndArrivesBitForBit) {
     MethodOptions o = f16Options();
     o.setDownlink(Downlink::kSparse);
     const Method& method = **methods.find(name);
-    auto worker = method.makeWorker(specs(), o);
-    auto server = method.makeServer(specs(), 1, o);
+    const CheckedOptions checked = method.check(o).value();
+    auto worker = method.makeWorker(specs(), checked);
+    auto server = method.makeServer(specs(), 1, checked);
     std::vector<float> w = randomVector(rng, 1.0f), W = w;
     for (uint64_t step = 0; step < 6; ++step) {
       Message push;
@@ -92,7 +93,8 @@ TEST(F16State, GradientDroppingLosesNothing) {
   MethodRegistry methods;
   ASSERT_TRUE(registerBuiltinMethods(methods).ok());
   const MethodOptions o = f16Options();
-  auto worker = (*methods.find("gd"))->makeWorker(specs(), o);
+  const Method& gd = **methods.find("gd");
+  auto worker = gd.makeWorker(specs(), gd.check(o).value());
   const std::vector<float> w(kN, 0.0f);  // no weight decay term: the input is lr * grad
   std::vector<double> input(kN, 0.0), arrived(kN, 0.0);
   const float lr = 0.1f;
@@ -112,7 +114,7 @@ TEST(F16State, GradientDroppingLosesNothing) {
   // it holds in f32 (density 1, no f16) on a zero gradient.
   MethodOptions all = o;
   all.setDensity(1.0).setF16(false);
-  auto flush = (*methods.find("gd"))->makeWorker(specs(), all);
+  auto flush = gd.makeWorker(specs(), gd.check(all).value());
   ASSERT_TRUE(flush->loadState(worker->saveState()).ok());
   Message rest;
   flush->makePush(std::vector<float>(kN, 0.0f), w, StepContext{lr, 0, 20}, &rest);

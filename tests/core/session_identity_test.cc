@@ -173,12 +173,12 @@ Outcome runHub(const MethodRegistry& methods, const std::string& method, int sha
   for (int s = 0; s < shards; ++s) {
     threads.emplace_back([&, s] {
       RecordingEndpoint endpoint(hub.endpoint(s), &out, &record_mu);
-      auto resolved = resolveJob(job, methods, specs, s);
+      auto resolved = resolveJob(job, methods, specs);
       ASSERT_TRUE(resolved.ok()) << resolved.status();
       const Shard& range = resolved->plan.shard(s);
       const size_t buffers = s == 0 ? kInitialBuffers.size() : 0;
       ShardCore core(
-          resolved->method->makeServer(range.local_specs, workers, resolved->options),
+          resolved->method().makeServer(range.local_specs, workers, resolved->forRank(s)),
           std::vector<float>(initial.begin() + range.offset,
                              initial.begin() + range.offset + range.numel),
           buffers, workers, job.server);

@@ -87,10 +87,11 @@ class TensorRuleTest : public testing::TestWithParam<Case> {
     method_ = *method;
   }
   std::unique_ptr<WorkerRule> hostRule() const {
-    return method_->makeWorker(specs_, GetParam().options);
+    return method_->makeWorker(specs_, checked());
   }
+  CheckedOptions checked() const { return method_->check(GetParam().options).value(); }
   std::unique_ptr<WorkerRule> tensorRule() const {
-    auto rule = makeTensorWorkerRule(*method_, specs_, GetParam().options, torch::kCPU);
+    auto rule = makeTensorWorkerRule(specs_, checked(), torch::kCPU);
     EXPECT_TRUE(rule.ok()) << rule.status();
     return rule.ok() ? std::move(*rule) : nullptr;
   }
@@ -211,7 +212,7 @@ TEST_P(TensorRuleTest, RefusesAStateOfAnotherModel) {
   std::unique_ptr<WorkerRule> tensor = tensorRule();
   SegmentSpecs other = specs_;
   other[2].numel = 334;
-  std::unique_ptr<WorkerRule> host = method_->makeWorker(other, GetParam().options);
+  std::unique_ptr<WorkerRule> host = method_->makeWorker(other, checked());
   EXPECT_FALSE(tensor->loadState(host->saveState()).ok());
   EXPECT_FALSE(tensor->loadState("not a state").ok());
 }
@@ -234,7 +235,7 @@ TEST(TensorRules, GdAroundAnotherCompressorSaysToRunOnTheCpu) {
   ASSERT_TRUE(registerBuiltinMethods(registry).ok());
   auto gd = registry.find("gd");
   ASSERT_TRUE(gd.ok());
-  auto rule = makeTensorWorkerRule(**gd, testSpecs(), o, torch::kCPU);
+  auto rule = makeTensorWorkerRule(testSpecs(), (*gd)->check(o).value(), torch::kCPU);
   EXPECT_EQ(rule.status().code(), absl::StatusCode::kInvalidArgument);
 }
 

@@ -79,9 +79,9 @@ TEST(DriverConfigTest, EachRankSeedsItsMethodWithSeedPlusItsRank) {
     auto c = resolve("--world-size=5 --seed=7 --rank=" + std::to_string(rank));
     ASSERT_TRUE(c.ok()) << c.status();
     const JobSpec job = makeJobSpec(*c, 1).value();
-    auto resolved = resolveJob(job, methods, {spec}, rank);
+    auto resolved = resolveJob(job, methods, {spec});
     ASSERT_TRUE(resolved.ok()) << resolved.status();
-    EXPECT_EQ(resolved->options.seed, 7u + static_cast<uint64_t>(rank)) << "rank " << rank;
+    EXPECT_EQ(resolved->forRank(rank)->seed, 7u + static_cast<uint64_t>(rank)) << "rank " << rank;
   }
 }
 

@@ -40,10 +40,11 @@ TEST_P(GdCompressorTest, SignWithAndWithoutErrorFeedbackMatchesTheReference) {
   ASSERT_TRUE(registerBuiltinMethods(registry).ok());
   auto method = registry.find("gd");
   ASSERT_TRUE(method.ok());
-  ASSERT_TRUE((*method)->validate(o).ok());
+  absl::StatusOr<CheckedOptions> checked = (*method)->check(o);
+  ASSERT_TRUE(checked.ok()) << checked.status();
   o.setDownlink(Downlink::kDense);
-  auto worker = (*method)->makeWorker(specs, o);
-  auto server = (*method)->makeServer(specs, 1, o);
+  auto worker = (*method)->makeWorker(specs, *checked);
+  auto server = (*method)->makeServer(specs, 1, *checked);
 
   std::vector<float> W = randomVector(rng, n), w = W, ref_W = W;
   std::vector<std::vector<float>> residual(specs.size());

@@ -43,9 +43,10 @@ TEST(ConvergenceTest, EveryMethodMinimizesAQuadratic) {
           .setResyncEvery(50)
           .setNumWorkers(kWorkers);
       const Method& method = **registry.find(name);
-      auto server = method.makeServer(specs, kWorkers, o);
+      const CheckedOptions checked = method.check(o).value();
+      auto server = method.makeServer(specs, kWorkers, checked);
       std::vector<std::unique_ptr<WorkerRule>> workers;
-      for (int k = 0; k < kWorkers; ++k) workers.push_back(method.makeWorker(specs, o));
+      for (int k = 0; k < kWorkers; ++k) workers.push_back(method.makeWorker(specs, checked));
       std::vector<float> W(n, 0.0f);
       std::vector<std::vector<float>> w(kWorkers, W);
       const double start = distance(W, target);

@@ -21,6 +21,10 @@ const Method& dgs(MethodRegistry& registry) {
   return **registry.find("dgs");
 }
 
+CheckedOptions dgsChecked(MethodRegistry& registry, const MethodOptions& o) {
+  return dgs(registry).check(o).value();
+}
+
 float valueAt(const SegmentData& s, uint32_t index) {
   for (size_t t = 0; t < s.indices.size(); ++t) {
     if (s.indices[t] == index) return s.values[t];
@@ -47,7 +51,7 @@ TEST(DgsTest, SkippedCoordinateCarriesTheSumOfItsGradients) {
   const float m = 0.7f, lr = 0.1f;
   MethodOptions o;
   o.setMomentum(m).setWeightDecay(0.0).setDensity(0.1).setLr0(lr);  // k = 1
-  auto worker = dgs(registry).makeWorker(specs, o);
+  auto worker = dgs(registry).makeWorker(specs, dgsChecked(registry, o));
   std::vector<float> w(10, 0.0f);
   StepContext ctx;
   ctx.lr = lr;
@@ -98,8 +102,8 @@ TEST(DgsTest, ResyncSendsDenseWSyncOncePerWorker) {
   constexpr int kResync = 4;
   MethodOptions o;
   o.setResyncEvery(kResync).setDensity(0.1).setServerDensity(0.1);  // downlink auto: dual-way
-  auto server = dgs(registry).makeServer(specs, kWorkers, o);
-  auto worker = dgs(registry).makeWorker(specs, o);
+  auto server = dgs(registry).makeServer(specs, kWorkers, dgsChecked(registry, o));
+  auto worker = dgs(registry).makeWorker(specs, dgsChecked(registry, o));
   std::vector<float> W = randomVector(rng, n);
   std::vector<float> snapshot;  // W when the last resync was taken
   std::vector<int> dense_replies(kWorkers, 0);
@@ -159,7 +163,7 @@ TEST(DgsTest, DensityRuleFixedKeepsTheDensityWhenTheRateFalls) {
                                    std::pair{DensityRule::kFixed, size_t{10}}}) {
     MethodOptions o;
     o.setLr0(0.1).setDensity(0.01).setDensityRule(rule);
-    auto worker = dgs(registry).makeWorker(specs, o);
+    auto worker = dgs(registry).makeWorker(specs, dgsChecked(registry, o));
     Message push;
     worker->makePush(grad, w, ctx, &push);
     EXPECT_EQ(push[0].indices.size(), want) << nameOf(kDensityRuleNames, rule);
@@ -178,8 +182,8 @@ TEST(DgsTest, DenseDownlinkRepliesTheWholeModel) {
   MethodOptions o;
   o.setDensity(0.1).setDownlink(Downlink::kDense);
   EXPECT_EQ(dgs(registry).downlink(o), Downlink::kDense);
-  auto server = dgs(registry).makeServer(specs, 2, o);
-  auto worker = dgs(registry).makeWorker(specs, o);
+  auto server = dgs(registry).makeServer(specs, 2, dgsChecked(registry, o));
+  auto worker = dgs(registry).makeWorker(specs, dgsChecked(registry, o));
   std::vector<float> W = randomVector(rng, n), w = W;
   for (int version = 1; version <= 6; ++version) {
     Message push;
@@ -198,22 +202,24 @@ TEST(DgsTest, MomentumMustBeInOpenUnitInterval) {
   const Method& method = dgs(registry);
   MethodOptions o;
   o.setMomentum(0.0);
-  absl::Status s = method.validate(o);
+  absl::Status s = method.check(o).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("MethodOptions.momentum"), std::string::npos) << s;
   EXPECT_NE(s.message().find("dgs"), std::string::npos) << s;
-  EXPECT_FALSE(method.validate(MethodOptions().setMomentum(1.0)).ok());
-  EXPECT_TRUE(method.validate(MethodOptions().setMomentum(0.3)).ok());
+  EXPECT_FALSE(method.check(MethodOptions().setMomentum(1.0)).ok());
+  EXPECT_TRUE(method.check(MethodOptions().setMomentum(0.3)).ok());
   // Other methods accept m = 0 (plain SGD).
-  EXPECT_TRUE((*registry.find("dgc"))->validate(o).ok());
+  EXPECT_TRUE((*registry.find("dgc"))->check(o).ok());
 }
 
-TEST(DgsTest, FactoryRejectsInvalidOptionsLoudly) {
+// Options another method accepted are not dgs's: its rules refuse them loudly.
+TEST(DgsTest, RulesTakeOnlyOptionsTheirMethodChecked) {
   MethodRegistry registry;
   const Method& method = dgs(registry);
-  MethodOptions o;
-  o.setMomentum(0.0);
-  EXPECT_DEATH(method.makeWorker(mixedSpecs(), o), "MethodOptions.momentum");
+  const CheckedOptions dgc_checked =
+      (*registry.find("dgc"))->check(MethodOptions().setMomentum(0.0)).value();
+  EXPECT_DEATH(method.makeWorker(mixedSpecs(), dgc_checked), "checked by dgc given to dgs");
+  EXPECT_DEATH(method.makeServer(mixedSpecs(), 1, dgc_checked), "checked by dgc given to dgs");
 }
 
 }  // namespace

@@ -120,13 +120,13 @@ std::vector<float> modelAfterPushes(const std::string& method_name, MethodOption
   EXPECT_TRUE(registerBuiltinMethods(registry).ok());
   const Method* method = *registry.find(method_name);
   o.setNumWorkers(1).setSeed(7);
-  EXPECT_TRUE(method->validate(o).ok()) << method->validate(o);
+  const CheckedOptions checked = method->check(o).value();
   SegmentSpecs specs;
   specs.push_back(SegmentSpec{0, 0, 4000, true});
   specs.push_back(SegmentSpec{1, 4000, 30, false});
   const size_t n = 4030;
-  std::unique_ptr<WorkerRule> worker = method->makeWorker(specs, o);
-  std::unique_ptr<ServerRule> server = method->makeServer(specs, 1, o);
+  std::unique_ptr<WorkerRule> worker = method->makeWorker(specs, checked);
+  std::unique_ptr<ServerRule> server = method->makeServer(specs, 1, checked);
   std::mt19937_64 rng(11);
   std::vector<float> W = randomVector(rng, n);
   std::vector<float> w = W;

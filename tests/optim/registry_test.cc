@@ -19,11 +19,12 @@ class NamedMethod : public Method {
  public:
   explicit NamedMethod(std::string name) : name_(std::move(name)) {}
   std::string name() const override { return name_; }
-  std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs&, const MethodOptions&) const override {
+  std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs&,
+                                         const CheckedOptions&) const override {
     return nullptr;
   }
   std::unique_ptr<ServerRule> makeServer(const SegmentSpecs&, int,
-                                         const MethodOptions&) const override {
+                                         const CheckedOptions&) const override {
     return nullptr;
   }
 

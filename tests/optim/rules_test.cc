@@ -79,10 +79,11 @@ TEST_P(RulesTest, MatchesReferenceStepByStep) {
   ASSERT_TRUE(registerBuiltinMethods(registry).ok());
   auto method = registry.find(c.method);
   ASSERT_TRUE(method.ok()) << method.status();
-  ASSERT_TRUE((*method)->validate(o).ok());
+  absl::StatusOr<CheckedOptions> checked = (*method)->check(o);
+  ASSERT_TRUE(checked.ok()) << checked.status();
   const bool dual_way = c.downlink == Downlink::kSparse;
 
-  std::unique_ptr<ServerRule> server = (*method)->makeServer(specs, kWorkers, o);
+  std::unique_ptr<ServerRule> server = (*method)->makeServer(specs, kWorkers, *checked);
   RefServer ref_server(specs, kWorkers, o, dual_way);
   std::vector<std::unique_ptr<WorkerRule>> workers;
   std::vector<RefWorker> ref_workers;
@@ -91,7 +92,7 @@ TEST_P(RulesTest, MatchesReferenceStepByStep) {
   std::vector<std::vector<float>> w(kWorkers, W), ref_w(kWorkers, W);
   std::vector<uint64_t> steps(kWorkers, 0);
   for (int k = 0; k < kWorkers; ++k) {
-    workers.push_back((*method)->makeWorker(specs, o));
+    workers.push_back((*method)->makeWorker(specs, *checked));
     ref_workers.emplace_back(c.method, specs, o);
   }
 
@@ -166,8 +167,10 @@ TEST(RulesScaleTest, SyncScaleDividesThePush) {
   for (const std::string& name : registry.names()) {
     SCOPED_TRACE(name);
     MethodOptions o;
-    auto server = (*registry.find(name))->makeServer(specs, 4, o);
-    auto worker = (*registry.find(name))->makeWorker(specs, o);
+    const Method& method = **registry.find(name);
+    const CheckedOptions checked = method.check(o).value();
+    auto server = method.makeServer(specs, 4, checked);
+    auto worker = method.makeWorker(specs, checked);
     std::vector<float> W = randomVector(rng, n), w = W, grad = randomVector(rng, n);
     Message push;
     worker->makePush(grad, w, StepContext{}, &push);

@@ -27,7 +27,9 @@ Job startJob(const std::string& name, const MethodOptions& o, std::mt19937_64& r
   MethodRegistry registry;
   EXPECT_TRUE(registerBuiltinMethods(registry).ok());
   const Method& method = **registry.find(name);
-  Job run{method.makeServer(mixedSpecs(), kWorkers, o), method.makeWorker(mixedSpecs(), o),
+  const CheckedOptions checked = method.check(o).value();
+  Job run{method.makeServer(mixedSpecs(), kWorkers, checked),
+          method.makeWorker(mixedSpecs(), checked),
           randomVector(rng, extent(mixedSpecs()))};
   return run;
 }
@@ -157,7 +159,8 @@ TEST(StateTest, BadBytesGiveAClearErrorAndChangeNothing) {
   // Another layout.
   MethodRegistry registry;
   ASSERT_TRUE(registerBuiltinMethods(registry).ok());
-  auto other = (*registry.find("dgs"))->makeServer({SegmentSpec{10, 0, 120, true}}, kWorkers, o);
+  const Method& dgs = **registry.find("dgs");
+  auto other = dgs.makeServer({SegmentSpec{10, 0, 120, true}}, kWorkers, dgs.check(o).value());
   expectLoadFails(*other, good, "segment count");
 
   ASSERT_TRUE(rule.loadState(good).ok());
@@ -167,7 +170,8 @@ std::unique_ptr<WorkerRule> makeWorker(const std::string& name, const MethodOpti
                                        const SegmentSpecs& specs = mixedSpecs()) {
   MethodRegistry registry;
   EXPECT_TRUE(registerBuiltinMethods(registry).ok());
-  return (*registry.find(name))->makeWorker(specs, o);
+  const Method& method = **registry.find(name);
+  return method.makeWorker(specs, method.check(o).value());
 }
 
 Message push(WorkerRule& worker, const std::vector<float>& grad, const std::vector<float>& w,

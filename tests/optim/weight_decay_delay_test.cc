@@ -17,7 +17,7 @@ namespace {
 // The push of a fresh worker of `method` at step `step`.
 Message pushAt(const Method& method, const SegmentSpecs& specs, const MethodOptions& o,
                const std::vector<float>& grad, const std::vector<float>& w, uint64_t step) {
-  auto worker = method.makeWorker(specs, o);
+  auto worker = method.makeWorker(specs, method.check(o).value());
   StepContext ctx;
   ctx.lr = 0.1f;
   ctx.step = step;
