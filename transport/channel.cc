@@ -67,6 +67,8 @@ Channel::Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options,
       options_(std::move(options)),
       clock_(options_.clock ? options_.clock : std::make_shared<SteadyClock>()),
       peers_(context_->size),
+      liveness_(context_->size, options_.peer_timeout, options_.max_payload_bytes,
+                std::chrono::steady_clock::now()),
       send_frame_(headerMessageBytes(options_.header_bytes)),
       recv_frame_(headerMessageBytes(options_.header_bytes)),
       canary_rng_(std::random_device{}()) {
@@ -75,7 +77,6 @@ Channel::Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options,
     down_.emplace(options_.shaping->down);
   }
   recv_header_ = context_->createUnboundBuffer(recv_frame_.data(), recv_frame_.size());
-  const Time now = std::chrono::steady_clock::now();
   for (int peer = 0; peer < context_->size; ++peer) {
     if (peer == context_->rank) continue;
     if (!connected(peer)) {
@@ -86,8 +87,6 @@ Channel::Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options,
           absl::StrCat("is missing: ", it != missing.end() ? it->second : "it has no connection");
       continue;
     }
-    peers_[peer].last_heard = now;
-    peers_[peer].last_active = now;
     peers_[peer].pulse = context_->createUnboundBuffer(&peers_[peer].pulse_word,
                                                        sizeof(peers_[peer].pulse_word));
     peers_[peer].control = context_->createUnboundBuffer(&peers_[peer].control_word,
@@ -151,7 +150,7 @@ void Channel::watch(int peer) {
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (notePulse(p, p.control_word)) continue;
+      if (notePulse(peer, p.control_word)) continue;
     }
     if (said_bye) continue;  // a peer says bye once
     said_bye = true;
@@ -174,13 +173,13 @@ void Channel::watch(int peer) {
   }
 }
 
-bool Channel::notePulse(Peer& p, uint64_t word) {
+bool Channel::notePulse(int peer, uint64_t word) {
   const Time now = std::chrono::steady_clock::now();
-  p.last_heard = now;
-  if ((word & kPulseBit) == 0) return false;
-  const uint64_t progress = word & kProgressMask;
-  if ((word & kBusyBit) != 0 || progress != p.progress) p.last_active = now;
-  p.progress = progress;
+  if ((word & kPulseBit) == 0) {
+    liveness_.heard(peer, now);
+    return false;
+  }
+  liveness_.pulsed(peer, word & kProgressMask, (word & kBusyBit) != 0, now);
   return true;
 }
 
@@ -207,26 +206,14 @@ void Channel::pulse(int peer) {
   }
 }
 
-std::chrono::steady_clock::duration Channel::payloadBound(size_t bytes) const {
-  const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      options_.peer_timeout);
-  const double share = static_cast<double>(bytes) / static_cast<double>(options_.max_payload_bytes);
-  return std::max(timeout / 10, std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                    timeout * std::min(1.0, share)));
-}
-
 std::chrono::milliseconds Channel::monitorPeriod() const {
   return std::max(options_.peer_timeout / 10, std::chrono::milliseconds(1));
 }
 
 void Channel::monitor() {
-  const auto timeout = options_.peer_timeout;
   const auto every = monitorPeriod();
-  auto seconds = [](std::chrono::steady_clock::duration d) {
-    return absl::StrFormat("%.1f s", std::chrono::duration<double>(d).count());
-  };
   std::unique_lock<std::mutex> lock(mu_);
-  Time last_look = std::chrono::steady_clock::now();
+  std::vector<PeerLiveness::Watch> watch(worldSize());
   while (!stop_threads_) {
     monitor_cv_.wait_until(lock, std::min(receive_until_, std::chrono::steady_clock::now() + every));
     if (stop_threads_) return;
@@ -235,47 +222,16 @@ void Channel::monitor() {
       deadline_passed_ = true;
       recv_header_->abortWaitRecv();
     }
-    if (now - last_look > timeout) {
-      // This process did not run for a peer timeout (it was stopped, or starved): the
-      // silence it sees is its own, so no peer is blamed for it; they start over.
-      for (Peer& p : peers_) {
-        p.last_heard = p.last_active = p.sending_since = now;
-      }
-      payload_since_ = now;
-    }
-    last_look = now;
-    std::vector<std::pair<int, std::string>> stalled;
     for (int peer = 0; peer < worldSize(); ++peer) {
       const Peer& p = peers_[peer];
-      if (peer == rank() || p.gone) continue;
-      if (p.exchange_send != nullptr || p.exchange_recv != nullptr) {
-        // Its own bound, whatever its state (one that said bye would never answer): until
-        // then the peer may be connecting to others, without pulses.
-        if (now > p.exchange_until) {
-          stalled.emplace_back(peer, absl::StrCat("did not complete the handshake within ",
-                                                  seconds(now - p.exchange_since)));
-        }
-        continue;
-      }
-      if (p.state == PeerState::kDead || p.state == PeerState::kClosed) continue;
-      if (now - p.last_heard > timeout) {
-        stalled.emplace_back(peer, absl::StrCat("sent no message and no pulse for ",
-                                                seconds(now - p.last_heard),
-                                                " (hung, stopped, or cut off)"));
-      } else if (p.sending[0] != nullptr && now - p.sending_since > timeout &&
-                 now - p.last_active > timeout) {
-        stalled.emplace_back(peer, absl::StrCat("left a message untaken for ",
-                                                seconds(now - p.sending_since),
-                                                " while doing nothing else"));
-      } else if (payload_src_ == peer && now - payload_since_ > payloadBound(payload_bytes_)) {
-        stalled.emplace_back(peer, absl::StrCat("sent a header and not its ", payload_bytes_,
-                                                "-byte payload for ",
-                                                seconds(now - payload_since_), " (its bound: ",
-                                                seconds(payloadBound(payload_bytes_)), ")"));
-      }
+      watch[peer] = peer == rank() || p.gone ? PeerLiveness::Watch::kNone
+                    : p.state == PeerState::kDead || p.state == PeerState::kClosed
+                        ? PeerLiveness::Watch::kHandshake
+                        : PeerLiveness::Watch::kAll;
     }
+    const std::vector<PeerLiveness::Stall> stalled = liveness_.look(now, watch);
     lock.unlock();
-    for (const auto& [peer, why] : stalled) cut(peer, why, /*reported=*/false);
+    for (const PeerLiveness::Stall& s : stalled) cut(s.peer, s.why, /*reported=*/false);
     lock.lock();
   }
 }
@@ -394,7 +350,7 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> message) {
     // (the watcher, the monitor).
     p.sending[0] = frame.get();
     p.sending[1] = body.get();
-    p.sending_since = std::chrono::steady_clock::now();
+    liveness_.sendWaiting(dst, std::chrono::steady_clock::now());
   }
   const size_t bytes = header.size() + payload.size();
   int64_t stamp = 0;
@@ -417,6 +373,7 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> message) {
     std::lock_guard<std::mutex> lock(mu_);
     Peer& p = peers_[dst];
     p.sending[0] = p.sending[1] = nullptr;
+    liveness_.sendDone(dst);
     if (failure.empty()) {
       ++progress_;
       p.counters.bytes_sent += bytes;
@@ -601,8 +558,7 @@ void Channel::receivePosted(int src, Frame* frame) {
         gone = peers_[src].gone;
         payload_recv_ = body.get();
         payload_src_ = src;
-        payload_bytes_ = n;
-        payload_since_ = std::chrono::steady_clock::now();
+        liveness_.payloadAnnounced(src, n, std::chrono::steady_clock::now());
       }
       if (gone || !body->waitRecv(nullptr, kWatchTimeout)) failure = "connection closed";
     } catch (const std::exception& e) {
@@ -613,6 +569,7 @@ void Channel::receivePosted(int src, Frame* frame) {
       std::lock_guard<std::mutex> lock(mu_);
       payload_recv_ = nullptr;
       payload_src_ = -1;
+      liveness_.payloadDone();
       if (!failure.empty()) {
         Peer& p = peers_[src];
         if (p.state != PeerState::kDead) {
@@ -649,7 +606,7 @@ void Channel::receivePosted(int src, Frame* frame) {
   ++progress_;
   std::lock_guard<std::mutex> lock(mu_);
   Peer& p = peers_[src];
-  p.last_heard = std::chrono::steady_clock::now();
+  liveness_.heard(src, std::chrono::steady_clock::now());
   p.counters.bytes_received += bytes;
   p.counters.messages_received += 1;
   if (p.state == PeerState::kClosing && p.counters.messages_received >= p.bye_messages) {
@@ -692,8 +649,7 @@ absl::StatusOr<std::vector<absl::StatusOr<std::vector<uint8_t>>>> Channel::excha
       sends[i] = context_->createUnboundBuffer(copy.data(), copy.size());
       p.exchange_send = sends[i].get();
       p.exchange_recv = recvs[i].get();
-      p.exchange_since = std::chrono::steady_clock::now();
-      p.exchange_until = p.exchange_since + bound;
+      liveness_.exchangeStarted(peers[i], std::chrono::steady_clock::now(), bound);
     }
     try {
       recvs[i]->recv(peers[i], kExchangeSlot);
@@ -717,7 +673,7 @@ absl::StatusOr<std::vector<absl::StatusOr<std::vector<uint8_t>>>> Channel::excha
     std::lock_guard<std::mutex> lock(mu_);
     Peer& p = peers_[peers[i]];
     p.exchange_send = p.exchange_recv = nullptr;
-    p.last_heard = p.last_active = std::chrono::steady_clock::now();  // its pulses start now
+    liveness_.exchangeDone(peers[i], std::chrono::steady_clock::now());
   };
   std::vector<std::thread> waiters;
   for (size_t i = 0; i < n; ++i) {

@@ -61,6 +61,7 @@
 #include "transport/clock.h"
 #include "transport/endpoint.h"
 #include "transport/link_shaping.h"
+#include "transport/peer_liveness.h"
 
 namespace gloo {
 class Context;
@@ -202,21 +203,14 @@ class Channel : public Endpoint {
     std::unique_ptr<gloo::transport::UnboundBuffer> ack;  // our ack of its bye
     uint64_t ack_word = 0;
     std::thread watcher;
-    // Stall detection (guarded by mu_).
-    Time last_heard;          // its last message or pulse
-    Time last_active;         // the last pulse that showed progress or work
-    uint64_t progress = 0;    // the progress its last pulse reported
-    gloo::transport::UnboundBuffer* sending[2] = {nullptr, nullptr};  // our send, if any
-    Time sending_since;
+    // The waits to abort when it is dropped (guarded by mu_): our send, if any, and
+    // exchange()'s send of our blob and receive of its own.
+    gloo::transport::UnboundBuffer* sending[2] = {nullptr, nullptr};
+    gloo::transport::UnboundBuffer* exchange_send = nullptr;
+    gloo::transport::UnboundBuffer* exchange_recv = nullptr;
     std::unique_ptr<gloo::transport::UnboundBuffer> pulse;  // our pulses to it
     uint64_t pulse_word = 0;
     std::thread pulser;
-    // exchange() in progress with it: our blob's send and its blob's receive, and by when
-    // both must be done.
-    gloo::transport::UnboundBuffer* exchange_send = nullptr;
-    gloo::transport::UnboundBuffer* exchange_recv = nullptr;
-    Time exchange_since;
-    Time exchange_until;
   };
 
   Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options,
@@ -229,11 +223,9 @@ class Channel : public Endpoint {
   void pulse(int peer);
   void monitor();
   std::chrono::milliseconds monitorPeriod() const;  // how often the monitor looks
-  // How long a payload of `bytes` may take after its header: its share of the peer timeout
-  // (the largest payload gets all of it), at least a tenth of it.
-  std::chrono::steady_clock::duration payloadBound(size_t bytes) const;
-  // Records a control word from `peer`: a pulse (true) or its bye's message count.
-  bool notePulse(Peer& p, uint64_t word);
+  // Records a control word from `peer` (mu_ held): a pulse (true) or its bye's message
+  // count.
+  bool notePulse(int peer, uint64_t word);
   // Aborts our waits on `peer` (mu_ held).
   void abortWaitsOn(int peer);
   void markDead(int peer, const std::string& reason);
@@ -249,8 +241,9 @@ class Channel : public Endpoint {
   std::optional<Link> up_;
   std::optional<Link> down_;
 
-  mutable std::mutex mu_;  // guards peers_' state, counters and interrupted_
+  mutable std::mutex mu_;  // guards peers_' state, counters, liveness_ and interrupted_
   std::vector<Peer> peers_;
+  PeerLiveness liveness_;
   bool interrupted_ = false;
   std::atomic<bool> stopping_{false};
   bool shut_down_ = false;
@@ -265,8 +258,6 @@ class Channel : public Endpoint {
   bool stop_threads_ = false;
   Deadline receive_until_ = kNoDeadline;
   bool deadline_passed_ = false;
-  Time payload_since_;
-  size_t payload_bytes_ = 0;  // announced by the header payload_since_ counts from
   std::thread monitor_;
 
   // The header receive from ANY rank stays posted until it completes.
