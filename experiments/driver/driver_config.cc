@@ -135,7 +135,8 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
     c->rank = 0;
     c->store_dir = "unused";  // no rendezvous
   }
-  const bool checking = c->dry_run || c->preflight;  // one process that connects to no one
+  // One process that connects to no one.
+  const bool checking = c->dry_run || c->preflight || c->print_config;
   if (checking && c->rank < 0) c->rank = c->servers;  // a worker's view (threads, seed)
   if (c->rank < 0 || c->rank >= c->world_size) {
     return absl::InvalidArgumentError(absl::StrCat(

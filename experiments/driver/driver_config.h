@@ -71,6 +71,7 @@ struct DriverConfig {
   bool dry_run = false;            // every check, then exit (dry_run.h)
   bool preflight = false;          // flags, data set opened, model built, then exit
   bool list_compressors = false;   // the registry's compressor names, then exit
+  bool print_config = false;       // the resolved configuration as JSON, then exit
   // Clock: real processes over Gloo, or the whole job in this process in simulated time.
   std::string clock = "real";
   std::string step_time = "measured";  // measured | DURATION | profile:FILE

@@ -265,6 +265,11 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                "check the flags, open the data set and build the model, then exit (what "
                "experiments/run does before it starts the ranks)")
       ->group(run);
+  app.add_flag("--print-config", c->print_config,
+               "print the configuration these flags resolve to (defaults, preset, "
+               "environment) as JSON, with \"rank\" null when none was given, and exit "
+               "(experiments/run reads the job from it)")
+      ->group(run);
   app.add_flag("--list-compressors", c->list_compressors,
                "print the name of every compressor --compressor takes, one per line, and "
                "exit (experiments/compare-compressors runs them all)")

@@ -46,8 +46,15 @@ int run(int argc, char** argv) {
     for (const std::string& name : builtinCompressors().names()) std::printf("%s\n", name.c_str());
     return 0;
   }
+  const bool rank_given = config.rank >= 0;  // resolving gives a checking run one
   if (auto s = resolveDriverConfig(&config, givenFlags(app)); !s.ok()) {
     return fail(config.rank, std::string(s.message()));
+  }
+  if (config.print_config) {
+    nlohmann::json printed = config.toJson();
+    printed["rank"] = rank_given ? nlohmann::json(config.rank) : nlohmann::json(nullptr);
+    std::printf("%s\n", printed.dump(2).c_str());
+    return 0;
   }
   if (!config.resume && !config.dry_run && !config.out.empty()) {
     if (auto s = checkNewRunDir(config.out); !s.ok()) {

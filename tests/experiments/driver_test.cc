@@ -389,6 +389,44 @@ TEST_F(DriverTest, DryRunNamesABrokenFile) {
   EXPECT_THAT(r.output, ::testing::Not(HasSubstr("dry run passed")));
 }
 
+// The launcher takes the job from the driver's own resolution (--print-config), so the run
+// directory it names without --out follows the flags as the driver reads them.
+TEST_F(DriverTest, TheLauncherNamesTheRunFromTheDriversResolvedJob) {
+  const Result r = runLauncher(
+      "--method=gd --dataset=synthetic --model=small_resnet --world-size=4 --servers=2 "
+      "--clock=virtual --bandwidth=10gbit --max-steps=2 --epochs=1 --eval-samples=0 "
+      "--threads=1 --progress=none",
+      dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::string> runs;
+  for (const auto& entry : fs::directory_iterator(dir_ / "runs")) {
+    runs.push_back(entry.path().filename().string());
+  }
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_THAT(runs[0], ::testing::StartsWith("gd-synthetic-w2-10gbit-virtual-"));
+}
+
+TEST_F(DriverTest, PrintConfigGivesTheResolvedJobAndWhetherARankWasGiven) {
+  const auto printed = [&](const std::string& env, const std::string& flags) {
+    const fs::path out = dir_ / "config.json";
+    const std::string command = env + " " + SPARSEPS_DRIVER_BINARY +
+                                " --print-config --dataset=synthetic " + flags + " > " +
+                                out.string();
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    return readJson(out);
+  };
+  const nlohmann::json defaults = printed("", "");
+  EXPECT_EQ(defaults["method"], "dgs");
+  EXPECT_EQ(defaults["workers"], 4);
+  EXPECT_EQ(defaults["bandwidth"], "1gbit");
+  EXPECT_TRUE(defaults["rank"].is_null());
+  const nlohmann::json from_env = printed("WORLD_SIZE=9 RANK=3", "--servers=2");
+  EXPECT_EQ(from_env["workers"], 7);
+  EXPECT_EQ(from_env["rank"], 3);
+  // Across machines the default bandwidth is the real network's.
+  EXPECT_EQ(printed("", "--rank=1 --master-addr=10.0.0.1")["bandwidth"], "none");
+}
+
 TEST_F(DriverTest, MissingDataNamesTheFetchCommand) {
   const Result r =
       runLauncher("--dataset=cifar10 --model=resnet20 --data-dir=" + (dir_ / "nothing").string(),
