@@ -19,7 +19,7 @@
 
 #include "absl/types/span.h"
 #include "compressors/segment_spec.h"
-#include "compressors/simd.h"
+#include "compressors/kernels/simd.h"
 
 namespace sparseps::bench {
 

@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "compressors/codes.h"
-#include "compressors/half.h"
-#include "compressors/simd.h"
+#include "compressors/kernels/half.h"
+#include "compressors/kernels/simd.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

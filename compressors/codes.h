@@ -1,8 +1,7 @@
 #pragma once
 // The coded segment forms (SegmentData.code) and the kernels every sender and receiver of
 // them shares. A coded segment is a delta over all numel elements of a segment. Codes
-// are fixed-width fields packed LSB first: field i occupies bits [w*i, w*i + w) of the
-// byte string, bit b being bit (b % 8) of byte b / 8; padding bits are zero.
+// are fixed-width fields packed as compressors/kernels/bit_packing.h says.
 //
 //   code      w (bits)   params            element i
 //   kSign     1          {v0, v1} per      field ? v1 : v0 of the element's bucket
@@ -65,12 +64,5 @@ void addCoded(absl::Span<float> dst, const SegmentData& s, float scale);
 // (not cleared: the caller writes every byte), keeping its buffers' memory; params is
 // left for the caller to fill.
 void startCoded(SegmentData* s, uint32_t segment_id, size_t numel, Code code, uint32_t code_arg);
-
-// Writes n fields of width w (1..16) from fields[] into packed at field position first,
-// whole bytes, the last one's padding bits zero. first * w must be a multiple of 8.
-void packFields(const uint16_t* fields, size_t n, uint32_t width, size_t first, uint8_t* packed);
-
-// Reads n fields of width w starting at field position first (first * w a multiple of 8).
-void unpackFields(const uint8_t* packed, size_t first, size_t n, uint32_t width, uint16_t* fields);
 
 }  // namespace sparseps

@@ -10,7 +10,7 @@
 #include "compressors/compressor.h"
 #include "compressors/segment_data.h"
 #include "compressors/segment_spec.h"
-#include "compressors/thread_pool.h"
+#include "compressors/kernels/thread_pool.h"
 
 namespace sparseps {
 

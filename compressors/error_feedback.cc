@@ -1,6 +1,6 @@
 #include "compressors/error_feedback.h"
 
-#include "compressors/apply.h"
+#include "compressors/kernels/apply.h"
 
 namespace sparseps {
 

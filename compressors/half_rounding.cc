@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "compressors/half.h"
+#include "compressors/kernels/half.h"
 
 namespace sparseps {
 

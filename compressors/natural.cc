@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "compressors/kernels/bit_packing.h"
 #include "compressors/codes.h"
-#include "compressors/element_random.h"
+#include "compressors/kernels/element_random.h"
 #include "compressors/select_seed.h"
-#include "compressors/simd.h"
+#include "compressors/kernels/simd.h"
 
 namespace sparseps {
 namespace {

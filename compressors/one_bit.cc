@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "compressors/codes.h"
-#include "compressors/sign_bits.h"
-#include "compressors/simd.h"
+#include "compressors/kernels/sign_bits.h"
+#include "compressors/kernels/simd.h"
 
 namespace sparseps {
 namespace {

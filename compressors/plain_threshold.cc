@@ -1,7 +1,7 @@
 #include "compressors/plain_threshold.h"
 
 #include "absl/strings/str_cat.h"
-#include "compressors/device_kernels.h"
+#include "compressors/kernels/device_kernels.h"
 #include "compressors/threshold.h"
 
 namespace sparseps {

@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "compressors/codes.h"
 #include "compressors/dense.h"
-#include "compressors/element_random.h"
-#include "compressors/lowrank_product.h"
+#include "compressors/kernels/element_random.h"
+#include "compressors/kernels/lowrank_product.h"
 #include "compressors/select_seed.h"
 
 namespace sparseps {

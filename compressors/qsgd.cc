@@ -6,10 +6,11 @@
 
 #include "absl/numeric/bits.h"
 #include "absl/strings/str_cat.h"
+#include "compressors/kernels/bit_packing.h"
 #include "compressors/codes.h"
-#include "compressors/element_random.h"
+#include "compressors/kernels/element_random.h"
 #include "compressors/select_seed.h"
-#include "compressors/simd.h"
+#include "compressors/kernels/simd.h"
 
 namespace sparseps {
 namespace {

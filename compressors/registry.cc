@@ -76,8 +76,8 @@ void registerBuiltinCompressors(CompressorRegistry* registry) {
   }
 }
 
-const CompressorRegistry& builtinCompressors() {
-  static const CompressorRegistry* registry = [] {
+CompressorRegistry& compressorRegistry() {
+  static CompressorRegistry* registry = [] {
     auto* r = new CompressorRegistry;
     registerBuiltinCompressors(r);
     return r;
@@ -85,8 +85,8 @@ const CompressorRegistry& builtinCompressors() {
   return *registry;
 }
 
-absl::StatusOr<std::unique_ptr<Compressor>> makeBuiltinCompressor(absl::string_view spec) {
-  return builtinCompressors().make(spec);
+absl::StatusOr<std::unique_ptr<Compressor>> makeRegisteredCompressor(absl::string_view spec) {
+  return compressorRegistry().make(spec);
 }
 
 }  // namespace sparseps

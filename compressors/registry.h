@@ -52,10 +52,12 @@ class CompressorRegistry {
 // Adds every compressor of compressors/ (the list is in registry.cc).
 void registerBuiltinCompressors(CompressorRegistry* registry);
 
-// The registry of the built-in compressors, made once.
-const CompressorRegistry& builtinCompressors();
+// The process's registry, which --compressor, gd's compressor option and --help read: the
+// built-in compressors, and any a program adds (one add() line) before it starts a job.
+// Adding is not thread-safe; reading is.
+CompressorRegistry& compressorRegistry();
 
-// A built-in compressor from its spec.
-absl::StatusOr<std::unique_ptr<Compressor>> makeBuiltinCompressor(absl::string_view spec);
+// A compressor of compressorRegistry() from its spec.
+absl::StatusOr<std::unique_ptr<Compressor>> makeRegisteredCompressor(absl::string_view spec);
 
 }  // namespace sparseps

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compressors/kernels/bit_packing.h"
 #include "compressors/codes.h"
-#include "compressors/element_random.h"
-#include "compressors/magnitude_key.h"
+#include "compressors/kernels/element_random.h"
+#include "compressors/kernels/magnitude_key.h"
 #include "compressors/select_seed.h"
-#include "compressors/simd.h"
+#include "compressors/kernels/simd.h"
 
 namespace sparseps {
 namespace {

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <numeric>
 
-#include "compressors/device_kernels.h"
-#include "compressors/magnitude_key.h"
+#include "compressors/kernels/device_kernels.h"
+#include "compressors/kernels/magnitude_key.h"
 #include "compressors/segment_spec.h"
-#include "compressors/select_kernels.h"
+#include "compressors/kernels/select_kernels.h"
 
 namespace sparseps {
 

@@ -26,7 +26,7 @@
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
 #include "compressors/registry.h"
-#include "compressors/simd.h"
+#include "compressors/kernels/simd.h"
 
 namespace sparseps {
 

@@ -12,8 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "compressors/kernels/bit_packing.h"
 #include "compressors/codes.h"
-#include "compressors/half.h"
+#include "compressors/kernels/half.h"
 #include "compressors/random_k.h"
 #include "core/wire/wire.h"
 

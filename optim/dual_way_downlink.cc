@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "compressors/simd.h"
+#include "compressors/kernels/simd.h"
 #include "optim/message_ops.h"
 #include "optim/selection.h"
 

@@ -73,7 +73,7 @@ std::vector<MethodOptionRow> makeRows() {
       {"compressor", "GdOptions.compressor",
        absl::StrCat("NAME or NAME:key=value,...; default: the selection's top-k (gradient "
                     "dropping). One of:\n",
-                    builtinCompressors().help()),
+                    compressorRegistry().help()),
        {"gd"}, owned(&M::gd, &GdOptions::compressor)},
       {"error_feedback", "GdOptions.error_feedback",
        "keep what the compressor did not send and add it to the next step (on), or drop it "

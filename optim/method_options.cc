@@ -31,7 +31,7 @@ double DgcOptions::densityAt(int epoch, double density) const {
 
 absl::Status GdOptions::validate() const {
   if (compressor.empty()) return absl::OkStatus();
-  if (auto made = makeBuiltinCompressor(compressor); !made.ok()) {
+  if (auto made = makeRegisteredCompressor(compressor); !made.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("GdOptions.compressor: ", made.status().message()));
   }

@@ -9,7 +9,7 @@ namespace sparseps {
 namespace {
 
 std::unique_ptr<Compressor> make(const std::string& spec, bool f16) {
-  auto made = makeBuiltinCompressor(spec);
+  auto made = makeRegisteredCompressor(spec);
   // Built-in names, or a spec MethodOptions::validate accepted.
   requireOk(made.status());
   std::unique_ptr<Compressor> compressor = std::move(*made);

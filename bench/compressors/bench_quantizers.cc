@@ -50,7 +50,7 @@
 #include <vector>
 
 #include "bench/bench_data.h"
-#include "compressors/apply.h"
+#include "compressors/kernels/apply.h"
 #include "compressors/codes.h"
 #include "compressors/compressor.h"
 #include "compressors/registry.h"
@@ -158,7 +158,7 @@ using TorchOut = std::vector<torch::Tensor>;
 
 struct ElementCase {
   std::string name;   // BM_<name>/...
-  std::string spec;   // makeBuiltinCompressor's
+  std::string spec;   // makeRegisteredCompressor's
   uint32_t rows = 0;  // SelectContext.rows
   double density = 0;
   double lo = 0, hi = 0;  // the range of projection() a correct result lies in
@@ -304,7 +304,7 @@ std::vector<ElementCase> elementCases() {
 }
 
 std::unique_ptr<Compressor> make(const std::string& spec) {
-  absl::StatusOr<std::unique_ptr<Compressor>> c = makeBuiltinCompressor(spec);
+  absl::StatusOr<std::unique_ptr<Compressor>> c = makeRegisteredCompressor(spec);
   check(c.ok(), spec + ": " + std::string(c.status().message()));
   return std::move(*c);
 }

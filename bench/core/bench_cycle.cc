@@ -30,7 +30,7 @@
 #include <utility>
 
 #include "bench/bench_data.h"
-#include "compressors/stream_copy.h"
+#include "compressors/kernels/stream_copy.h"
 #include "core/runtime/shard_core.h"
 #include "core/wire/wire.h"
 #include "optim/builtin_methods.h"

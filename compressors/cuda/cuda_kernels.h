@@ -1,5 +1,5 @@
 #pragma once
-// The CUDA kernels behind the registry's selection compressors (compressors/device_kernels.h):
+// The CUDA kernels behind the registry's selection compressors (compressors/kernels/device_kernels.h):
 // the radix top-k, the threshold filter and DGC's sampled threshold of this folder. Each
 // call makes the input's device current, waits for the work queued on that device (the
 // input may come from any of a framework's streams), runs on its legacy default stream
@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "compressors/device_kernels.h"
+#include "compressors/kernels/device_kernels.h"
 
 namespace sparseps::gpu {
 

@@ -4,7 +4,7 @@
 
 #include "compressors/cuda/cuda_status.h"
 #include "compressors/cuda/launchers.h"
-#include "compressors/magnitude_key.h"
+#include "compressors/kernels/magnitude_key.h"
 #include "compressors/segment_spec.h"
 #include "compressors/threshold.h"
 

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "compressors/apply.h"
+#include "compressors/kernels/apply.h"
 
 namespace sparseps {
 

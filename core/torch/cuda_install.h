@@ -1,6 +1,6 @@
 #pragma once
 // Installs compressors/cuda's kernels as the registry's device path
-// (compressors/device_kernels.h), so a selector given device memory selects there. For
+// (compressors/kernels/device_kernels.h), so a selector given device memory selects there. For
 // GPU workers (core/torch/tensor_rules.h) and the Python package's CUDA tensors.
 
 #include "absl/status/status.h"

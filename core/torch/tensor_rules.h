@@ -3,7 +3,7 @@
 // --device=cuda): the worker rule of optim/ (docs/methods.md), written in tensor ops so
 // it runs where the flat model is. grad and w reach the rule as spans of device memory;
 // the rule's state (momentum u, residual v) stays there too. Selection goes through the
-// registry's selectors, whose device path (compressors/device_kernels.h, installed by the
+// registry's selectors, whose device path (compressors/kernels/device_kernels.h, installed by the
 // caller) selects in device memory and copies only the selected indices and values to
 // the host, which is what travels; a dense segment (biases, BatchNorm weights) is copied
 // whole, as it travels whole. A reply is applied in device memory. On CPU tensors the

@@ -7,12 +7,12 @@
 #include "absl/numeric/bits.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "compressors/simd.h"
-#include "compressors/stream_copy.h"
+#include "compressors/kernels/simd.h"
+#include "compressors/kernels/stream_copy.h"
 #include "core/wire/wire_bytes.h"
 #include "core/wire/wire_checksum.h"
 #include "compressors/codes.h"
-#include "compressors/half.h"
+#include "compressors/kernels/half.h"
 #include "compressors/random_k.h"
 #include "core/wire/wire_header.h"
 #include "core/wire/wire_varint.h"
@@ -109,7 +109,7 @@ constexpr size_t kChunkFloats = 16384;
 
 // Copies n floats of a dense body from src to dst (bytes as they travel: little-endian)
 // and hashes them from src, which the copy has just brought into cache. A body larger
-// than the cache is copied with streaming stores (compressors/stream_copy.h).
+// than the cache is copied with streaming stores (compressors/kernels/stream_copy.h).
 void copyDenseChunk(uint8_t* dst, const uint8_t* src, size_t n, bool streaming,
                     PayloadChecksum* checksum) {
   if (streaming) {

@@ -11,7 +11,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "compressors/thread_pool.h"
+#include "compressors/kernels/thread_pool.h"
 #include "experiments/datasets/jpeg_decode.h"
 
 namespace sparseps {

@@ -43,7 +43,7 @@ int run(int argc, char** argv) {
   addDriverFlags(app, &config, methods.names());
   CLI11_PARSE(app, argc, argv);
   if (config.list_compressors) {
-    for (const std::string& name : builtinCompressors().names()) std::printf("%s\n", name.c_str());
+    for (const std::string& name : compressorRegistry().names()) std::printf("%s\n", name.c_str());
     return 0;
   }
   const bool rank_given = config.rank >= 0;  // resolving gives a checking run one

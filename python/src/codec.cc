@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "compressors/apply.h"
+#include "compressors/kernels/apply.h"
 #include "compressors/error_feedback.h"
 #include "compressors/registry.h"
 #include "core/wire/wire.h"
@@ -25,7 +25,7 @@ namespace {
 class PyCompressor {
  public:
   PyCompressor(const std::string& spec, bool error_feedback)
-      : spec_(spec), error_feedback_(error_feedback), memory_(value(makeBuiltinCompressor(spec))) {}
+      : spec_(spec), error_feedback_(error_feedback), memory_(value(makeRegisteredCompressor(spec))) {}
 
   // x compressed as segment `key` at `step`: the wire message that carries it.
   py::bytes compress(const torch::Tensor& x, double density, uint32_t key, uint64_t step,
@@ -140,8 +140,8 @@ warm start. Stochastic compressors draw from (seed, key, step).)")
       .def_property_readonly("error_feedback", &PyCompressor::errorFeedback);
   m.def("decode", &decode, py::arg("payload"), py::arg("shape"), py::arg("key") = 0,
         "The tensor of `shape` that Compressor.compress's bytes for segment `key` decode to.");
-  m.def("compressor_names", [] { return builtinCompressors().names(); });
-  m.def("compressors_help", [] { return builtinCompressors().help(); },
+  m.def("compressor_names", [] { return compressorRegistry().names(); });
+  m.def("compressors_help", [] { return compressorRegistry().help(); },
         "Every compressor: its name, options with defaults, rule and paper.");
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "compressors/device_kernels.h"
+#include "compressors/kernels/device_kernels.h"
 #include "compressors/random_k.h"
 #include "compressors/segment_spec.h"
 #include "compressors/threshold.h"

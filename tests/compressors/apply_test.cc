@@ -1,4 +1,4 @@
-#include "compressors/apply.h"
+#include "compressors/kernels/apply.h"
 
 #include <gtest/gtest.h>
 

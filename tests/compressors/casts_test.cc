@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "compressors/codes.h"
-#include "compressors/half.h"
+#include "compressors/kernels/half.h"
 #include "tests/compressors/code_reference.h"
 #include "tests/compressors/quantizer_util.h"
 

@@ -31,7 +31,7 @@ TEST(CompressFlat, PerSegmentResultsDenseSegmentsDenseAndPoolAgrees) {
   ctx.step = 3;
   for (const char* name : {"topk", "sampled", "randomk", "dense"}) {
     SCOPED_TRACE(name);
-    auto c = makeBuiltinCompressor(name);
+    auto c = makeRegisteredCompressor(name);
     ASSERT_TRUE(c.ok());
     std::vector<SegmentData> serial = compressFlat(**c, flat, specs, 0.01, ctx);
     ThreadPool pool(2);

@@ -1,10 +1,10 @@
 // The registry's selection compressors hand input that lives on a device to the installed
-// DeviceKernels (compressors/device_kernels.h), and keep host input on the CPU. A stand-in
+// DeviceKernels (compressors/kernels/device_kernels.h), and keep host input on the CPU. A stand-in
 // for the GPU claims one buffer as "device memory", records what it is asked and answers
 // with a selection no CPU loop would make, so where each result came from is visible.
 // (On a machine with a GPU, tests/compressors/cuda runs the real kernels this way.)
 
-#include "compressors/device_kernels.h"
+#include "compressors/kernels/device_kernels.h"
 
 #include <gtest/gtest.h>
 
@@ -85,7 +85,7 @@ struct Installed {
 std::vector<float> input() { return {0.001f, 5.0f, 0.002f, -6.0f, 7.0f, 0.0f, 8.0f, -9.0f}; }
 
 SegmentData run(const std::string& spec, const std::vector<float>& x, double density) {
-  auto c = makeBuiltinCompressor(spec);
+  auto c = makeRegisteredCompressor(spec);
   EXPECT_TRUE(c.ok()) << c.status();
   SelectContext ctx;
   ctx.segment_id = 4;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "compressors/apply.h"
+#include "compressors/kernels/apply.h"
 #include "compressors/error_feedback.h"
 #include "compressors/registry.h"
 #include "tests/compressors/code_reference.h"
@@ -30,9 +30,9 @@ TEST(ErrorFeedbackBuiltins, NothingIsLostForAnyCompressor) {
   const Shape shapes[] = {{1, 0}, {17, 0}, {600, 20}, {5003, 0}, {64, 64}};
   const int steps = 8;
   std::set<Code> codes_checked;
-  for (const std::string& name : builtinCompressors().names()) {
+  for (const std::string& name : compressorRegistry().names()) {
     SCOPED_TRACE(name);
-    auto made = makeBuiltinCompressor(name);
+    auto made = makeRegisteredCompressor(name);
     ASSERT_TRUE(made.ok()) << made.status();
     ErrorFeedback ef(std::move(*made));
     std::mt19937_64 rng(99);

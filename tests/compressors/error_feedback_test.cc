@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "compressors/apply.h"
+#include "compressors/kernels/apply.h"
 #include "compressors/registry.h"
 #include "tests/compressors/test_util.h"
 
@@ -17,7 +17,7 @@ TEST(ErrorFeedback, SumOfInputsEqualsSumSentPlusResidual) {
   std::mt19937_64 rng(seed);
   for (const char* name : {"topk", "sampled", "randomk", "dense"}) {
     SCOPED_TRACE(name);
-    auto made = makeBuiltinCompressor(name);
+    auto made = makeRegisteredCompressor(name);
     ASSERT_TRUE(made.ok()) << made.status();
     ErrorFeedback ef(std::move(*made));
     const std::vector<size_t> sizes = {1, 17, 5000};
@@ -56,7 +56,7 @@ TEST(ErrorFeedback, SumOfInputsEqualsSumSentPlusResidual) {
 }
 
 TEST(ErrorFeedback, ResidualIsWhatWasNotSentAndCanBeRestored) {
-  auto made = makeBuiltinCompressor("topk");
+  auto made = makeRegisteredCompressor("topk");
   ASSERT_TRUE(made.ok());
   ErrorFeedback ef(std::move(*made));
   std::vector<float> x = {1.0f, -5.0f, 2.0f, 0.5f};

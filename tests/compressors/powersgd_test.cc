@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "compressors/apply.h"
+#include "compressors/kernels/apply.h"
 #include "compressors/codes.h"
 #include "compressors/registry.h"
 #include "tests/compressors/code_reference.h"
@@ -59,7 +59,7 @@ TEST(PowerSgd, RecoversAnExactlyRankOneMatrix) {
       Md[r * cols + c] = M[r * cols + c];
     }
   }
-  auto made = makeBuiltinCompressor("powersgd:rank=1");
+  auto made = makeRegisteredCompressor("powersgd:rank=1");
   ASSERT_TRUE(made.ok()) << made.status();
   SelectContext ctx;
   ctx.segment_id = 5;
@@ -102,7 +102,7 @@ void gramSchmidt(std::vector<double>* A, size_t rows, size_t rank) {
 
 TEST(PowerSgd, DecodeIsPQtWithOrthonormalPAndQIsMtP) {
   const size_t rows = 16, cols = 24, rank = 3;
-  auto made = makeBuiltinCompressor("powersgd:rank=3");
+  auto made = makeRegisteredCompressor("powersgd:rank=3");
   ASSERT_TRUE(made.ok()) << made.status();
   SelectContext ctx;
   ctx.segment_id = 2;
@@ -168,7 +168,7 @@ TEST(PowerSgd, DecodeIsPQtWithOrthonormalPAndQIsMtP) {
 }
 
 TEST(PowerSgd, ColdStartDependsOnTheContextOnly) {
-  auto made = makeBuiltinCompressor("powersgd:rank=2,warm_start=0");
+  auto made = makeRegisteredCompressor("powersgd:rank=2,warm_start=0");
   ASSERT_TRUE(made.ok()) << made.status();
   const std::vector<float> M = normals(8 * 10, 3);
   SelectContext ctx;
@@ -183,9 +183,9 @@ TEST(PowerSgd, ColdStartDependsOnTheContextOnly) {
 // A checkpoint's view: Q saved after some steps and restored into a new compressor goes
 // on exactly as the compressor it came from (the warm start survives a resume).
 TEST(PowerSgd, RestoredQContinuesLikeTheOriginal) {
-  auto a = makeBuiltinCompressor("powersgd:rank=2");
-  auto b = makeBuiltinCompressor("powersgd:rank=2");
-  auto fresh = makeBuiltinCompressor("powersgd:rank=2");
+  auto a = makeRegisteredCompressor("powersgd:rank=2");
+  auto b = makeRegisteredCompressor("powersgd:rank=2");
+  auto fresh = makeRegisteredCompressor("powersgd:rank=2");
   ASSERT_TRUE(a.ok() && b.ok() && fresh.ok());
   const size_t rows = 8, cols = 10;
   SelectContext ctx;
@@ -215,7 +215,7 @@ TEST(PowerSgd, RestoredQContinuesLikeTheOriginal) {
 }
 
 TEST(PowerSgd, RestoreRefusesAQOfAnotherShapeAndChangesNothing) {
-  auto made = makeBuiltinCompressor("powersgd:rank=2");
+  auto made = makeRegisteredCompressor("powersgd:rank=2");
   ASSERT_TRUE(made.ok());
   Compressor& c = **made;
   SelectContext ctx;
@@ -233,13 +233,13 @@ TEST(PowerSgd, RestoreRefusesAQOfAnotherShapeAndChangesNothing) {
   ctx.rows = 4;
   EXPECT_FALSE(c.restoreState(ctx, 80, q).ok());
   // Without warm start there is no state to save, and none is taken.
-  auto cold = makeBuiltinCompressor("powersgd:rank=2,warm_start=0");
+  auto cold = makeRegisteredCompressor("powersgd:rank=2,warm_start=0");
   ASSERT_TRUE(cold.ok());
   (*cold)->compress(normals(80, 1), 0.1, ctx, &s);
   EXPECT_TRUE((*cold)->savedState(1).empty());
   EXPECT_FALSE((*cold)->restoreState(ctx, 80, q).ok());
   // A stateless compressor refuses any state but none.
-  auto topk = makeBuiltinCompressor("topk");
+  auto topk = makeRegisteredCompressor("topk");
   ASSERT_TRUE(topk.ok());
   EXPECT_TRUE((*topk)->restoreState(ctx, 80, {}).ok());
   EXPECT_FALSE((*topk)->restoreState(ctx, 80, q).ok());
@@ -259,7 +259,7 @@ TEST(PowerSgd, ZeroMatrixDoesNotStickTheWarmStart) {
     }
   }
   norm = std::sqrt(norm);
-  auto made = makeBuiltinCompressor("powersgd:rank=1");
+  auto made = makeRegisteredCompressor("powersgd:rank=1");
   ASSERT_TRUE(made.ok()) << made.status();
   SelectContext ctx;
   ctx.rows = rows;
@@ -284,7 +284,7 @@ TEST(PowerSgd, RankDeficientMatrixKeepsPOrthonormal) {
   for (size_t r = 0; r < rows; ++r) {
     for (size_t c = 0; c < cols; ++c) M[r * cols + c] = u[r] * v[c];
   }
-  auto made = makeBuiltinCompressor("powersgd:rank=2");
+  auto made = makeRegisteredCompressor("powersgd:rank=2");
   ASSERT_TRUE(made.ok()) << made.status();
   SelectContext ctx;
   ctx.rows = rows;
@@ -306,7 +306,7 @@ TEST(PowerSgd, RankDeficientMatrixKeepsPOrthonormal) {
 }
 
 TEST(PowerSgd, VectorsTravelDense) {
-  auto made = makeBuiltinCompressor("powersgd");
+  auto made = makeRegisteredCompressor("powersgd");
   ASSERT_TRUE(made.ok()) << made.status();
   for (auto [n, rows] : {std::pair<size_t, uint32_t>{50, 1}, {17, 0}, {1, 0}, {1, 1}, {4, 2}}) {
     SCOPED_TRACE(std::to_string(n) + " rows=" + std::to_string(rows));
@@ -331,7 +331,7 @@ TEST(PowerSgd, RankIsCappedBelowWhereTheFactorsWeighAsMuchAsTheMatrix) {
                  Case{5, 7, 1}, Case{100, 3, 16}}) {
     SCOPED_TRACE(std::to_string(k.rows) + "x" + std::to_string(k.cols) + " rank " +
                  std::to_string(k.rank));
-    auto made = makeBuiltinCompressor("powersgd:rank=" + std::to_string(k.rank));
+    auto made = makeRegisteredCompressor("powersgd:rank=" + std::to_string(k.rank));
     ASSERT_TRUE(made.ok()) << made.status();
     const std::vector<float> x = normals(k.rows * k.cols, 6);
     SelectContext ctx;
@@ -351,7 +351,7 @@ TEST(PowerSgd, RankIsCappedBelowWhereTheFactorsWeighAsMuchAsTheMatrix) {
 }
 
 TEST(PowerSgd, UnknownShapeUsesTheLargestDivisorUpToTheSquareRoot) {
-  auto made = makeBuiltinCompressor("powersgd:rank=1");
+  auto made = makeRegisteredCompressor("powersgd:rank=1");
   ASSERT_TRUE(made.ok()) << made.status();
   // numel -> rows: 60 -> 6 (sqrt 7.7), 64 -> 8, 3 * 97 -> 3; rows not dividing numel: same.
   for (auto [n, ctx_rows, want_rows] :

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "compressors/apply.h"
+#include "compressors/kernels/apply.h"
 #include "compressors/codes.h"
 #include "compressors/registry.h"
 #include "tests/compressors/code_reference.h"
@@ -21,7 +21,7 @@
 namespace sparseps::testing {
 
 inline std::unique_ptr<Compressor> make(const std::string& spec) {
-  auto made = makeBuiltinCompressor(spec);
+  auto made = makeRegisteredCompressor(spec);
   EXPECT_TRUE(made.ok()) << spec << ": " << made.status();
   return made.ok() ? std::move(*made) : nullptr;
 }

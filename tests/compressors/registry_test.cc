@@ -43,13 +43,13 @@ bool mentions(const absl::Status& status, const std::string& what) {
 }
 
 TEST(Registry, EveryBuiltinNameMakesItsCompressor) {
-  const CompressorRegistry& r = builtinCompressors();
+  const CompressorRegistry& r = compressorRegistry();
   EXPECT_EQ(r.names(), kBuiltinNames);
   for (const std::string& name : r.names()) {
     auto c = r.make(name);
     ASSERT_TRUE(c.ok()) << name << ": " << c.status();
     EXPECT_EQ((*c)->name(), name);
-    auto same = makeBuiltinCompressor(name);
+    auto same = makeRegisteredCompressor(name);
     ASSERT_TRUE(same.ok()) << same.status();
     EXPECT_EQ((*same)->name(), name);
   }
@@ -60,14 +60,14 @@ TEST(Registry, EveryBuiltinNameMakesItsCompressor) {
 }
 
 TEST(Registry, UnknownNameListsTheKnownOnes) {
-  auto bad = makeBuiltinCompressor("nope");
+  auto bad = makeRegisteredCompressor("nope");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(mentions(bad.status(), "nope")) << bad.status();
   for (const std::string& name : kBuiltinNames) {
     EXPECT_TRUE(mentions(bad.status(), name)) << name << " missing from: " << bad.status();
   }
-  auto bad_with_options = makeBuiltinCompressor("nope:levels=4");
+  auto bad_with_options = makeRegisteredCompressor("nope:levels=4");
   EXPECT_EQ(bad_with_options.status().code(), absl::StatusCode::kNotFound);
 }
 
@@ -82,7 +82,7 @@ TEST(Registry, OptionsParseAndReachTheCompressor) {
   EXPECT_EQ(plain->name, "topk");
   EXPECT_TRUE(plain->options.empty());
 
-  auto c = makeBuiltinCompressor("qsgd:levels=4,bucket=128");
+  auto c = makeRegisteredCompressor("qsgd:levels=4,bucket=128");
   ASSERT_TRUE(c.ok()) << c.status();
   std::vector<float> x(300, 1.0f);
   SegmentData s;
@@ -93,8 +93,8 @@ TEST(Registry, OptionsParseAndReachTheCompressor) {
 
   for (const char* good : {"powersgd:rank=2,warm_start=false", "powersgd:warm_start=yes",
                            "threshold:value=0.5", "qsgd:bucket=0", "qsgd:levels=32767"}) {
-    EXPECT_TRUE(makeBuiltinCompressor(good).ok())
-        << good << ": " << makeBuiltinCompressor(good).status();
+    EXPECT_TRUE(makeRegisteredCompressor(good).ok())
+        << good << ": " << makeRegisteredCompressor(good).status();
   }
 }
 
@@ -111,7 +111,7 @@ TEST(Registry, BadOptionsFailNamingTheKey) {
         Bad{"qsgd:levels=0", "levels"}, Bad{"qsgd:levels=32768", "levels"},
         Bad{"powersgd:rank=0", "rank"}, Bad{"threshold:value=0", "value"},
         Bad{"threshold:value=-1", "value"}, Bad{"qsgd:levels", "levels"}, Bad{"qsgd:=4", "=4"}}) {
-    auto made = makeBuiltinCompressor(b.spec);
+    auto made = makeRegisteredCompressor(b.spec);
     ASSERT_FALSE(made.ok()) << b.spec;
     EXPECT_EQ(made.status().code(), absl::StatusCode::kInvalidArgument) << b.spec;
     EXPECT_TRUE(mentions(made.status(), b.named)) << b.spec << ": " << made.status();
@@ -130,7 +130,7 @@ TEST(Registry, HelpMentionsEveryNameAndItsPaper) {
   for (const CompressorInfo& info : infos) info_names.push_back(info.name);
   std::sort(info_names.begin(), info_names.end());
   ASSERT_EQ(info_names, kBuiltinNames);
-  const std::string help = builtinCompressors().help();
+  const std::string help = compressorRegistry().help();
   for (const CompressorInfo& info : infos) {
     EXPECT_NE(help.find(info.name + ": "), std::string::npos) << info.name;
     EXPECT_FALSE(info.rule.empty()) << info.name;
@@ -158,7 +158,7 @@ TEST(Registry, AddRejectsDuplicatesAndBadNames) {
   auto made = r.make("mine");
   ASSERT_TRUE(made.ok()) << made.status();
   EXPECT_EQ((*made)->name(), "dense");
-  EXPECT_FALSE(makeBuiltinCompressor("mine").ok());  // the built-in registry is apart
+  EXPECT_FALSE(makeRegisteredCompressor("mine").ok());  // the built-in registry is apart
 
   for (const char* bad_name : {"", "a:b", "a,b", "a=b"}) {
     CompressorInfo bad = denseInfo();

@@ -88,7 +88,7 @@ TEST(RandomK, SeededDistinctSortedIndicesWithTheirValues) {
 // state per instance).
 TEST(Quantizers, SameContextGivesIdenticalBytes) {
   std::vector<float> x = mixedInput(600, 800);
-  for (const std::string& name : builtinCompressors().names()) {
+  for (const std::string& name : compressorRegistry().names()) {
     SCOPED_TRACE(name);
     auto a = make(name), b = make(name);
     ASSERT_TRUE(a && b);

@@ -1,4 +1,4 @@
-#include "compressors/stream_copy.h"
+#include "compressors/kernels/stream_copy.h"
 
 #include <gtest/gtest.h>
 

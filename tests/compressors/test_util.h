@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "compressors/magnitude_key.h"
-#include "compressors/simd.h"
+#include "compressors/kernels/magnitude_key.h"
+#include "compressors/kernels/simd.h"
 
 namespace sparseps::testing {
 

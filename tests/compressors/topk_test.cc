@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "compressors/segment_spec.h"
-#include "compressors/select_kernels.h"
+#include "compressors/kernels/select_kernels.h"
 #include "tests/compressors/test_util.h"
 
 namespace sparseps {

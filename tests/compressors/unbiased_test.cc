@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "compressors/apply.h"
+#include "compressors/kernels/apply.h"
 #include "compressors/registry.h"
 
 namespace sparseps {
@@ -43,7 +43,7 @@ struct Stochastic {
 
 void expectUnbiased(const Stochastic& c, const std::vector<float>& x) {
   SCOPED_TRACE(c.spec);
-  auto made = makeBuiltinCompressor(c.spec);
+  auto made = makeRegisteredCompressor(c.spec);
   ASSERT_TRUE(made.ok()) << made.status();
   const size_t n = x.size();
   std::vector<double> sum(n, 0.0), sum_sq(n, 0.0);

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <random>
 
-#include "compressors/half.h"
+#include "compressors/kernels/half.h"
 #include "core/wire/wire.h"
 #include "optim/builtin_methods.h"
 #include "optim/method_registry.h"

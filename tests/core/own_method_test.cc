@@ -13,6 +13,7 @@
 #include "optim/descent_method.h"
 #include "optim/message_ops.h"
 #include "optim/segment_worker.h"
+#include "tests/core/quadratic_job.h"
 
 namespace sparseps {
 namespace {
@@ -38,42 +39,14 @@ class SignWorker : public SegmentWorker {
 constexpr int kSteps = 20;
 constexpr float kLr = 0.01f;
 
-// One worker on 0.5 * |w - 1|^2, its gradient w - 1.
-class Quadratic : public VirtualWorkload {
- public:
-  Step next(int, absl::Span<const float> w, absl::Span<float>, absl::Span<float> grad) override {
-    Step s;
-    if (steps_++ == kSteps) {
-      s.kind = Step::Kind::kDone;
-      return s;
-    }
-    for (size_t i = 0; i < w.size(); ++i) grad[i] = w[i] - 1.0f;
-    return s;
-  }
-
- private:
-  int steps_ = 0;
-};
-
 TEST(OwnMethod, OneFileAndOneRegistrationLineRunInTheRuntime) {
   MethodRegistry methods;
   ASSERT_TRUE(registerBuiltinMethods(methods).ok());
   ASSERT_TRUE(methods.add(std::make_unique<DescentMethod<SignWorker>>("signsgd")).ok());
 
-  VirtualJobOptions o;
-  o.job.method = "signsgd";
-  o.job.server.lr = LrSchedule{kLr, {}, 0.1, 0};
-  o.job.server.pushes_per_epoch = 1e9;
-  o.job.server.snapshot_every = 1e9;  // the final snapshot only
-  o.job.method_options.setWeightDecay(0);
-  o.time.step = TimeModel::Step::kFixed;
-  o.time.step_seconds = 0.01;
-  o.time.codec_measured = false;
-  o.specs = {SegmentSpec{0, 0, 6, true, 2}, SegmentSpec{1, 6, 3, false}};
-  o.initial_params = {0.5f, 1.5f, 0.9f, 1.02f, 1.0f, -2.0f, 3.0f, 0.995f, 1.2f};
   std::vector<float> server;
-  o.on_snapshot = [&](Snapshot s) { server = s.params; };
-  Quadratic workload;
+  VirtualJobOptions o = testing::quadraticJob("signsgd", kLr, &server);
+  testing::Quadratic workload(kSteps);
   auto result = runVirtualJob(o, methods, workload);
   ASSERT_TRUE(result.ok()) << result.status();
 

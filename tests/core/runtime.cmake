@@ -41,6 +41,9 @@ sparseps_test(virtual_job_test
 sparseps_test(own_method_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/own_method_test.cc
   DEPS sparseps_virtual)
+sparseps_test(own_compressor_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/own_compressor_test.cc
+  DEPS sparseps_virtual)
 sparseps_test(f16_state_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/f16_state_test.cc
   DEPS sparseps_runtime)

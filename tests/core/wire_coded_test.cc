@@ -46,7 +46,7 @@ using testing::refBitWidth;
 // spec's compression of n normal values (seeded by seed) as segment id, viewed with rows.
 SegmentData compressWith(const std::string& spec, uint32_t id, uint32_t n, uint32_t rows,
                          uint64_t seed, double density = 0.05) {
-  absl::StatusOr<std::unique_ptr<Compressor>> c = makeBuiltinCompressor(spec);
+  absl::StatusOr<std::unique_ptr<Compressor>> c = makeRegisteredCompressor(spec);
   EXPECT_TRUE(c.ok()) << spec << ": " << c.status();
   SegmentData out;
   if (!c.ok()) return out;
@@ -231,7 +231,7 @@ TEST(WireCoded, ANonFiniteInputIsRefusedNotSentAsFiniteCodes) {
       for (uint32_t at : {0u, 17u, c.numel - 1}) {
         SCOPED_TRACE(::testing::Message() << c.spec << ", 0x" << std::hex << pattern
                                           << std::dec << " at " << at);
-        absl::StatusOr<std::unique_ptr<Compressor>> made = makeBuiltinCompressor(c.spec);
+        absl::StatusOr<std::unique_ptr<Compressor>> made = makeRegisteredCompressor(c.spec);
         ASSERT_TRUE(made.ok()) << made.status();
         std::vector<float> x = normals(c.numel, 5);
         if (c.spec == "randomk") {

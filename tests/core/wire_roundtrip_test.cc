@@ -5,7 +5,7 @@
 #include <tuple>
 
 #include "core/wire/wire.h"
-#include "compressors/half.h"
+#include "compressors/kernels/half.h"
 #include "tests/core/wire_random.h"
 
 namespace sparseps {

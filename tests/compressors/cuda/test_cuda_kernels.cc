@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "compressors/apply.h"
+#include "compressors/kernels/apply.h"
 #include "compressors/cuda/cuda_kernels.h"
 #include "compressors/cuda/device_presence.h"
 #include "compressors/cuda/device_scratch.h"
@@ -268,7 +268,7 @@ TEST_P(DeviceTopkTest, RegistryCompressorsOnDeviceMemoryMatchTheirCpuResult) {
   ctx.seed = rng_();
   for (const std::string spec : {"topk", "threshold:value=0.75", "sampled"}) {
     SCOPED_TRACE(spec);
-    absl::StatusOr<std::unique_ptr<Compressor>> c = makeBuiltinCompressor(spec);
+    absl::StatusOr<std::unique_ptr<Compressor>> c = makeRegisteredCompressor(spec);
     ASSERT_TRUE(c.ok()) << c.status();
     SegmentData onHost, onDevice;
     (*c)->compress(x, 0.05, ctx, &onHost);

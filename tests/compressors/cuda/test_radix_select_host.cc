@@ -14,7 +14,7 @@
 
 #include "compressors/cuda/radix_digits.h"
 #include "compressors/cuda/radix_select_sim.h"
-#include "compressors/magnitude_key.h"
+#include "compressors/kernels/magnitude_key.h"
 #include "compressors/topk.h"
 
 namespace sparseps::gpu {

@@ -1,11 +1,11 @@
-#include "compressors/apply.h"
+#include "compressors/kernels/apply.h"
 
 #include <cassert>
 #include <cstddef>
 #include <cstring>
 
 #include "compressors/codes.h"
-#include "compressors/simd.h"
+#include "compressors/kernels/simd.h"
 
 namespace sparseps {
 

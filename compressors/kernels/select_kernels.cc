@@ -1,4 +1,4 @@
-#include "compressors/select_kernels.h"
+#include "compressors/kernels/select_kernels.h"
 
 #include <immintrin.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "compressors/magnitude_key.h"
+#include "compressors/kernels/magnitude_key.h"
 
 namespace sparseps {
 

@@ -1,8 +1,8 @@
-#include "compressors/sign_bits.h"
+#include "compressors/kernels/sign_bits.h"
 
 #include <cstring>
 
-#include "compressors/simd.h"
+#include "compressors/kernels/simd.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -1,4 +1,4 @@
-#include "compressors/device_kernels.h"
+#include "compressors/kernels/device_kernels.h"
 
 #include <cstdio>
 #include <cstdlib>

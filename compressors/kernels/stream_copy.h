@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "compressors/simd.h"
+#include "compressors/kernels/simd.h"
 
 namespace sparseps {
 

@@ -15,7 +15,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
-#include "compressors/simd.h"
+#include "compressors/kernels/simd.h"
 
 namespace sparseps {
 

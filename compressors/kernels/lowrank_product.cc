@@ -1,4 +1,4 @@
-#include "compressors/lowrank_product.h"
+#include "compressors/kernels/lowrank_product.h"
 
 #include <cblas.h>
 

@@ -1,4 +1,4 @@
-#include "compressors/thread_pool.h"
+#include "compressors/kernels/thread_pool.h"
 
 namespace sparseps {
 

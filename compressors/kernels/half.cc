@@ -1,4 +1,4 @@
-#include "compressors/half.h"
+#include "compressors/kernels/half.h"
 
 #include <cmath>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "compressors/simd.h"
+#include "compressors/kernels/simd.h"
 
 namespace sparseps {
 
