@@ -24,25 +24,6 @@ using wire::loadLe;
 using wire::storeArrayLe;
 using wire::storeLe;
 
-const char* encodingName(Encoding encoding) {
-  switch (encoding) {
-    case Encoding::kDenseF32: return "dense_f32";
-    case Encoding::kIndexValueF32: return "index_value_f32";
-    case Encoding::kDeltaVarintF32: return "delta_varint_f32";
-    case Encoding::kDeltaVarintF16: return "delta_varint_f16";
-    case Encoding::kBitmapF32: return "bitmap_f32";
-    case Encoding::kSeededF32: return "seeded_f32";
-    case Encoding::kSign1: return "sign_1";
-    case Encoding::kTernary2: return "ternary_2";
-    case Encoding::kQsgd: return "qsgd";
-    case Encoding::kNatural9: return "natural_9";
-    case Encoding::kDenseF16: return "dense_f16";
-    case Encoding::kDenseBf16: return "dense_bf16";
-    case Encoding::kLowRankF32: return "low_rank_f32";
-  }
-  return "unknown";
-}
-
 Encoding codeEncoding(Code code) {
   return kCodedEncodings[static_cast<size_t>(code) - static_cast<size_t>(Code::kSign)];
 }
@@ -68,32 +49,6 @@ size_t deltaVarintIndexBytes(const SegmentData& segment) {
     next = index + 1;
   }
   return bytes;
-}
-
-// A coded segment's body before its packed codes: u32 code argument, u32 parameter count.
-constexpr size_t kCodedPrefixBytes = 8;
-
-size_t sizeWithIndexBytes(const SegmentData& segment, Encoding encoding, size_t varint_bytes) {
-  const size_t nonzeros = segment.dense ? segment.numel : segment.nonzeros();
-  if (encodingCode(encoding) != Code::kNone) {
-    return kSegmentHeaderBytes + kCodedPrefixBytes + 4 * segment.params.size() +
-           packedBytes(segment.code, segment.code_arg, segment.numel);
-  }
-  size_t body = 0;
-  switch (encoding) {
-    case Encoding::kDenseF32: body = size_t{segment.numel} * 4; break;
-    case Encoding::kIndexValueF32: body = nonzeros * 8; break;
-    case Encoding::kDeltaVarintF32: body = nonzeros * 4 + varint_bytes; break;
-    case Encoding::kDeltaVarintF16: body = nonzeros * 2 + varint_bytes; break;
-    case Encoding::kBitmapF32: body = bitmapBytes(segment.numel) + nonzeros * 4; break;
-    case Encoding::kSeededF32: body = 8 + nonzeros * 4; break;
-    default: break;  // the coded encodings, above
-  }
-  return kSegmentHeaderBytes + body;
-}
-
-bool isDeltaVarint(Encoding encoding) {
-  return encoding == Encoding::kDeltaVarintF32 || encoding == Encoding::kDeltaVarintF16;
 }
 
 bool allFitHalf(const std::vector<float>& values) {
@@ -168,18 +123,360 @@ absl::Status truncated(const char* what, uint64_t need, uint64_t left) {
       absl::StrCat("truncated payload: ", what, " needs ", need, " bytes, ", left, " left"));
 }
 
-// The body of a coded segment (header already read, numel set in *out): sizes bounded by
-// the bytes left before anything is allocated, then every code checked (validateCoded).
-absl::Status readCodedBody(Encoding encoding, const uint8_t** in, const uint8_t* end,
-                           ValueCheck check, SegmentData* out, PayloadChecksum* checksum,
-                           uint32_t* largest) {
+// Where a segment's body is read from, and what its reader checks and reports
+// (readSegmentBody's arguments).
+struct BodyIn {
+  Encoding encoding;
+  uint32_t numel;
+  uint32_t nonzeros;
+  const uint8_t* end;
+  ValueCheck check;
+  bool borrow_dense;
+  PayloadChecksum* checksum;
+  uint32_t* largest;
+};
+
+// The end of a body of explicit floats, read up to p: its values checked under kBounded,
+// its bytes hashed, *in moved past it.
+absl::Status finishFloats(const BodyIn& b, const uint8_t** in, const uint8_t* p,
+                          const SegmentData& segment) {
+  if (b.check == ValueCheck::kBounded) {
+    if (absl::Status s = checkBounded(reinterpret_cast<const uint8_t*>(segment.values.data()),
+                                      segment.values.size(), 0, segment.indices.data(),
+                                      b.largest);
+        !s.ok()) {
+      return s;
+    }
+  }
+  b.checksum->add(*in, static_cast<size_t>(p - *in));
+  *in = p;
+  return absl::OkStatus();
+}
+
+// An explicit-float body's count, before anything is sized by it.
+absl::Status checkNonzeros(const BodyIn& b) {
+  if (b.nonzeros <= b.numel) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("nonzero count ", b.nonzeros,
+                                                 " larger than the segment's numel ", b.numel));
+}
+
+// Each encoding below is its body's size, writer and reader. A writer writes the body at
+// p (room for its size), hashes it and returns its end; a reader reads the body at *in
+// into a segment whose id, numel and form the caller set, refusing what is not one.
+
+size_t nonzerosOf(const SegmentData& s) { return s.dense ? s.numel : s.nonzeros(); }
+
+// dense_f32: numel values. Copied and hashed chunk by chunk, each while in cache; a
+// received body may be borrowed instead of copied.
+size_t denseBytes(const SegmentData& s, Encoding, size_t) { return size_t{s.numel} * 4; }
+
+uint8_t* writeDense(const SegmentData& s, Encoding, uint8_t* p, PayloadChecksum* checksum) {
+  const size_t numel = s.numel;
+  if (!wire::kHostLittleEndian) {
+    storeArrayLe(p, s.values.data(), numel);
+    checksum->add(p, numel * 4);
+    return p + numel * 4;
+  }
+  const bool streaming = numel * 4 >= kStreamCopyMinBytes;
+  const uint8_t* src =
+      s.borrowed != nullptr ? s.borrowed : reinterpret_cast<const uint8_t*>(s.values.data());
+  for (size_t i = 0; i < numel; i += kChunkFloats) {
+    const size_t n = std::min(kChunkFloats, numel - i);
+    copyDenseChunk(p, src + 4 * i, n, streaming, checksum);
+    p += n * 4;
+  }
+  return p;
+}
+
+absl::Status readDense(const BodyIn& b, const uint8_t** in, SegmentData* out) {
+  if (absl::Status s = checkNonzeros(b); !s.ok()) return s;
+  const uint8_t* p = *in;
+  const uint32_t numel = b.numel;
+  if (b.nonzeros != numel) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dense segment announces ", b.nonzeros, " nonzeros, must equal numel ", numel));
+  }
+  const uint64_t need = uint64_t{numel} * 4;
+  const uint64_t left = static_cast<uint64_t>(b.end - p);
+  if (need > left) return truncated("dense values", need, left);
+  SegmentData& segment = *out;
+  segment.dense = true;
+  segment.indices.clear();
+  // Borrowed values are read in place: each chunk is hashed and checked, nothing copied.
+  const bool borrow = b.borrow_dense && wire::kHostLittleEndian;
+  if (borrow) {
+    segment.values.clear();
+  } else {
+    segment.values.resize(numel);
+  }
+  float* values = segment.values.data();
+  const bool streaming = need >= kStreamCopyMinBytes;
+  for (size_t i = 0; i < numel; i += kChunkFloats) {
+    const size_t n = std::min<size_t>(kChunkFloats, numel - i);
+    if (borrow) {
+      b.checksum->add(p, n * 4);
+    } else if (wire::kHostLittleEndian) {
+      copyDenseChunk(reinterpret_cast<uint8_t*>(values + i), p, n, streaming, b.checksum);
+    } else {
+      b.checksum->add(p, n * 4);
+      loadArrayLe(p, values + i, n);
+    }
+    if (b.check == ValueCheck::kBounded) {
+      // Checked on the bytes as received (in cache), not on the streamed-out copy.
+      const uint8_t* checked =
+          wire::kHostLittleEndian ? p : reinterpret_cast<const uint8_t*>(values + i);
+      if (absl::Status s = checkBounded(checked, n, i, nullptr, b.largest); !s.ok()) return s;
+    }
+    p += n * 4;
+  }
+  if (borrow) segment.borrowed = *in;
+  *in = p;
+  return absl::OkStatus();
+}
+
+// index_value_f32: nonzeros u32 indices, then their f32 values.
+size_t indexValueBytes(const SegmentData& s, Encoding, size_t) { return nonzerosOf(s) * 8; }
+
+uint8_t* writeIndexValue(const SegmentData& s, Encoding, uint8_t* p, PayloadChecksum* checksum) {
+  uint8_t* start = p;
+  storeArrayLe(p, s.indices.data(), s.indices.size());
+  p += s.indices.size() * 4;
+  storeArrayLe(p, s.values.data(), s.values.size());
+  p += s.values.size() * 4;
+  checksum->add(start, static_cast<size_t>(p - start));
+  return p;
+}
+
+absl::Status readIndexValue(const BodyIn& b, const uint8_t** in, SegmentData* out) {
+  if (absl::Status s = checkNonzeros(b); !s.ok()) return s;
+  const uint8_t* p = *in;
+  const uint32_t nonzeros = b.nonzeros;
+  const uint64_t need = uint64_t{nonzeros} * 8;
+  const uint64_t left = static_cast<uint64_t>(b.end - p);
+  if (need > left) return truncated("index/value pairs", need, left);
+  SegmentData& segment = *out;
+  segment.indices.resize(nonzeros);
+  loadArrayLe(p, segment.indices.data(), nonzeros);
+  p += size_t{nonzeros} * 4;
+  segment.values.resize(nonzeros);
+  loadArrayLe(p, segment.values.data(), nonzeros);
+  p += size_t{nonzeros} * 4;
+  for (size_t i = 0; i < nonzeros; ++i) {
+    const uint32_t index = segment.indices[i];
+    if (index >= b.numel) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("index ", index, " out of range (numel ", b.numel, ")"));
+    }
+    if (i > 0 && index <= segment.indices[i - 1]) {
+      return absl::InvalidArgumentError(absl::StrCat("indices not strictly increasing: ",
+                                                     segment.indices[i - 1], " then ", index,
+                                                     " at position ", i));
+    }
+  }
+  return finishFloats(b, in, p, segment);
+}
+
+// delta_varint_f32 and delta_varint_f16: nonzeros values (f32, or IEEE half), then the
+// LEB128 gaps of the indices (wire_encoding.h).
+size_t deltaValueBytes(Encoding e) { return e == Encoding::kDeltaVarintF32 ? 4 : 2; }
+
+size_t deltaVarintBytes(const SegmentData& s, Encoding e, size_t varint_bytes) {
+  return nonzerosOf(s) * deltaValueBytes(e) + varint_bytes;
+}
+
+uint8_t* writeDeltaVarint(const SegmentData& s, Encoding e, uint8_t* p,
+                          PayloadChecksum* checksum) {
+  uint8_t* start = p;
+  if (e == Encoding::kDeltaVarintF32) {
+    storeArrayLe(p, s.values.data(), s.values.size());
+    p += s.values.size() * 4;
+  } else {
+    for (float v : s.values) {
+      storeLe<uint16_t>(p, floatToHalf(v));
+      p += 2;
+    }
+  }
+  uint32_t next = 0;
+  for (uint32_t index : s.indices) {
+    p += wire::putVarint(p, index - next);
+    next = index + 1;
+  }
+  checksum->add(start, static_cast<size_t>(p - start));
+  return p;
+}
+
+absl::Status readDeltaVarint(const BodyIn& b, const uint8_t** in, SegmentData* out) {
+  if (absl::Status s = checkNonzeros(b); !s.ok()) return s;
+  const uint8_t* p = *in;
+  const uint32_t nonzeros = b.nonzeros;
+  const size_t value_bytes = deltaValueBytes(b.encoding);
+  // Every gap takes at least one byte.
+  const uint64_t need = uint64_t{nonzeros} * (value_bytes + 1);
+  const uint64_t left = static_cast<uint64_t>(b.end - p);
+  if (need > left) return truncated("delta-varint values and gaps", need, left);
+  SegmentData& segment = *out;
+  segment.values.resize(nonzeros);
+  if (value_bytes == 4) {
+    loadArrayLe(p, segment.values.data(), nonzeros);
+  } else {
+    for (size_t i = 0; i < nonzeros; ++i) {
+      segment.values[i] = halfToFloat(loadLe<uint16_t>(p + 2 * i));
+    }
+  }
+  p += size_t{nonzeros} * value_bytes;
+  segment.indices.resize(nonzeros);
+  uint64_t next = 0;  // smallest index the next one may take
+  for (size_t i = 0; i < nonzeros; ++i) {
+    uint32_t gap = 0;
+    switch (wire::getVarint(&p, b.end, &gap)) {
+      case wire::VarintResult::kOk: break;
+      case wire::VarintResult::kTruncated:
+        return absl::InvalidArgumentError(absl::StrCat(
+            "truncated payload: varint gap ", i, " of ", nonzeros, " runs past the end"));
+      case wire::VarintResult::kOverflow:
+        return absl::InvalidArgumentError(
+            absl::StrCat("varint overflow in gap ", i, " (more than 32 bits)"));
+    }
+    const uint64_t index = next + gap;
+    if (index >= b.numel) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("index ", index, " out of range (numel ", b.numel, ") at position ", i));
+    }
+    segment.indices[i] = static_cast<uint32_t>(index);
+    next = index + 1;
+  }
+  return finishFloats(b, in, p, segment);
+}
+
+// bitmap_f32: ceil(numel / 8) bitmap bytes, then the values in index order.
+size_t bitmapBodyBytes(const SegmentData& s, Encoding, size_t) {
+  return bitmapBytes(s.numel) + nonzerosOf(s) * 4;
+}
+
+uint8_t* writeBitmap(const SegmentData& s, Encoding, uint8_t* p, PayloadChecksum* checksum) {
+  uint8_t* start = p;
+  const size_t bitmap_bytes = bitmapBytes(s.numel);
+  std::memset(p, 0, bitmap_bytes);
+  for (uint32_t index : s.indices) p[index / 8] |= static_cast<uint8_t>(1u << (index % 8));
+  p += bitmap_bytes;
+  storeArrayLe(p, s.values.data(), s.values.size());
+  p += s.values.size() * 4;
+  checksum->add(start, static_cast<size_t>(p - start));
+  return p;
+}
+
+absl::Status readBitmap(const BodyIn& b, const uint8_t** in, SegmentData* out) {
+  if (absl::Status s = checkNonzeros(b); !s.ok()) return s;
+  const uint8_t* p = *in;
+  const uint32_t numel = b.numel;
+  const uint32_t nonzeros = b.nonzeros;
+  const size_t bitmap_bytes = bitmapBytes(numel);
+  const uint64_t need = uint64_t{bitmap_bytes} + uint64_t{nonzeros} * 4;
+  const uint64_t left = static_cast<uint64_t>(b.end - p);
+  if (need > left) return truncated("bitmap and values", need, left);
+  const uint8_t* bitmap = p;
+  if (numel % 8 != 0 && (bitmap[bitmap_bytes - 1] >> (numel % 8)) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bitmap marks an index out of range (numel ", numel, ")"));
+  }
+  // Whole 64-bit words first (most are zero in a sparse bitmap), then the tail bytes.
+  const size_t words = bitmap_bytes / 8;
+  size_t marked = 0;
+  for (size_t w = 0; w < words; ++w) marked += absl::popcount(loadLe<uint64_t>(bitmap + 8 * w));
+  for (size_t j = 8 * words; j < bitmap_bytes; ++j) marked += absl::popcount(bitmap[j]);
+  if (marked != nonzeros) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bitmap marks ", marked, " elements, segment announces ", nonzeros));
+  }
+  SegmentData& segment = *out;
+  segment.indices.resize(nonzeros);
+  uint32_t* out_index = segment.indices.data();
+  for (size_t w = 0; w < words; ++w) {
+    for (uint64_t bits = loadLe<uint64_t>(bitmap + 8 * w); bits != 0; bits &= bits - 1) {
+      *out_index++ = static_cast<uint32_t>(64 * w + absl::countr_zero(bits));
+    }
+  }
+  for (size_t j = 8 * words; j < bitmap_bytes; ++j) {
+    for (uint32_t bits = bitmap[j]; bits != 0; bits &= bits - 1) {
+      *out_index++ = static_cast<uint32_t>(8 * j + absl::countr_zero(bits));
+    }
+  }
+  p += bitmap_bytes;
+  segment.values.resize(nonzeros);
+  loadArrayLe(p, segment.values.data(), nonzeros);
+  p += size_t{nonzeros} * 4;
+  return finishFloats(b, in, p, segment);
+}
+
+// seeded_f32: the u64 index seed, then the values; the indices are redrawn from the seed.
+size_t seededBytes(const SegmentData& s, Encoding, size_t) { return 8 + nonzerosOf(s) * 4; }
+
+uint8_t* writeSeeded(const SegmentData& s, Encoding, uint8_t* p, PayloadChecksum* checksum) {
+  uint8_t* start = p;
+  storeLe<uint64_t>(p, *s.index_seed);
+  p += 8;
+  storeArrayLe(p, s.values.data(), s.values.size());
+  p += s.values.size() * 4;
+  checksum->add(start, static_cast<size_t>(p - start));
+  return p;
+}
+
+absl::Status readSeeded(const BodyIn& b, const uint8_t** in, SegmentData* out) {
+  if (absl::Status s = checkNonzeros(b); !s.ok()) return s;
+  const uint8_t* p = *in;
+  const uint32_t nonzeros = b.nonzeros;
+  const uint64_t need = 8 + uint64_t{nonzeros} * 4;
+  const uint64_t left = static_cast<uint64_t>(b.end - p);
+  if (need > left) return truncated("index seed and values", need, left);
+  SegmentData& segment = *out;
+  segment.index_seed = loadLe<uint64_t>(p);
+  p += 8;
+  segment.values.resize(nonzeros);
+  loadArrayLe(p, segment.values.data(), nonzeros);
+  p += size_t{nonzeros} * 4;
+  randomKIndices(b.numel, nonzeros, *segment.index_seed, &segment.indices);
+  return finishFloats(b, in, p, segment);
+}
+
+// The coded encodings, one per code (compressors/codes.h): u32 code argument, u32
+// parameter count, the f32 parameters, then the packed codes.
+constexpr size_t kCodedPrefixBytes = 8;
+
+size_t codedBytes(const SegmentData& s, Encoding, size_t) {
+  return kCodedPrefixBytes + 4 * s.params.size() + packedBytes(s.code, s.code_arg, s.numel);
+}
+
+uint8_t* writeCoded(const SegmentData& s, Encoding, uint8_t* p, PayloadChecksum* checksum) {
+  uint8_t* start = p;
+  storeLe<uint32_t>(p, s.code_arg);
+  storeLe<uint32_t>(p + 4, static_cast<uint32_t>(s.params.size()));
+  p += kCodedPrefixBytes;
+  storeArrayLe(p, s.params.data(), s.params.size());
+  p += s.params.size() * 4;
+  if (!s.packed.empty()) {  // a low-rank segment has none (and data() may be null)
+    std::memcpy(p, s.packed.data(), s.packed.size());
+  }
+  p += s.packed.size();
+  checksum->add(start, static_cast<size_t>(p - start));
+  return p;
+}
+
+// Sizes bounded by the bytes left before anything is allocated, then every code checked
+// (validateCoded).
+absl::Status readCoded(const BodyIn& b, const uint8_t** in, SegmentData* out) {
   const uint8_t* p = *in;
   SegmentData& segment = *out;
-  if (static_cast<uint64_t>(end - p) < kCodedPrefixBytes) {
-    return truncated("code argument and parameter count", kCodedPrefixBytes,
-                     static_cast<uint64_t>(end - p));
+  if (b.nonzeros != b.numel) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "coded segment announces ", b.nonzeros, " nonzeros, must equal numel ", b.numel));
   }
-  segment.code = encodingCode(encoding);
+  segment.indices.clear();  // a reused slot may hold a sparse or dense segment's floats
+  segment.values.clear();
+  if (static_cast<uint64_t>(b.end - p) < kCodedPrefixBytes) {
+    return truncated("code argument and parameter count", kCodedPrefixBytes,
+                     static_cast<uint64_t>(b.end - p));
+  }
+  segment.code = encodingCode(b.encoding);
   segment.code_arg = loadLe<uint32_t>(p);
   const uint32_t param_count = loadLe<uint32_t>(p + 4);
   p += kCodedPrefixBytes;
@@ -189,7 +486,7 @@ absl::Status readCodedBody(Encoding encoding, const uint8_t** in, const uint8_t*
   }
   const uint64_t packed = packedBytes(segment.code, segment.code_arg, segment.numel);
   const uint64_t need = uint64_t{param_count} * 4 + packed;
-  const uint64_t left = static_cast<uint64_t>(end - p);
+  const uint64_t left = static_cast<uint64_t>(b.end - p);
   if (need > left) return truncated("coded parameters and codes", need, left);
   // What the encoder refuses (validateSegment) is refused here too: what decodes encodes.
   const uint64_t segment_bytes = kSegmentHeaderBytes + kCodedPrefixBytes + need;
@@ -203,21 +500,66 @@ absl::Status readCodedBody(Encoding encoding, const uint8_t** in, const uint8_t*
   p += size_t{param_count} * 4;
   segment.packed.assign(p, p + packed);
   p += packed;
-  if (absl::Status s = validateCoded(segment, check == ValueCheck::kBounded); !s.ok()) return s;
-  if (check == ValueCheck::kBounded) {
-    *largest = std::max(*largest, largestBits(reinterpret_cast<const uint8_t*>(segment.params.data()),
-                                              segment.params.size()));
+  if (absl::Status s = validateCoded(segment, b.check == ValueCheck::kBounded); !s.ok()) {
+    return s;
   }
-  checksum->add(*in, static_cast<size_t>(p - *in));
+  if (b.check == ValueCheck::kBounded) {
+    *b.largest = std::max(*b.largest, largestBits(reinterpret_cast<const uint8_t*>(
+                                                      segment.params.data()),
+                                                  segment.params.size()));
+  }
+  b.checksum->add(*in, static_cast<size_t>(p - *in));
   *in = p;
   return absl::OkStatus();
 }
 
+// One entry per encoding, at its tag.
+struct Format {
+  const char* name;
+  // Bytes of the body; varint_bytes: the delta-varint gaps' (deltaVarintIndexBytes).
+  size_t (*body_bytes)(const SegmentData& s, Encoding e, size_t varint_bytes);
+  uint8_t* (*write)(const SegmentData& s, Encoding e, uint8_t* p, PayloadChecksum* checksum);
+  absl::Status (*read)(const BodyIn& b, const uint8_t** in, SegmentData* out);
+};
+
+constexpr Format kFormats[] = {
+    {nullptr, nullptr, nullptr, nullptr},  // tag 0: none
+    {"dense_f32", denseBytes, writeDense, readDense},
+    {"index_value_f32", indexValueBytes, writeIndexValue, readIndexValue},
+    {"delta_varint_f32", deltaVarintBytes, writeDeltaVarint, readDeltaVarint},
+    {"delta_varint_f16", deltaVarintBytes, writeDeltaVarint, readDeltaVarint},
+    {"bitmap_f32", bitmapBodyBytes, writeBitmap, readBitmap},
+    {"seeded_f32", seededBytes, writeSeeded, readSeeded},
+    {"sign_1", codedBytes, writeCoded, readCoded},
+    {"ternary_2", codedBytes, writeCoded, readCoded},
+    {"qsgd", codedBytes, writeCoded, readCoded},
+    {"natural_9", codedBytes, writeCoded, readCoded},
+    {"dense_f16", codedBytes, writeCoded, readCoded},
+    {"dense_bf16", codedBytes, writeCoded, readCoded},
+    {"low_rank_f32", codedBytes, writeCoded, readCoded},
+};
+static_assert(std::size(kFormats) == static_cast<size_t>(kLastEncoding) + 1,
+              "one format per encoding tag");
+
+// The format of a known tag; null for an unknown one.
+const Format* formatOf(Encoding encoding) {
+  const size_t tag = static_cast<size_t>(encoding);
+  return tag >= 1 && tag < std::size(kFormats) ? &kFormats[tag] : nullptr;
+}
+
 }  // namespace
 
+const char* encodingName(Encoding encoding) {
+  const Format* format = formatOf(encoding);
+  return format != nullptr ? format->name : "unknown";
+}
+
 size_t encodedBytes(const SegmentData& segment, Encoding encoding) {
-  const size_t varint_bytes = isDeltaVarint(encoding) ? deltaVarintIndexBytes(segment) : 0;
-  return sizeWithIndexBytes(segment, encoding, varint_bytes);
+  const bool varint =
+      encoding == Encoding::kDeltaVarintF32 || encoding == Encoding::kDeltaVarintF16;
+  return kSegmentHeaderBytes +
+         formatOf(encoding)->body_bytes(segment, encoding,
+                                        varint ? deltaVarintIndexBytes(segment) : 0);
 }
 
 namespace wire {
@@ -246,12 +588,14 @@ absl::StatusOr<EncodingChoice> chooseEncoding(const SegmentData& segment,
     return EncodingChoice{*forced, encodedBytes(segment, *forced)};
   }
   const size_t varint_bytes = deltaVarintIndexBytes(segment);
-  EncodingChoice best{Encoding::kIndexValueF32,
-                      sizeWithIndexBytes(segment, Encoding::kIndexValueF32, 0)};
+  auto bytesOf = [&](Encoding e) {
+    return kSegmentHeaderBytes + formatOf(e)->body_bytes(segment, e, varint_bytes);
+  };
+  EncodingChoice best{Encoding::kIndexValueF32, bytesOf(Encoding::kIndexValueF32)};
   for (Encoding candidate :
        {Encoding::kDeltaVarintF32, Encoding::kDeltaVarintF16, Encoding::kBitmapF32}) {
     if (candidate == Encoding::kDeltaVarintF16 && !allow_f16) continue;
-    const size_t bytes = sizeWithIndexBytes(segment, candidate, varint_bytes);
+    const size_t bytes = bytesOf(candidate);
     if (bytes < best.bytes) best = {candidate, bytes};
   }
   if (best.encoding == Encoding::kDeltaVarintF16 && !allFitHalf(segment.values)) {
@@ -308,276 +652,32 @@ size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
                     PayloadChecksum* checksum) {
   const uint32_t nonzeros = static_cast<uint32_t>(
       segment.dense || segment.coded() ? segment.numel : segment.nonzeros());
-  uint8_t* p = out;
-  *p++ = static_cast<uint8_t>(encoding);
-  storeLe<uint32_t>(p, segment.segment_id);
-  storeLe<uint32_t>(p + 4, segment.numel);
-  storeLe<uint32_t>(p + 8, nonzeros);
-  p += 12;
-  const std::vector<uint32_t>& indices = segment.indices;
-  const std::vector<float>& values = segment.values;
-  if (encoding == Encoding::kDenseF32 && wire::kHostLittleEndian) {
-    checksum->add(out, kSegmentHeaderBytes);
-    const size_t numel = segment.numel;
-    const bool streaming = numel * 4 >= kStreamCopyMinBytes;
-    const uint8_t* src = segment.borrowed != nullptr
-                             ? segment.borrowed
-                             : reinterpret_cast<const uint8_t*>(values.data());
-    for (size_t i = 0; i < numel; i += kChunkFloats) {
-      const size_t n = std::min(kChunkFloats, numel - i);
-      copyDenseChunk(p, src + 4 * i, n, streaming, checksum);
-      p += n * 4;
-    }
-    return static_cast<size_t>(p - out);
-  }
-  switch (encoding) {
-    case Encoding::kDenseF32:  // on a big-endian host
-      storeArrayLe(p, values.data(), values.size());
-      p += values.size() * 4;
-      break;
-    case Encoding::kIndexValueF32:
-      storeArrayLe(p, indices.data(), indices.size());
-      p += indices.size() * 4;
-      storeArrayLe(p, values.data(), values.size());
-      p += values.size() * 4;
-      break;
-    case Encoding::kDeltaVarintF32:
-    case Encoding::kDeltaVarintF16: {
-      if (encoding == Encoding::kDeltaVarintF32) {
-        storeArrayLe(p, values.data(), values.size());
-        p += values.size() * 4;
-      } else {
-        for (float v : values) {
-          storeLe<uint16_t>(p, floatToHalf(v));
-          p += 2;
-        }
-      }
-      uint32_t next = 0;
-      for (uint32_t index : indices) {
-        p += wire::putVarint(p, index - next);
-        next = index + 1;
-      }
-      break;
-    }
-    case Encoding::kBitmapF32: {
-      const size_t bitmap_bytes = bitmapBytes(segment.numel);
-      std::memset(p, 0, bitmap_bytes);
-      for (uint32_t index : indices) p[index / 8] |= static_cast<uint8_t>(1u << (index % 8));
-      p += bitmap_bytes;
-      storeArrayLe(p, values.data(), values.size());
-      p += values.size() * 4;
-      break;
-    }
-    case Encoding::kSeededF32:
-      storeLe<uint64_t>(p, *segment.index_seed);
-      p += 8;
-      storeArrayLe(p, values.data(), values.size());
-      p += values.size() * 4;
-      break;
-    default:  // the coded encodings
-      storeLe<uint32_t>(p, segment.code_arg);
-      storeLe<uint32_t>(p + 4, static_cast<uint32_t>(segment.params.size()));
-      p += kCodedPrefixBytes;
-      storeArrayLe(p, segment.params.data(), segment.params.size());
-      p += segment.params.size() * 4;
-      if (!segment.packed.empty()) {  // a low-rank segment has none (and data() may be null)
-        std::memcpy(p, segment.packed.data(), segment.packed.size());
-      }
-      p += segment.packed.size();
-      break;
-  }
-  checksum->add(out, static_cast<size_t>(p - out));
-  return static_cast<size_t>(p - out);
+  out[0] = static_cast<uint8_t>(encoding);
+  storeLe<uint32_t>(out + 1, segment.segment_id);
+  storeLe<uint32_t>(out + 5, segment.numel);
+  storeLe<uint32_t>(out + 9, nonzeros);
+  checksum->add(out, kSegmentHeaderBytes);
+  const uint8_t* end =
+      formatOf(encoding)->write(segment, encoding, out + kSegmentHeaderBytes, checksum);
+  return static_cast<size_t>(end - out);
 }
 
 absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t numel,
                              uint32_t nonzeros, const uint8_t** in, const uint8_t* end,
                              ValueCheck check, bool borrow_dense, SegmentData* out,
                              PayloadChecksum* checksum, uint32_t* largest) {
-  const uint8_t* p = *in;
-  // Sizes in u64 so that no product of peer-sent counts can wrap, even with a 32-bit size_t.
-  const uint64_t left = static_cast<uint64_t>(end - p);
+  const Format* format = formatOf(encoding);
+  if (format == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown encoding tag ", static_cast<int>(encoding)));
+  }
   SegmentData& segment = *out;
   segment.segment_id = segment_id;
   segment.numel = numel;
   segment.dense = false;
   segment.clearCoding();
-  if (encodingCode(encoding) != Code::kNone) {
-    if (nonzeros != numel) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "coded segment announces ", nonzeros, " nonzeros, must equal numel ", numel));
-    }
-    segment.indices.clear();  // a reused slot may hold a sparse or dense segment's floats
-    segment.values.clear();
-    return readCodedBody(encoding, in, end, check, out, checksum, largest);
-  }
-  if (nonzeros > numel) {
-    return absl::InvalidArgumentError(absl::StrCat("nonzero count ", nonzeros,
-                                                   " larger than the segment's numel ", numel));
-  }
-  if (encoding == Encoding::kDenseF32) {
-    if (nonzeros != numel) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dense segment announces ", nonzeros, " nonzeros, must equal numel ", numel));
-    }
-    const uint64_t need = uint64_t{numel} * 4;
-    if (need > left) return truncated("dense values", need, left);
-    segment.dense = true;
-    segment.indices.clear();
-    // Borrowed values are read in place: each chunk is hashed and checked, nothing copied.
-    const bool borrow = borrow_dense && wire::kHostLittleEndian;
-    if (borrow) {
-      segment.values.clear();
-    } else {
-      segment.values.resize(numel);
-    }
-    float* values = segment.values.data();
-    const bool streaming = need >= kStreamCopyMinBytes;
-    for (size_t i = 0; i < numel; i += kChunkFloats) {
-      const size_t n = std::min<size_t>(kChunkFloats, numel - i);
-      if (borrow) {
-        checksum->add(p, n * 4);
-      } else if (wire::kHostLittleEndian) {
-        copyDenseChunk(reinterpret_cast<uint8_t*>(values + i), p, n, streaming, checksum);
-      } else {
-        checksum->add(p, n * 4);
-        loadArrayLe(p, values + i, n);
-      }
-      if (check == ValueCheck::kBounded) {
-        // Checked on the bytes as received (in cache), not on the streamed-out copy.
-        const uint8_t* checked =
-            wire::kHostLittleEndian ? p : reinterpret_cast<const uint8_t*>(values + i);
-        if (absl::Status s = checkBounded(checked, n, i, nullptr, largest); !s.ok()) return s;
-      }
-      p += n * 4;
-    }
-    if (borrow) segment.borrowed = *in;
-    *in = p;
-    return absl::OkStatus();
-  }
-  switch (encoding) {
-    case Encoding::kIndexValueF32: {
-      const uint64_t need = uint64_t{nonzeros} * 8;
-      if (need > left) return truncated("index/value pairs", need, left);
-      segment.indices.resize(nonzeros);
-      loadArrayLe(p, segment.indices.data(), nonzeros);
-      p += size_t{nonzeros} * 4;
-      segment.values.resize(nonzeros);
-      loadArrayLe(p, segment.values.data(), nonzeros);
-      p += size_t{nonzeros} * 4;
-      for (size_t i = 0; i < nonzeros; ++i) {
-        const uint32_t index = segment.indices[i];
-        if (index >= numel) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("index ", index, " out of range (numel ", numel, ")"));
-        }
-        if (i > 0 && index <= segment.indices[i - 1]) {
-          return absl::InvalidArgumentError(absl::StrCat("indices not strictly increasing: ",
-                                                         segment.indices[i - 1], " then ", index,
-                                                         " at position ", i));
-        }
-      }
-      break;
-    }
-    case Encoding::kDeltaVarintF32:
-    case Encoding::kDeltaVarintF16: {
-      const size_t value_bytes = encoding == Encoding::kDeltaVarintF32 ? 4 : 2;
-      // Every gap takes at least one byte.
-      const uint64_t need = uint64_t{nonzeros} * (value_bytes + 1);
-      if (need > left) return truncated("delta-varint values and gaps", need, left);
-      segment.values.resize(nonzeros);
-      if (value_bytes == 4) {
-        loadArrayLe(p, segment.values.data(), nonzeros);
-      } else {
-        for (size_t i = 0; i < nonzeros; ++i) {
-          segment.values[i] = halfToFloat(loadLe<uint16_t>(p + 2 * i));
-        }
-      }
-      p += size_t{nonzeros} * value_bytes;
-      segment.indices.resize(nonzeros);
-      uint64_t next = 0;  // smallest index the next one may take
-      for (size_t i = 0; i < nonzeros; ++i) {
-        uint32_t gap = 0;
-        switch (wire::getVarint(&p, end, &gap)) {
-          case wire::VarintResult::kOk: break;
-          case wire::VarintResult::kTruncated:
-            return absl::InvalidArgumentError(
-                absl::StrCat("truncated payload: varint gap ", i, " of ", nonzeros, " runs past the end"));
-          case wire::VarintResult::kOverflow:
-            return absl::InvalidArgumentError(
-                absl::StrCat("varint overflow in gap ", i, " (more than 32 bits)"));
-        }
-        const uint64_t index = next + gap;
-        if (index >= numel) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("index ", index, " out of range (numel ", numel, ") at position ", i));
-        }
-        segment.indices[i] = static_cast<uint32_t>(index);
-        next = index + 1;
-      }
-      break;
-    }
-    case Encoding::kBitmapF32: {
-      const size_t bitmap_bytes = bitmapBytes(numel);
-      const uint64_t need = uint64_t{bitmap_bytes} + uint64_t{nonzeros} * 4;
-      if (need > left) return truncated("bitmap and values", need, left);
-      const uint8_t* bitmap = p;
-      if (numel % 8 != 0 && (bitmap[bitmap_bytes - 1] >> (numel % 8)) != 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("bitmap marks an index out of range (numel ", numel, ")"));
-      }
-      // Whole 64-bit words first (most are zero in a sparse bitmap), then the tail bytes.
-      const size_t words = bitmap_bytes / 8;
-      size_t marked = 0;
-      for (size_t w = 0; w < words; ++w) marked += absl::popcount(loadLe<uint64_t>(bitmap + 8 * w));
-      for (size_t j = 8 * words; j < bitmap_bytes; ++j) marked += absl::popcount(bitmap[j]);
-      if (marked != nonzeros) {
-        return absl::InvalidArgumentError(absl::StrCat("bitmap marks ", marked,
-                                                       " elements, segment announces ", nonzeros));
-      }
-      segment.indices.resize(nonzeros);
-      uint32_t* out_index = segment.indices.data();
-      for (size_t w = 0; w < words; ++w) {
-        for (uint64_t bits = loadLe<uint64_t>(bitmap + 8 * w); bits != 0; bits &= bits - 1) {
-          *out_index++ = static_cast<uint32_t>(64 * w + absl::countr_zero(bits));
-        }
-      }
-      for (size_t j = 8 * words; j < bitmap_bytes; ++j) {
-        for (uint32_t bits = bitmap[j]; bits != 0; bits &= bits - 1) {
-          *out_index++ = static_cast<uint32_t>(8 * j + absl::countr_zero(bits));
-        }
-      }
-      p += bitmap_bytes;
-      segment.values.resize(nonzeros);
-      loadArrayLe(p, segment.values.data(), nonzeros);
-      p += size_t{nonzeros} * 4;
-      break;
-    }
-    case Encoding::kSeededF32: {
-      const uint64_t need = 8 + uint64_t{nonzeros} * 4;
-      if (need > left) return truncated("index seed and values", need, left);
-      segment.index_seed = loadLe<uint64_t>(p);
-      p += 8;
-      segment.values.resize(nonzeros);
-      loadArrayLe(p, segment.values.data(), nonzeros);
-      p += size_t{nonzeros} * 4;
-      randomKIndices(numel, nonzeros, *segment.index_seed, &segment.indices);
-      break;
-    }
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown encoding tag ", static_cast<int>(encoding)));
-  }
-  if (check == ValueCheck::kBounded) {
-    if (absl::Status s = checkBounded(reinterpret_cast<const uint8_t*>(segment.values.data()),
-                                      segment.values.size(), 0, segment.indices.data(), largest);
-        !s.ok()) {
-      return s;
-    }
-  }
-  checksum->add(*in, static_cast<size_t>(p - *in));
-  *in = p;
-  return absl::OkStatus();
+  return format->read(BodyIn{encoding, numel, nonzeros, end, check, borrow_dense, checksum, largest},
+                      in, out);
 }
 
 }  // namespace wire
