@@ -52,8 +52,9 @@ class CompressorRegistry {
 // Adds every compressor of compressors/ (the list is in registry.cc).
 void registerBuiltinCompressors(CompressorRegistry* registry);
 
-// The process's registry, which --compressor, gd's compressor option and --help read: the
-// built-in compressors, and any a program adds (one add() line) before it starts a job.
+// The process's registry, which --compressor, gd's compressor option and the help read:
+// the built-in compressors, and any a program adds (one add() line) first, before it
+// builds a job or reads the option table (methodOptionRows, whose help lists the names).
 // Adding is not thread-safe; reading is.
 CompressorRegistry& compressorRegistry();
 

@@ -22,7 +22,8 @@
 
 namespace sparseps {
 
-// What a job resolves to before any rank starts, checked once: the method's view of the
+// What a job resolves to, checked once per process (each rank's, the virtual job's, the
+// dry run's) before any rule is made: the method's view of the
 // job (its worker count and the schedule's initial rate: DGS scales its density by
 // lr / lr0), checked by the method, and the shard plan.
 struct ResolvedJob {

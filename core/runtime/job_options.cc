@@ -12,7 +12,7 @@ absl::StatusOr<JobSpec> JobOptions::jobSpec(int num_servers, int num_workers) co
   job.num_workers = num_workers;
   job.method = method;
   job.method_options = method_options;
-  job.method_options.setLr0(lr).setSeed(seed);  // resolveJob gives each rank seed + rank
+  job.method_options.setLr0(lr).setSeed(seed);  // each rank gets seed + rank (ResolvedJob::forRank)
   auto parsed_mode = parseName(kConsistencyModeNames, "mode", mode);
   if (!parsed_mode.ok()) return parsed_mode.status();
   job.server.mode = *parsed_mode;

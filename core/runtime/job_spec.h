@@ -21,7 +21,7 @@ struct JobSpec {
   int num_workers = 1;
   std::string method = "dgs";
   MethodOptions method_options;  // lr0 and num_workers are set from the job, and the seed
-                                 // becomes seed + rank in resolveJob
+                                 // becomes seed + rank (ResolvedJob::forRank)
   ShardCoreOptions server;      // mode, staleness, schedule, pushes per epoch, log
   EncodeOptions encode;
   std::string checkpoint_path;    // empty: none; shard s writes <path>.shard<s>

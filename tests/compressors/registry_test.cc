@@ -158,7 +158,7 @@ TEST(Registry, AddRejectsDuplicatesAndBadNames) {
   auto made = r.make("mine");
   ASSERT_TRUE(made.ok()) << made.status();
   EXPECT_EQ((*made)->name(), "dense");
-  EXPECT_FALSE(makeRegisteredCompressor("mine").ok());  // the built-in registry is apart
+  EXPECT_FALSE(makeRegisteredCompressor("mine").ok());  // the process's registry is apart
 
   for (const char* bad_name : {"", "a:b", "a,b", "a=b"}) {
     CompressorInfo bad = denseInfo();
