@@ -3,6 +3,7 @@
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -135,15 +136,27 @@ def test_the_state_dict_carries_the_methods_worker_state(launch):
     assert r["still_restored"]  # a refused state changes nothing
 
 
+def listening(port):
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 def test_ctrl_c_ends_a_rank_waiting_on_its_peers():
     # A server alone: it waits in the rendezvous for a worker that never comes (30 s timeout).
     with tempfile.TemporaryDirectory(prefix="sparseps_python_") as out:
+        port = free_port()
         env = dict(os.environ, RANK="0", WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(free_port()))
+                   MASTER_PORT=str(port))
         proc = subprocess.Popen([sys.executable, str(HERE / "ranks.py"), "sgd", out], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(3)
-        assert proc.poll() is None
+        # Rank 0 hosts the rendezvous store: once its port listens, the rank waits there (a
+        # fixed sleep could still find it importing torch on a loaded machine).
+        deadline = time.monotonic() + 60
+        while not listening(port):
+            assert proc.poll() is None
+            assert time.monotonic() < deadline, "rank 0 never opened its store"
+            time.sleep(0.1)
+        time.sleep(0.5)
         start = time.monotonic()
         proc.send_signal(signal.SIGINT)
         try:
