@@ -161,7 +161,7 @@ void Channel::watch(int peer) {
                                                                  : PeerState::kClosing;
       }
     }
-    recv_header_->abortWaitRecv();
+    wakeReceive();
     try {
       p.ack = context_->createUnboundBuffer(&p.ack_word, sizeof(p.ack_word));
       p.ack->send(peer, kAckSlot);
@@ -219,7 +219,7 @@ void Channel::monitor() {
     const Time now = std::chrono::steady_clock::now();
     if (now >= receive_until_ && !deadline_passed_) {
       deadline_passed_ = true;
-      recv_header_->abortWaitRecv();
+      wakeReceive();
     }
     for (int peer = 0; peer < worldSize(); ++peer) {
       const Peer& p = peers_[peer];
@@ -268,7 +268,7 @@ void Channel::cut(int peer, const std::string& why, bool reported) {
   monitor_cv_.notify_all();  // its pulser stops
   // No late byte of it lands in our buffers, and it sees us gone.
   context_->getPair(peer)->close();
-  recv_header_->abortWaitRecv();
+  wakeReceive();
 }
 
 void Channel::markDead(int peer, const std::string& reason) {
@@ -279,7 +279,7 @@ void Channel::markDead(int peer, const std::string& reason) {
     p.state = PeerState::kDead;
     p.reason = absl::StrCat("is dead: ", reason);
   }
-  recv_header_->abortWaitRecv();
+  wakeReceive();
 }
 
 bool Channel::isLive(int peer) const {
@@ -489,6 +489,7 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
       // perhaps a moment later (peers that died while this process was stopped are all
       // seen at once when it runs again).
       posted_ranks_.clear();
+      renewHeaderBuffer();
       const auto until = std::chrono::steady_clock::now() + kDeathNoticeWait;
       do {
         if (std::optional<int> peer = unreportedEvent(ranks)) {
@@ -504,6 +505,19 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
     receivePosted(src, frame);
     return absl::OkStatus();
   }
+}
+
+void Channel::wakeReceive() {
+  std::lock_guard<std::mutex> lock(header_mu_);
+  recv_header_->abortWaitRecv();
+}
+
+void Channel::renewHeaderBuffer() {
+  // Gloo keeps a failed pair's error in every buffer posted on it: each later wait would
+  // rethrow it, whichever ranks it listens to.
+  auto fresh = context_->createUnboundBuffer(recv_frame_.data(), recv_frame_.size());
+  std::lock_guard<std::mutex> lock(header_mu_);
+  failed_headers_.push_back(std::exchange(recv_header_, std::move(fresh)));
 }
 
 void Channel::receivePosted(int src, Frame* frame) {
@@ -697,7 +711,7 @@ void Channel::interrupt() {
     std::lock_guard<std::mutex> lock(mu_);
     interrupted_ = true;
   }
-  recv_header_->abortWaitRecv();
+  wakeReceive();
 }
 
 void Channel::shutdown() {
@@ -741,7 +755,7 @@ void Channel::shutdown() {
     }
   }
   // Wake a receive in progress; the watchers keep acking byes until we are destroyed.
-  recv_header_->abortWaitRecv();
+  wakeReceive();
 }
 
 }  // namespace sparseps

@@ -7,7 +7,9 @@
 //        receiver (rank 0: receives until every other rank has shut down and prints
 //                  "goodput_bps=<payload bits per second from first to last delivery>"),
 //        hang    (connects, then waits to be killed: it pulses but never receives),
-//        stop    (connects, then stops itself with SIGSTOP: no pulse, nothing).
+//        stop    (connects, then stops itself with SIGSTOP: no pulse, nothing),
+//        stop-in-send (starts sending one message of B bytes to rank 0, then stops itself
+//                  with SIGSTOP before rank 0 can take it).
 
 #include <signal.h>
 
@@ -86,6 +88,18 @@ int main(int argc, char** argv) {
   if (mode == "stop") {
     raise(SIGSTOP);
     return 0;
+  }
+  if (mode == "stop-in-send") {
+    // The header's send notice goes out at once; rank 0 only posts its receive once we
+    // are stopped, so the message stays half-delivered.
+    std::thread stopper([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      raise(SIGSTOP);
+    });
+    std::vector<uint8_t> payload(bytes, static_cast<uint8_t>(rank));
+    absl::Status s = (*channel)->send(0, testing::testMessage(bytes, payload));
+    stopper.join();
+    return s.ok() ? 0 : fail(std::string(s.message()));
   }
   if (mode == "sender") {
     std::vector<uint8_t> payload(bytes, static_cast<uint8_t>(rank));

@@ -31,6 +31,16 @@ class ChildProcess {
   }
   bool started() const { return pid_ > 0; }
   void killNow() { kill(pid_, SIGKILL); }
+  // Whether it stopped (SIGSTOP) within `limit`.
+  bool waitStopped(std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid_, &status, WUNTRACED | WNOHANG) == pid_) return WIFSTOPPED(status);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
   // The exit status, or -1 if it has not exited within `limit` (then it is killed).
   int wait(std::chrono::milliseconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
