@@ -16,10 +16,8 @@ class AsgdWorker : public SegmentWorker {
  public:
   using SegmentWorker::SegmentWorker;
 
-  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+  void fillPush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
-    checkSizes(grad, w);
-    resizePush(push);
     const float lr = ctx.lr;
     const float wd = options_.weightDecayAt(ctx.step);
     for (size_t i = 0; i < index_.size(); ++i) {

@@ -31,10 +31,10 @@ class DescentMethod : public Method {
     return std::make_unique<Worker>(specs, *options);
   }
 
-  std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs, int num_workers,
+  std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs,
                                          const CheckedOptions& options) const override {
     checkedHere(options);
-    return makeDescentServer(specs, num_workers, options);
+    return makeDescentServer(specs, options);
   }
 
  private:

@@ -13,11 +13,10 @@ namespace {
 
 class DescentServer : public ServerRule {
  public:
-  DescentServer(const SegmentSpecs& specs, int num_workers, const MethodOptions& options,
-                Downlink downlink)
-      : index_(specs), num_workers_(num_workers) {
+  DescentServer(const SegmentSpecs& specs, const MethodOptions& options, Downlink downlink)
+      : index_(specs), num_workers_(options.num_workers) {
     if (downlink == Downlink::kSparse) {
-      dual_way_ = std::make_unique<DualWayDownlink>(specs, num_workers, options);
+      dual_way_ = std::make_unique<DualWayDownlink>(specs, options);
     }
   }
 
@@ -78,11 +77,9 @@ class DescentServer : public ServerRule {
 
 }  // namespace
 
-std::unique_ptr<ServerRule> makeDescentServer(const SegmentSpecs& specs, int num_workers,
+std::unique_ptr<ServerRule> makeDescentServer(const SegmentSpecs& specs,
                                               const CheckedOptions& options) {
-  if (num_workers < 1) fatal("a server rule needs at least one worker, got ", num_workers);
-  return std::make_unique<DescentServer>(specs, num_workers, *options,
-                                         options.method().downlink(*options));
+  return std::make_unique<DescentServer>(specs, *options, options.method().downlink(*options));
 }
 
 }  // namespace sparseps

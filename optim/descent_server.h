@@ -14,7 +14,7 @@
 namespace sparseps {
 
 // The server rule every built-in method shares, with the reply form of options' method.
-std::unique_ptr<ServerRule> makeDescentServer(const SegmentSpecs& specs, int num_workers,
+std::unique_ptr<ServerRule> makeDescentServer(const SegmentSpecs& specs,
                                               const CheckedOptions& options);
 
 }  // namespace sparseps

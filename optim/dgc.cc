@@ -37,10 +37,8 @@ class DgcWorker : public SegmentWorker {
     keepState(&v_);
   }
 
-  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+  void fillPush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
-    checkSizes(grad, w);
-    resizePush(push);
     const float m = static_cast<float>(options_.momentum);
     const float wd = options_.weightDecayAt(ctx.step);
     const float coef = clipCoefficient(grad, w, wd);

@@ -86,10 +86,8 @@ class DgsWorker : public SegmentWorker {
   // did not send is left out, and the next step multiplies by m only the coordinates the
   // last push did send (m * (u/m) = u for the others). A step then makes one pass over u
   // instead of three. The state is u_ and the last push's indices.
-  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+  void fillPush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
-    checkSizes(grad, w);
-    resizePush(push);
     const float m = static_cast<float>(options_.momentum);
     const float lr = ctx.lr;
     const double density = options_.dgsDensityAt(lr);

@@ -50,16 +50,16 @@ class ResidualVector final : public StreamedVector {
 
 }  // namespace
 
-DualWayDownlink::DualWayDownlink(SegmentSpecs specs, int num_workers, const MethodOptions& options)
+DualWayDownlink::DualWayDownlink(SegmentSpecs specs, const MethodOptions& options)
     : index_(std::move(specs)),
-      num_workers_(num_workers),
+      num_workers_(options.num_workers),
       server_density_(options.server_density),
       resync_every_(options.resync_every),
       seed_(options.seed),
       selector_(makeSelector(options.selection, options.f16)),
-      dense_next_(static_cast<size_t>(num_workers), 1),
+      dense_next_(static_cast<size_t>(options.num_workers), 1),
       w_sync_(index_.size()),
-      tracked_(static_cast<size_t>(num_workers), std::vector<std::vector<float>>(index_.size())) {
+      tracked_(static_cast<size_t>(options.num_workers), std::vector<std::vector<float>>(index_.size())) {
   for (auto& per_worker : tracked_) {
     for (size_t i = 0; i < index_.size(); ++i) {
       if (index_[i].compressed) per_worker[i].assign(index_[i].numel, 0.0f);

@@ -35,7 +35,7 @@ namespace sparseps {
 
 class DualWayDownlink {
  public:
-  DualWayDownlink(SegmentSpecs specs, int num_workers, const MethodOptions& options);
+  DualWayDownlink(SegmentSpecs specs, const MethodOptions& options);
 
   // A push of `worker` was applied; the first worker's every R-th schedules a resync.
   void onPush(int worker);

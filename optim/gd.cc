@@ -30,10 +30,8 @@ class GdWorker : public SegmentWorker {
     keepState(&v_.inner());  // with or without error feedback (PowerSGD's Q)
   }
 
-  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+  void fillPush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
-    checkSizes(grad, w);
-    resizePush(push);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
       absl::Span<const float> lr_g =

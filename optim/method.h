@@ -126,8 +126,9 @@ class Method {
   // options come from this method's check().
   virtual std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
                                                  const CheckedOptions& options) const = 0;
-  // specs are the segments this server shard holds, offsets relative to its buffer.
-  virtual std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs, int num_workers,
+  // specs are the segments this server shard holds, offsets relative to its buffer; the
+  // rule serves options->num_workers workers.
+  virtual std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs,
                                                  const CheckedOptions& options) const = 0;
 
  protected:

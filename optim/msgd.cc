@@ -22,10 +22,8 @@ class MsgdWorker : public SegmentWorker {
     keepState(&u_);
   }
 
-  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+  void fillPush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
-    checkSizes(grad, w);
-    resizePush(push);
     const float m = static_cast<float>(options_.momentum);
     const float lr = ctx.lr;
     const float wd = options_.weightDecayAt(ctx.step);

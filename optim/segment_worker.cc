@@ -28,11 +28,14 @@ absl::Span<const float> SegmentWorker::foldedGradient(const SegmentSpec& spec,
   return absl::MakeConstSpan(g, spec.numel);
 }
 
-void SegmentWorker::checkSizes(absl::Span<const float> grad, absl::Span<const float> w) const {
+void SegmentWorker::makePush(absl::Span<const float> grad, absl::Span<const float> w,
+                             const StepContext& ctx, Message* push) {
   if (grad.size() < index_.extent() || w.size() < index_.extent()) {
     fatal("worker rule: gradient (", grad.size(), ") and model (", w.size(), ") must cover the ",
           index_.extent(), " elements of the segments");
   }
+  push->resize(index_.size());
+  fillPush(grad, w, ctx, push);
 }
 
 std::vector<std::vector<float>> SegmentWorker::zeroState(bool compressed_only) const {

@@ -28,6 +28,10 @@ class SegmentWorker : public WorkerRule {
   // keepState holds pointers into the object: it stays where it was made.
   SegmentWorker(const SegmentWorker&) = delete;
   SegmentWorker& operator=(const SegmentWorker&) = delete;
+  // Checks that grad and w cover every segment, gives the push one slot per spec (each
+  // keeping its buffers from the last step), and has the method fill it (fillPush).
+  void makePush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
+                Message* push) final;
   void applyReply(const Message& reply, absl::Span<float> w) override;
   bool readsBorrowedDense() const override { return true; }  // applyReply: applyModelReply
   std::string saveState() const override;
@@ -56,10 +60,9 @@ class SegmentWorker : public WorkerRule {
     const float* ww = w.data() + spec.offset;
     for (size_t j = 0; j < spec.numel; ++j) update(j, foldWeightDecay(gr[j], ww[j], wd));
   }
-  // The push with one slot per spec, each keeping its buffers from the last step.
-  void resizePush(Message* push) const { push->resize(index_.size()); }
-  // Fatal unless grad and w cover every segment.
-  void checkSizes(absl::Span<const float> grad, absl::Span<const float> w) const;
+  // The method's update: fills slot i of the push for spec i.
+  virtual void fillPush(absl::Span<const float> grad, absl::Span<const float> w,
+                        const StepContext& ctx, Message* push) = 0;
   // One zero vector per spec (state such as u or v), or only for compressed specs.
   std::vector<std::vector<float>> zeroState(bool compressed_only) const;
 

@@ -97,7 +97,7 @@ class Cycle {
     worker_ = (*m)->makeWorker(specs, *options);
     ShardCoreOptions server;
     server.pushes_per_epoch = 1e9;  // the rate stays lr0
-    core_ = std::make_unique<ShardCore>((*m)->makeServer(specs, 1, *options), in_.w0, 0, 1, server);
+    core_ = std::make_unique<ShardCore>((*m)->makeServer(specs, *options), in_.w0, 0, 1, server);
     core_->onWorkerStart(0);
     // Each side borrows dense values from the received bytes as the runtime's loops do.
     server_limits_ = worker_limits_;

@@ -35,10 +35,8 @@ absl::StatusOr<ShardStats> runShard(Endpoint& endpoint, const JobSpec& job,
 
   std::vector<float> model(initial_params.begin() + shard.offset,
                            initial_params.begin() + shard.offset + shard.numel);
-  ShardCore core(
-      resolved->method().makeServer(shard.local_specs, job.num_workers,
-                                    resolved->forRank(shard_index)),
-                  std::move(model), num_buffers, job.num_workers, job.server);
+  ShardCore core(resolved->method().makeServer(shard.local_specs, resolved->forRank(shard_index)),
+                 std::move(model), num_buffers, job.num_workers, job.server);
   if (num_buffers > 0) core.onBuffers(0, {initial_buffers.begin(), initial_buffers.end()});
 
   const std::string checkpoint = job.checkpointPathOf(shard_index);

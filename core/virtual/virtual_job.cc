@@ -140,7 +140,7 @@ absl::Status Job::setUp() {
     server.on_snapshot = [this, s](const ShardCore& core) { takeSnapshotSlice(s, core); };
     const size_t num_buffers = s == 0 ? o_.initial_buffers.size() : 0;
     shard->core = std::make_unique<ShardCore>(
-        resolved_->method().makeServer(range.local_specs, job.num_workers, resolved_->forRank(s)),
+        resolved_->method().makeServer(range.local_specs, resolved_->forRank(s)),
         std::vector<float>(o_.initial_params.begin() + range.offset,
                            o_.initial_params.begin() + range.offset + range.numel),
         num_buffers, job.num_workers, server);

@@ -68,7 +68,7 @@ absl::StatusOr<MethodCheck> checkMethod(const DriverConfig& config, ClassifierMo
     job.num_workers = workers;
     auto server_job = resolveJob(job, methods, model.specs);
     if (!server_job.ok()) return server_job.status();
-    auto server = server_job->method().makeServer(model.specs, workers, server_job->forRank(0));
+    auto server = server_job->method().makeServer(model.specs, server_job->forRank(0));
     for (int k = 0; k < workers; ++k) server->onWorkerStart(k);
     Message push, reply;
     for (int k = 0; k < workers; ++k) {  // one worker rule stands for each worker in turn

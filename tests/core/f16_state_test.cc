@@ -73,7 +73,7 @@ TEST(F16State, WhatEachRuleSendsIsAHalfAndArrivesBitForBit) {
     const Method& method = **methods.find(name);
     const CheckedOptions checked = method.check(o).value();
     auto worker = method.makeWorker(specs(), checked);
-    auto server = method.makeServer(specs(), 1, checked);
+    auto server = method.makeServer(specs(), checked);
     std::vector<float> w = randomVector(rng, 1.0f), W = w;
     for (uint64_t step = 0; step < 6; ++step) {
       Message push;

@@ -178,7 +178,7 @@ Outcome runHub(const MethodRegistry& methods, const std::string& method, int sha
       const Shard& range = resolved->plan.shard(s);
       const size_t buffers = s == 0 ? kInitialBuffers.size() : 0;
       ShardCore core(
-          resolved->method().makeServer(range.local_specs, workers, resolved->forRank(s)),
+          resolved->method().makeServer(range.local_specs, resolved->forRank(s)),
           std::vector<float>(initial.begin() + range.offset,
                              initial.begin() + range.offset + range.numel),
           buffers, workers, job.server);

@@ -44,7 +44,7 @@ TEST_P(GdCompressorTest, SignWithAndWithoutErrorFeedbackMatchesTheReference) {
   ASSERT_TRUE(checked.ok()) << checked.status();
   o.setDownlink(Downlink::kDense);
   auto worker = (*method)->makeWorker(specs, *checked);
-  auto server = (*method)->makeServer(specs, 1, *checked);
+  auto server = (*method)->makeServer(specs, *checked);
 
   std::vector<float> W = randomVector(rng, n), w = W, ref_W = W;
   std::vector<std::vector<float>> residual(specs.size());

@@ -44,7 +44,7 @@ TEST(ConvergenceTest, EveryMethodMinimizesAQuadratic) {
           .setNumWorkers(kWorkers);
       const Method& method = **registry.find(name);
       const CheckedOptions checked = method.check(o).value();
-      auto server = method.makeServer(specs, kWorkers, checked);
+      auto server = method.makeServer(specs, checked);
       std::vector<std::unique_ptr<WorkerRule>> workers;
       for (int k = 0; k < kWorkers; ++k) workers.push_back(method.makeWorker(specs, checked));
       std::vector<float> W(n, 0.0f);

@@ -14,16 +14,18 @@
 namespace sparseps::test {
 namespace {
 
-const Method& dgs(MethodRegistry& registry) {
-  if (registry.names().empty()) {
-    EXPECT_TRUE(registerBuiltinMethods(registry).ok());
-  }
-  return **registry.find("dgs");
-}
+// Every test gets a fresh seed, named in its failure messages, and the built-in methods.
+class DgsTest : public ::testing::Test {
+ protected:
+  DgsTest() { EXPECT_TRUE(registerBuiltinMethods(registry_).ok()); }
+  const Method& dgs() { return **registry_.find("dgs"); }
+  CheckedOptions dgsChecked(const MethodOptions& o) { return dgs().check(o).value(); }
 
-CheckedOptions dgsChecked(MethodRegistry& registry, const MethodOptions& o) {
-  return dgs(registry).check(o).value();
-}
+  const uint64_t seed_ = freshSeed();
+  const ::testing::ScopedTrace trace_{__FILE__, __LINE__, "seed=" + std::to_string(seed_)};
+  std::mt19937_64 rng_{seed_};
+  MethodRegistry registry_;
+};
 
 float valueAt(const SegmentData& s, uint32_t index) {
   for (size_t t = 0; t < s.indices.size(); ++t) {
@@ -41,17 +43,13 @@ bool sends(const SegmentData& s, uint32_t index) {
 
 // A coordinate left out for several steps is pushed as one momentum step whose gradient is
 // the sum of the gradients since its last push: u = m*a + lr * (g_2 + ... + g_5).
-TEST(DgsTest, SkippedCoordinateCarriesTheSumOfItsGradients) {
-  const uint64_t seed = freshSeed();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+TEST_F(DgsTest, SkippedCoordinateCarriesTheSumOfItsGradients) {
   std::uniform_real_distribution<float> small(0.001f, 0.01f);
-  MethodRegistry registry;
   const SegmentSpecs specs = {SegmentSpec{0, 0, 10, true}};
   const float m = 0.7f, lr = 0.1f;
   MethodOptions o;
   o.setMomentum(m).setWeightDecay(0.0).setDensity(0.1).setLr0(lr);  // k = 1
-  auto worker = dgs(registry).makeWorker(specs, dgsChecked(registry, o));
+  auto worker = dgs().makeWorker(specs, dgsChecked(o));
   std::vector<float> w(10, 0.0f);
   StepContext ctx;
   ctx.lr = lr;
@@ -69,7 +67,7 @@ TEST(DgsTest, SkippedCoordinateCarriesTheSumOfItsGradients) {
   float sum = 0.0f;
   for (uint32_t t = 1; t <= 3; ++t) {
     std::fill(grad.begin(), grad.end(), 0.0f);
-    grad[0] = small(rng);
+    grad[0] = small(rng_);
     sum += grad[0];
     grad[t] = 100.0f * std::pow(10.0f, static_cast<float>(t));
     ctx.step = t;
@@ -91,20 +89,16 @@ TEST(DgsTest, SkippedCoordinateCarriesTheSumOfItsGradients) {
 // At every R-th push of the first worker W_sync = W; each worker's next reply is the dense
 // W_sync and its residual restarts, after which sparse replies resume. The first reply is
 // dense too.
-TEST(DgsTest, ResyncSendsDenseWSyncOncePerWorker) {
-  const uint64_t seed = freshSeed();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  MethodRegistry registry;
+TEST_F(DgsTest, ResyncSendsDenseWSyncOncePerWorker) {
   const SegmentSpecs specs = mixedSpecs();
   const size_t n = extent(specs);
   constexpr int kWorkers = 2;
   constexpr int kResync = 4;
   MethodOptions o;
-  o.setResyncEvery(kResync).setDensity(0.1).setServerDensity(0.1);  // downlink auto: dual-way
-  auto server = dgs(registry).makeServer(specs, kWorkers, dgsChecked(registry, o));
-  auto worker = dgs(registry).makeWorker(specs, dgsChecked(registry, o));
-  std::vector<float> W = randomVector(rng, n);
+  o.setResyncEvery(kResync).setDensity(0.1).setServerDensity(0.1).setNumWorkers(kWorkers);
+  auto server = dgs().makeServer(specs, dgsChecked(o));  // downlink auto: dual-way
+  auto worker = dgs().makeWorker(specs, dgsChecked(o));
+  std::vector<float> W = randomVector(rng_, n);
   std::vector<float> snapshot;  // W when the last resync was taken
   std::vector<int> dense_replies(kWorkers, 0);
   // Pushes alternate 0, 1, 0, 1, ... so worker 0 makes versions 1, 3, 5, ...: its c-th
@@ -119,7 +113,7 @@ TEST(DgsTest, ResyncSendsDenseWSyncOncePerWorker) {
   for (int version = 1; version <= 3 * kResync * kWorkers + 1; ++version) {
     const int k = (version - 1) % kWorkers;
     Message push;
-    worker->makePush(randomVector(rng, n), W, StepContext{}, &push);
+    worker->makePush(randomVector(rng_, n), W, StepContext{}, &push);
     server->applyPush(k, push, 1.0f, absl::MakeSpan(W));
     Message reply;
     server->makeReply(k, W, &reply);
@@ -150,20 +144,16 @@ TEST(DgsTest, ResyncSendsDenseWSyncOncePerWorker) {
 }
 
 // --density-rule: lr scales the density with the rate (r * lr / lr0), fixed keeps r.
-TEST(DgsTest, DensityRuleFixedKeepsTheDensityWhenTheRateFalls) {
-  const uint64_t seed = freshSeed();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  MethodRegistry registry;
+TEST_F(DgsTest, DensityRuleFixedKeepsTheDensityWhenTheRateFalls) {
   const SegmentSpecs specs = {SegmentSpec{0, 0, 1000, true}};
-  const std::vector<float> grad = randomVector(rng, 1000), w(1000, 0.0f);
+  const std::vector<float> grad = randomVector(rng_, 1000), w(1000, 0.0f);
   StepContext ctx;
   ctx.lr = 0.01f;  // a tenth of lr0
   for (const auto& [rule, want] : {std::pair{DensityRule::kFollowsLr, size_t{1}},
                                    std::pair{DensityRule::kFixed, size_t{10}}}) {
     MethodOptions o;
     o.setLr0(0.1).setDensity(0.01).setDensityRule(rule);
-    auto worker = dgs(registry).makeWorker(specs, dgsChecked(registry, o));
+    auto worker = dgs().makeWorker(specs, dgsChecked(o));
     Message push;
     worker->makePush(grad, w, ctx, &push);
     EXPECT_EQ(push[0].indices.size(), want) << nameOf(kDensityRuleNames, rule);
@@ -172,22 +162,18 @@ TEST(DgsTest, DensityRuleFixedKeepsTheDensityWhenTheRateFalls) {
 
 // --downlink=dense makes dgs one-way: every reply is the server's whole model, and the
 // worker's model becomes it (w + (W - w_k) in the reference's arithmetic).
-TEST(DgsTest, DenseDownlinkRepliesTheWholeModel) {
-  const uint64_t seed = freshSeed();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  MethodRegistry registry;
+TEST_F(DgsTest, DenseDownlinkRepliesTheWholeModel) {
   const SegmentSpecs specs = mixedSpecs();
   const size_t n = extent(specs);
   MethodOptions o;
-  o.setDensity(0.1).setDownlink(Downlink::kDense);
-  EXPECT_EQ(dgs(registry).downlink(o), Downlink::kDense);
-  auto server = dgs(registry).makeServer(specs, 2, dgsChecked(registry, o));
-  auto worker = dgs(registry).makeWorker(specs, dgsChecked(registry, o));
-  std::vector<float> W = randomVector(rng, n), w = W;
+  o.setDensity(0.1).setDownlink(Downlink::kDense).setNumWorkers(2);
+  EXPECT_EQ(dgs().downlink(o), Downlink::kDense);
+  auto server = dgs().makeServer(specs, dgsChecked(o));
+  auto worker = dgs().makeWorker(specs, dgsChecked(o));
+  std::vector<float> W = randomVector(rng_, n), w = W;
   for (int version = 1; version <= 6; ++version) {
     Message push;
-    worker->makePush(randomVector(rng, n), w, StepContext{}, &push);
+    worker->makePush(randomVector(rng_, n), w, StepContext{}, &push);
     server->applyPush(version % 2, push, 1.0f, absl::MakeSpan(W));
     Message reply;
     server->makeReply(version % 2, W, &reply);
@@ -197,9 +183,8 @@ TEST(DgsTest, DenseDownlinkRepliesTheWholeModel) {
   }
 }
 
-TEST(DgsTest, MomentumMustBeInOpenUnitInterval) {
-  MethodRegistry registry;
-  const Method& method = dgs(registry);
+TEST_F(DgsTest, MomentumMustBeInOpenUnitInterval) {
+  const Method& method = dgs();
   MethodOptions o;
   o.setMomentum(0.0);
   absl::Status s = method.check(o).status();
@@ -209,17 +194,16 @@ TEST(DgsTest, MomentumMustBeInOpenUnitInterval) {
   EXPECT_FALSE(method.check(MethodOptions().setMomentum(1.0)).ok());
   EXPECT_TRUE(method.check(MethodOptions().setMomentum(0.3)).ok());
   // Other methods accept m = 0 (plain SGD).
-  EXPECT_TRUE((*registry.find("dgc"))->check(o).ok());
+  EXPECT_TRUE((*registry_.find("dgc"))->check(o).ok());
 }
 
 // Options another method accepted are not dgs's: its rules refuse them loudly.
-TEST(DgsTest, RulesTakeOnlyOptionsTheirMethodChecked) {
-  MethodRegistry registry;
-  const Method& method = dgs(registry);
+TEST_F(DgsTest, RulesTakeOnlyOptionsTheirMethodChecked) {
+  const Method& method = dgs();
   const CheckedOptions dgc_checked =
-      (*registry.find("dgc"))->check(MethodOptions().setMomentum(0.0)).value();
+      (*registry_.find("dgc"))->check(MethodOptions().setMomentum(0.0)).value();
   EXPECT_DEATH(method.makeWorker(mixedSpecs(), dgc_checked), "checked by dgc given to dgs");
-  EXPECT_DEATH(method.makeServer(mixedSpecs(), 1, dgc_checked), "checked by dgc given to dgs");
+  EXPECT_DEATH(method.makeServer(mixedSpecs(), dgc_checked), "checked by dgc given to dgs");
 }
 
 }  // namespace

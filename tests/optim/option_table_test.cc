@@ -126,7 +126,7 @@ std::vector<float> modelAfterPushes(const std::string& method_name, MethodOption
   specs.push_back(SegmentSpec{1, 4000, 30, false});
   const size_t n = 4030;
   std::unique_ptr<WorkerRule> worker = method->makeWorker(specs, checked);
-  std::unique_ptr<ServerRule> server = method->makeServer(specs, 1, checked);
+  std::unique_ptr<ServerRule> server = method->makeServer(specs, checked);
   std::mt19937_64 rng(11);
   std::vector<float> W = randomVector(rng, n);
   std::vector<float> w = W;

@@ -23,7 +23,7 @@ class NamedMethod : public Method {
                                          const CheckedOptions&) const override {
     return nullptr;
   }
-  std::unique_ptr<ServerRule> makeServer(const SegmentSpecs&, int,
+  std::unique_ptr<ServerRule> makeServer(const SegmentSpecs&,
                                          const CheckedOptions&) const override {
     return nullptr;
   }

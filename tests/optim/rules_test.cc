@@ -83,7 +83,7 @@ TEST_P(RulesTest, MatchesReferenceStepByStep) {
   ASSERT_TRUE(checked.ok()) << checked.status();
   const bool dual_way = c.downlink == Downlink::kSparse;
 
-  std::unique_ptr<ServerRule> server = (*method)->makeServer(specs, kWorkers, *checked);
+  std::unique_ptr<ServerRule> server = (*method)->makeServer(specs, *checked);
   RefServer ref_server(specs, kWorkers, o, dual_way);
   std::vector<std::unique_ptr<WorkerRule>> workers;
   std::vector<RefWorker> ref_workers;
@@ -167,9 +167,10 @@ TEST(RulesScaleTest, SyncScaleDividesThePush) {
   for (const std::string& name : registry.names()) {
     SCOPED_TRACE(name);
     MethodOptions o;
+    o.setNumWorkers(4);
     const Method& method = **registry.find(name);
     const CheckedOptions checked = method.check(o).value();
-    auto server = method.makeServer(specs, 4, checked);
+    auto server = method.makeServer(specs, checked);
     auto worker = method.makeWorker(specs, checked);
     std::vector<float> W = randomVector(rng, n), w = W, grad = randomVector(rng, n);
     Message push;

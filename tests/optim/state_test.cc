@@ -27,8 +27,8 @@ Job startJob(const std::string& name, const MethodOptions& o, std::mt19937_64& r
   MethodRegistry registry;
   EXPECT_TRUE(registerBuiltinMethods(registry).ok());
   const Method& method = **registry.find(name);
-  const CheckedOptions checked = method.check(o).value();
-  Job run{method.makeServer(mixedSpecs(), kWorkers, checked),
+  const CheckedOptions checked = method.check(MethodOptions(o).setNumWorkers(kWorkers)).value();
+  Job run{method.makeServer(mixedSpecs(), checked),
           method.makeWorker(mixedSpecs(), checked),
           randomVector(rng, extent(mixedSpecs()))};
   return run;
@@ -160,7 +160,8 @@ TEST(StateTest, BadBytesGiveAClearErrorAndChangeNothing) {
   MethodRegistry registry;
   ASSERT_TRUE(registerBuiltinMethods(registry).ok());
   const Method& dgs = **registry.find("dgs");
-  auto other = dgs.makeServer({SegmentSpec{10, 0, 120, true}}, kWorkers, dgs.check(o).value());
+  auto other = dgs.makeServer({SegmentSpec{10, 0, 120, true}},
+                              dgs.check(MethodOptions(o).setNumWorkers(kWorkers)).value());
   expectLoadFails(*other, good, "segment count");
 
   ASSERT_TRUE(rule.loadState(good).ok());
