@@ -14,24 +14,30 @@
 namespace sparseps {
 namespace {
 
-constexpr char kMagic[8] = {'S', 'P', 'S', 'C', 'K', 'P', 'T', '1'};
-constexpr char kWorkerMagic[sizeof kMagic] = {'S', 'P', 'S', 'W', 'R', 'K', 'R', '1'};
+constexpr size_t kMagicBytes = 8;
 
+// The fields of a checkpoint go through field(): Writer appends them, Reader takes them
+// back in the same order (false once the bytes run out).
 class Writer {
  public:
   void bytes(const void* p, size_t n) {
     const auto* b = static_cast<const uint8_t*>(p);
     out_.insert(out_.end(), b, b + n);
   }
-  void u64(uint64_t v) { bytes(&v, sizeof v); }
-  template <typename T>
-  void vec(const std::vector<T>& v) {
-    u64(v.size());
-    bytes(v.data(), v.size() * sizeof(T));
+  bool field(uint64_t v) {
+    bytes(&v, sizeof v);
+    return true;
   }
-  void str(const std::string& v) {
-    u64(v.size());
+  template <typename T>
+  bool field(const std::vector<T>& v) {
+    field(uint64_t{v.size()});
+    bytes(v.data(), v.size() * sizeof(T));
+    return true;
+  }
+  bool field(const std::string& v) {
+    field(uint64_t{v.size()});
     bytes(v.data(), v.size());
+    return true;
   }
   std::vector<uint8_t>& out() { return out_; }
 
@@ -42,6 +48,23 @@ class Writer {
 class Reader {
  public:
   Reader(const uint8_t* p, size_t n) : p_(p), left_(n) {}
+  bool field(uint64_t& v) { return bytes(&v, sizeof v); }
+  template <typename T>
+  bool field(std::vector<T>& v) {
+    uint64_t n;
+    if (!field(n) || n > left_ / sizeof(T)) return false;  // bound before allocating
+    v.resize(n);
+    return bytes(v.data(), n * sizeof(T));
+  }
+  bool field(std::string& v) {
+    uint64_t n;
+    if (!field(n) || n > left_) return false;
+    v.resize(n);
+    return bytes(v.data(), n);
+  }
+  size_t left() const { return left_; }
+
+ private:
   bool bytes(void* dst, size_t n) {
     if (n > left_) return false;
     if (n == 0) return true;  // an empty vector's data() may be null, which memcpy forbids
@@ -50,25 +73,35 @@ class Reader {
     left_ -= n;
     return true;
   }
-  bool u64(uint64_t* v) { return bytes(v, sizeof *v); }
-  template <typename T>
-  bool vec(std::vector<T>* v) {
-    uint64_t n;
-    if (!u64(&n) || n > left_ / sizeof(T)) return false;  // bound before allocating
-    v->resize(n);
-    return bytes(v->data(), n * sizeof(T));
-  }
-  bool str(std::string* v) {
-    uint64_t n;
-    if (!u64(&n) || n > left_) return false;
-    v->resize(n);
-    return bytes(v->data(), n);
-  }
-  size_t left() const { return left_; }
 
- private:
   const uint8_t* p_;
   size_t left_;
+};
+
+// Each kind of checkpoint file: its magic, what deleting a damaged one means, and its
+// fields in file order (C is the checkpoint, const when saving).
+struct ShardFile {
+  using Checkpoint = ShardCheckpoint;
+  static constexpr char kMagic[kMagicBytes] = {'S', 'P', 'S', 'C', 'K', 'P', 'T', '1'};
+  static constexpr char kAdvice[] = "delete it to start afresh";
+  template <typename Io, typename C>
+  static bool fields(Io& io, C& c) {
+    return io.field(c.layout_fingerprint) && io.field(c.version) && io.field(c.pushes) &&
+           io.field(c.model) && io.field(c.buffers) && io.field(c.worker_steps) &&
+           io.field(c.method_state);
+  }
+};
+
+struct WorkerFile {
+  using Checkpoint = WorkerCheckpoint;
+  static constexpr char kMagic[kMagicBytes] = {'S', 'P', 'S', 'W', 'R', 'K', 'R', '1'};
+  static constexpr char kAdvice[] =
+      "delete it to resume with this worker's momentum and residuals at zero";
+  template <typename Io, typename C>
+  static bool fields(Io& io, C& c) {
+    return io.field(c.layout_fingerprint) && io.field(c.epochs_done) && io.field(c.method) &&
+           io.field(c.method_state);
+  }
 };
 
 absl::Status errnoError(const std::string& what, const std::string& path) {
@@ -102,11 +135,6 @@ std::string parentDir(const std::string& path) {
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
 }
 
-// What deleting a damaged file means, per kind of checkpoint.
-constexpr char kServerAdvice[] = "delete it to start afresh";
-constexpr char kWorkerAdvice[] =
-    "delete it to resume with this worker's momentum and residuals at zero";
-
 absl::Status corruptError(const std::string& path, const char* why, const char* advice) {
   return absl::DataLossError(absl::StrCat("checkpoint ", path, " is corrupt: ", why, "; ", advice));
 }
@@ -131,7 +159,7 @@ absl::Status writeChecked(const std::string& path, Writer& w) {
 
 // Reads path whole and checks its trailing CRC-32 and leading 8-byte magic; *data keeps
 // both. NotFound when the file cannot be opened.
-absl::Status readChecked(const std::string& path, const char (&magic)[sizeof kMagic],
+absl::Status readChecked(const std::string& path, const char (&magic)[kMagicBytes],
                          const char* advice, std::vector<uint8_t>* data) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -156,35 +184,37 @@ absl::Status readChecked(const std::string& path, const char (&magic)[sizeof kMa
 
 // The fields of a file readChecked accepted: between the 8-byte magic and the CRC-32.
 Reader fieldsOf(const std::vector<uint8_t>& data) {
-  return Reader(data.data() + sizeof kMagic, data.size() - sizeof kMagic - sizeof(uint32_t));
+  return Reader(data.data() + kMagicBytes, data.size() - kMagicBytes - sizeof(uint32_t));
+}
+
+template <typename File>
+absl::Status save(const std::string& path, const typename File::Checkpoint& c) {
+  Writer w;
+  w.bytes(File::kMagic, kMagicBytes);
+  File::fields(w, c);
+  return writeChecked(path, w);
+}
+
+template <typename File>
+absl::StatusOr<typename File::Checkpoint> load(const std::string& path) {
+  std::vector<uint8_t> data;
+  if (auto st = readChecked(path, File::kMagic, File::kAdvice, &data); !st.ok()) return st;
+  Reader r = fieldsOf(data);
+  typename File::Checkpoint c;
+  if (!File::fields(r, c) || r.left() != 0) {
+    return corruptError(path, "truncated fields", File::kAdvice);
+  }
+  return c;
 }
 
 }  // namespace
 
 absl::Status saveCheckpoint(const std::string& path, const ShardCheckpoint& c) {
-  Writer w;
-  w.bytes(kMagic, sizeof kMagic);
-  w.u64(c.layout_fingerprint);
-  w.u64(c.version);
-  w.u64(c.pushes);
-  w.vec(c.model);
-  w.vec(c.buffers);
-  w.vec(c.worker_steps);
-  w.str(c.method_state);
-  return writeChecked(path, w);
+  return save<ShardFile>(path, c);
 }
 
 absl::StatusOr<ShardCheckpoint> loadCheckpoint(const std::string& path) {
-  std::vector<uint8_t> data;
-  if (auto st = readChecked(path, kMagic, kServerAdvice, &data); !st.ok()) return st;
-  Reader r = fieldsOf(data);
-  ShardCheckpoint c;
-  if (!r.u64(&c.layout_fingerprint) || !r.u64(&c.version) || !r.u64(&c.pushes) ||
-      !r.vec(&c.model) || !r.vec(&c.buffers) || !r.vec(&c.worker_steps) ||
-      !r.str(&c.method_state) || r.left() != 0) {
-    return corruptError(path, "truncated fields", kServerAdvice);
-  }
-  return c;
+  return load<ShardFile>(path);
 }
 
 absl::StatusOr<ShardCheckpoint> loadCheckpointToResume(const std::string& path,
@@ -200,25 +230,11 @@ absl::StatusOr<ShardCheckpoint> loadCheckpointToResume(const std::string& path,
 }
 
 absl::Status saveWorkerCheckpoint(const std::string& path, const WorkerCheckpoint& c) {
-  Writer w;
-  w.bytes(kWorkerMagic, sizeof kWorkerMagic);
-  w.u64(c.layout_fingerprint);
-  w.u64(c.epochs_done);
-  w.str(c.method);
-  w.str(c.method_state);
-  return writeChecked(path, w);
+  return save<WorkerFile>(path, c);
 }
 
 absl::StatusOr<WorkerCheckpoint> loadWorkerCheckpoint(const std::string& path) {
-  std::vector<uint8_t> data;
-  if (auto st = readChecked(path, kWorkerMagic, kWorkerAdvice, &data); !st.ok()) return st;
-  Reader r = fieldsOf(data);
-  WorkerCheckpoint c;
-  if (!r.u64(&c.layout_fingerprint) || !r.u64(&c.epochs_done) || !r.str(&c.method) ||
-      !r.str(&c.method_state) || r.left() != 0) {
-    return corruptError(path, "truncated fields", kWorkerAdvice);
-  }
-  return c;
+  return load<WorkerFile>(path);
 }
 
 }  // namespace sparseps
