@@ -8,6 +8,7 @@
 #include "compressors/codes.h"
 #include "compressors/kernels/half.h"
 #include "compressors/kernels/simd.h"
+#include "compressors/registry.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -98,26 +99,27 @@ void CastCompressor::compress(absl::Span<const float> x, double /*density*/,
   toHalfPortable(x.data(), x.size(), bytes);
 }
 
-CompressorInfo fp16Info() {
-  return {"fp16",
-          "every element as an IEEE half (2 bytes), rounded to nearest even, finite values "
-          "saturating",
-          "Micikevicius et al., Mixed Precision Training, ICLR 2018",
-          {},
-          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
-            return std::make_unique<CastCompressor>(Code::kF16);
-          }};
+namespace builtin_compressors {
+
+std::vector<CompressorInfo> cast() {
+  return {{"fp16",
+           "every element as an IEEE half (2 bytes), rounded to nearest even, finite values "
+           "saturating",
+           "Micikevicius et al., Mixed Precision Training, ICLR 2018",
+           {},
+           [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+             return std::make_unique<CastCompressor>(Code::kF16);
+           }},
+          {"bf16",
+           "every element as a bfloat16 (2 bytes), rounded to nearest even, finite values "
+           "saturating",
+           "Kalamkar et al., A Study of BFLOAT16 for Deep Learning Training, arXiv 2019",
+           {},
+           [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+             return std::make_unique<CastCompressor>(Code::kBf16);
+           }}};
 }
 
-CompressorInfo bf16Info() {
-  return {"bf16",
-          "every element as a bfloat16 (2 bytes), rounded to nearest even, finite values "
-          "saturating",
-          "Kalamkar et al., A Study of BFLOAT16 for Deep Learning Training, arXiv 2019",
-          {},
-          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
-            return std::make_unique<CastCompressor>(Code::kBf16);
-          }};
-}
+}  // namespace builtin_compressors
 
 }  // namespace sparseps

@@ -10,7 +10,6 @@
 #include <string>
 
 #include "compressors/compressor.h"
-#include "compressors/registry.h"
 
 namespace sparseps {
 
@@ -24,8 +23,5 @@ class CastCompressor : public Compressor {
  private:
   Code code_;
 };
-
-CompressorInfo fp16Info();
-CompressorInfo bf16Info();
 
 }  // namespace sparseps

@@ -1,5 +1,7 @@
 #include "compressors/dense.h"
 
+#include "compressors/registry.h"
+
 namespace sparseps {
 
 void denseSegment(absl::Span<const float> x, uint32_t segment_id, SegmentData* out) {
@@ -16,11 +18,15 @@ void DenseCompressor::compress(absl::Span<const float> x, double /*density*/,
   denseSegment(x, ctx.segment_id, out);
 }
 
-CompressorInfo denseInfo() {
-  return {"dense", "every element as an f32 (no compression; the baseline)", "-", {},
-          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
-            return std::make_unique<DenseCompressor>();
-          }};
+namespace builtin_compressors {
+
+std::vector<CompressorInfo> dense() {
+  return {{"dense", "every element as an f32 (no compression; the baseline)", "-", {},
+           [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+             return std::make_unique<DenseCompressor>();
+           }}};
 }
+
+}  // namespace builtin_compressors
 
 }  // namespace sparseps

@@ -6,7 +6,6 @@
 
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
-#include "compressors/registry.h"
 
 namespace sparseps {
 
@@ -19,7 +18,5 @@ class DenseCompressor : public Compressor {
                 SegmentData* out) const override;
   std::string name() const override { return "dense"; }
 };
-
-CompressorInfo denseInfo();
 
 }  // namespace sparseps

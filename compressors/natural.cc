@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cstring>
 
-#include "compressors/kernels/bit_packing.h"
 #include "compressors/codes.h"
+#include "compressors/kernels/bit_packing.h"
 #include "compressors/kernels/element_random.h"
-#include "compressors/select_seed.h"
 #include "compressors/kernels/simd.h"
+#include "compressors/registry.h"
+#include "compressors/select_seed.h"
 
 namespace sparseps {
 namespace {
@@ -53,13 +54,18 @@ void NaturalCompressor::compress(absl::Span<const float> x, double /*density*/,
   }
 }
 
-CompressorInfo naturalInfo() {
-  return {"natural", "sign and a power of two per element, stochastically rounded (unbiased), 9 bits",
-          "Horvath et al., Natural Compression for Distributed Deep Learning, MSML 2022",
-          {},
-          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
-            return std::make_unique<NaturalCompressor>();
-          }};
+namespace builtin_compressors {
+
+std::vector<CompressorInfo> natural() {
+  return {{"natural",
+           "sign and a power of two per element, stochastically rounded (unbiased), 9 bits",
+           "Horvath et al., Natural Compression for Distributed Deep Learning, MSML 2022",
+           {},
+           [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+             return std::make_unique<NaturalCompressor>();
+           }}};
 }
+
+}  // namespace builtin_compressors
 
 }  // namespace sparseps

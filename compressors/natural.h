@@ -11,7 +11,6 @@
 #include <string>
 
 #include "compressors/compressor.h"
-#include "compressors/registry.h"
 
 namespace sparseps {
 
@@ -21,7 +20,5 @@ class NaturalCompressor : public Compressor {
                 SegmentData* out) const override;
   std::string name() const override { return "natural"; }
 };
-
-CompressorInfo naturalInfo();
 
 }  // namespace sparseps

@@ -6,6 +6,7 @@
 #include "compressors/codes.h"
 #include "compressors/kernels/sign_bits.h"
 #include "compressors/kernels/simd.h"
+#include "compressors/registry.h"
 
 namespace sparseps {
 namespace {
@@ -81,16 +82,20 @@ void OneBitCompressor::compress(absl::Span<const float> x, double /*density*/,
   if (!pack_by_row) packSignBits(x, out->packed.data());
 }
 
-CompressorInfo oneBitInfo() {
-  return {"onebit",
-          "one bit per element (x >= 0 or not); per row, the means of its non-negative and of "
-          "its negative elements",
-          "Seide et al., 1-Bit Stochastic Gradient Descent and its Application to Data-Parallel "
-          "Distributed Training of Speech DNNs, Interspeech 2014",
-          {},
-          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
-            return std::make_unique<OneBitCompressor>();
-          }};
+namespace builtin_compressors {
+
+std::vector<CompressorInfo> one_bit() {
+  return {{"onebit",
+           "one bit per element (x >= 0 or not); per row, the means of its non-negative and of "
+           "its negative elements",
+           "Seide et al., 1-Bit Stochastic Gradient Descent and its Application to Data-Parallel "
+           "Distributed Training of Speech DNNs, Interspeech 2014",
+           {},
+           [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+             return std::make_unique<OneBitCompressor>();
+           }}};
 }
+
+}  // namespace builtin_compressors
 
 }  // namespace sparseps

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compressors/kernels/device_kernels.h"
+#include "compressors/registry.h"
 #include "compressors/threshold.h"
 
 namespace sparseps {
@@ -25,17 +26,21 @@ void PlainThresholdCompressor::compress(absl::Span<const float> x, double /*dens
   thresholdFilter(x, thr, &out->indices, &out->values);
 }
 
-CompressorInfo plainThresholdInfo() {
-  return {"threshold", "every element with |x| >= value (sparse; the density is ignored)",
-          "Strom, Scalable Distributed DNN Training Using Commodity GPU Cloud Computing, "
-          "Interspeech 2015",
-          {{"value", "0.001", "the threshold on |x|"}},
-          [](OptionReader& r) -> absl::StatusOr<std::unique_ptr<Compressor>> {
-            PlainThresholdOptions o;
-            if (auto s = r.read("value", &o.value); !s.ok()) return s;
-            if (auto s = o.validate(); !s.ok()) return s;
-            return std::make_unique<PlainThresholdCompressor>(o);
-          }};
+namespace builtin_compressors {
+
+std::vector<CompressorInfo> plain_threshold() {
+  return {{"threshold", "every element with |x| >= value (sparse; the density is ignored)",
+           "Strom, Scalable Distributed DNN Training Using Commodity GPU Cloud Computing, "
+           "Interspeech 2015",
+           {{"value", "0.001", "the threshold on |x|"}},
+           [](OptionReader& r) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+             PlainThresholdOptions o;
+             if (auto s = r.read("value", &o.value); !s.ok()) return s;
+             if (auto s = o.validate(); !s.ok()) return s;
+             return std::make_unique<PlainThresholdCompressor>(o);
+           }}};
 }
+
+}  // namespace builtin_compressors
 
 }  // namespace sparseps

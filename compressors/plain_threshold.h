@@ -7,7 +7,6 @@
 
 #include "absl/status/status.h"
 #include "compressors/compressor.h"
-#include "compressors/registry.h"
 
 namespace sparseps {
 
@@ -28,7 +27,5 @@ class PlainThresholdCompressor : public Compressor {
  private:
   PlainThresholdOptions options_;
 };
-
-CompressorInfo plainThresholdInfo();
 
 }  // namespace sparseps

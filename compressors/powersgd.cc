@@ -8,6 +8,7 @@
 #include "compressors/dense.h"
 #include "compressors/kernels/element_random.h"
 #include "compressors/kernels/lowrank_product.h"
+#include "compressors/registry.h"
 #include "compressors/select_seed.h"
 
 namespace sparseps {
@@ -125,21 +126,25 @@ absl::Status PowersgdCompressor::restoreState(const SelectContext& ctx, size_t n
   return absl::OkStatus();
 }
 
-CompressorInfo powersgdInfo() {
-  return {"powersgd",
-          "rank-r factors P, Q of the segment's matrix from one power-iteration step; P Q^T "
-          "is the update",
-          "Vogels et al., PowerSGD: Practical Low-Rank Gradient Compression for Distributed "
-          "Optimization, NeurIPS 2019",
-          {{"rank", "4", "r, the rank of the factors"},
-           {"warm_start", "1", "start from the last step's Q (0: a fresh random Q each step)"}},
-          [](OptionReader& r) -> absl::StatusOr<std::unique_ptr<Compressor>> {
-            PowersgdOptions o;
-            if (auto s = r.read("rank", &o.rank); !s.ok()) return s;
-            if (auto s = r.read("warm_start", &o.warm_start); !s.ok()) return s;
-            if (auto s = o.validate(); !s.ok()) return s;
-            return std::make_unique<PowersgdCompressor>(o);
-          }};
+namespace builtin_compressors {
+
+std::vector<CompressorInfo> powersgd() {
+  return {{"powersgd",
+           "rank-r factors P, Q of the segment's matrix from one power-iteration step; P Q^T "
+           "is the update",
+           "Vogels et al., PowerSGD: Practical Low-Rank Gradient Compression for Distributed "
+           "Optimization, NeurIPS 2019",
+           {{"rank", "4", "r, the rank of the factors"},
+            {"warm_start", "1", "start from the last step's Q (0: a fresh random Q each step)"}},
+           [](OptionReader& r) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+             PowersgdOptions o;
+             if (auto s = r.read("rank", &o.rank); !s.ok()) return s;
+             if (auto s = r.read("warm_start", &o.warm_start); !s.ok()) return s;
+             if (auto s = o.validate(); !s.ok()) return s;
+             return std::make_unique<PowersgdCompressor>(o);
+           }}};
 }
+
+}  // namespace builtin_compressors
 
 }  // namespace sparseps

@@ -22,7 +22,6 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "compressors/compressor.h"
-#include "compressors/registry.h"
 
 namespace sparseps {
 
@@ -59,7 +58,5 @@ class PowersgdCompressor : public Compressor {
   mutable std::mutex mu_;
   mutable absl::node_hash_map<uint32_t, std::vector<float>> q_;
 };
-
-CompressorInfo powersgdInfo();
 
 }  // namespace sparseps

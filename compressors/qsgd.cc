@@ -6,11 +6,12 @@
 
 #include "absl/numeric/bits.h"
 #include "absl/strings/str_cat.h"
-#include "compressors/kernels/bit_packing.h"
 #include "compressors/codes.h"
+#include "compressors/kernels/bit_packing.h"
 #include "compressors/kernels/element_random.h"
-#include "compressors/select_seed.h"
 #include "compressors/kernels/simd.h"
+#include "compressors/registry.h"
+#include "compressors/select_seed.h"
 
 namespace sparseps {
 namespace {
@@ -113,20 +114,24 @@ void QsgdCompressor::compress(absl::Span<const float> x, double /*density*/,
   }
 }
 
-CompressorInfo qsgdInfo() {
-  return {"qsgd",
-          "per bucket: norm and sign with a level in [0, s], stochastically rounded (unbiased)",
-          "Alistarh et al., QSGD: Communication-Efficient SGD via Gradient Quantization and "
-          "Encoding, NeurIPS 2017",
-          {{"levels", "16", "s, quantization levels (1 + bit_width(s) bits per element)"},
-           {"bucket", "512", "elements per norm (0: one norm per segment)"}},
-          [](OptionReader& r) -> absl::StatusOr<std::unique_ptr<Compressor>> {
-            QsgdOptions o;
-            if (auto s = r.read("levels", &o.levels); !s.ok()) return s;
-            if (auto s = r.read("bucket", &o.bucket); !s.ok()) return s;
-            if (auto s = o.validate(); !s.ok()) return s;
-            return std::make_unique<QsgdCompressor>(o);
-          }};
+namespace builtin_compressors {
+
+std::vector<CompressorInfo> qsgd() {
+  return {{"qsgd",
+           "per bucket: norm and sign with a level in [0, s], stochastically rounded (unbiased)",
+           "Alistarh et al., QSGD: Communication-Efficient SGD via Gradient Quantization and "
+           "Encoding, NeurIPS 2017",
+           {{"levels", "16", "s, quantization levels (1 + bit_width(s) bits per element)"},
+            {"bucket", "512", "elements per norm (0: one norm per segment)"}},
+           [](OptionReader& r) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+             QsgdOptions o;
+             if (auto s = r.read("levels", &o.levels); !s.ok()) return s;
+             if (auto s = r.read("bucket", &o.bucket); !s.ok()) return s;
+             if (auto s = o.validate(); !s.ok()) return s;
+             return std::make_unique<QsgdCompressor>(o);
+           }}};
 }
+
+}  // namespace builtin_compressors
 
 }  // namespace sparseps

@@ -12,7 +12,6 @@
 
 #include "absl/status/status.h"
 #include "compressors/compressor.h"
-#include "compressors/registry.h"
 
 namespace sparseps {
 
@@ -35,7 +34,5 @@ class QsgdCompressor : public Compressor {
  private:
   QsgdOptions options_;
 };
-
-CompressorInfo qsgdInfo();
 
 }  // namespace sparseps

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
+#include "compressors/registry.h"
 #include "compressors/segment_spec.h"
 #include "compressors/select_seed.h"
 
@@ -56,15 +57,19 @@ void RandomKCompressor::compress(absl::Span<const float> x, double density,
   for (size_t j = 0; j < out->indices.size(); ++j) out->values[j] = x[out->indices[j]];
 }
 
-CompressorInfo randomKInfo() {
-  return {"randomk",
-          "density * numel elements drawn uniformly from a seed sender and receiver share: only "
-          "the values and the 8-byte seed travel",
-          "Stich et al., Sparsified SGD with Memory, NeurIPS 2018",
-          {},
-          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
-            return std::make_unique<RandomKCompressor>();
-          }};
+namespace builtin_compressors {
+
+std::vector<CompressorInfo> random_k() {
+  return {{"randomk",
+           "density * numel elements drawn uniformly from a seed sender and receiver share: only "
+           "the values and the 8-byte seed travel",
+           "Stich et al., Sparsified SGD with Memory, NeurIPS 2018",
+           {},
+           [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+             return std::make_unique<RandomKCompressor>();
+           }}};
 }
+
+}  // namespace builtin_compressors
 
 }  // namespace sparseps

@@ -12,7 +12,6 @@
 
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
-#include "compressors/registry.h"
 
 namespace sparseps {
 
@@ -29,7 +28,5 @@ class RandomKCompressor : public Compressor {
                 SegmentData* out) const override;
   std::string name() const override { return "randomk"; }
 };
-
-CompressorInfo randomKInfo();
 
 }  // namespace sparseps

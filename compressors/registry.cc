@@ -2,20 +2,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "compressors/cast.h"
-#include "compressors/dense.h"
-#include "compressors/natural.h"
-#include "compressors/one_bit.h"
-#include "compressors/plain_threshold.h"
-#include "compressors/powersgd.h"
-#include "compressors/qsgd.h"
-#include "compressors/random_k.h"
-#include "compressors/sign_sgd.h"
-#include "compressors/terngrad.h"
-#include "compressors/threshold.h"
-#include "compressors/topk.h"
 
 namespace sparseps {
+
+// Each built-in compressor file's CompressorInfos (SPARSEPS_BUILTIN_COMPRESSORS).
+namespace builtin_compressors {
+#define SPARSEPS_COMPRESSOR(file) std::vector<CompressorInfo> file();
+#include "compressors/builtin_compressor_list.inc"
+#undef SPARSEPS_COMPRESSOR
+}  // namespace builtin_compressors
 
 absl::Status CompressorRegistry::add(CompressorInfo info) {
   if (info.name.empty()) return absl::InvalidArgumentError("compressor name is empty");
@@ -48,6 +43,11 @@ absl::StatusOr<std::unique_ptr<Compressor>> CompressorRegistry::make(absl::strin
   return made;
 }
 
+const CompressorInfo* CompressorRegistry::info(absl::string_view name) const {
+  auto it = infos_.find(std::string(name));
+  return it != infos_.end() ? &it->second : nullptr;
+}
+
 std::vector<std::string> CompressorRegistry::names() const {
   std::vector<std::string> out;
   for (const auto& [name, info] : infos_) out.push_back(name);
@@ -68,12 +68,10 @@ std::string CompressorRegistry::help() const {
 
 void registerBuiltinCompressors(CompressorRegistry* registry) {
   // Distinct constant names: add() cannot fail here.
-  for (CompressorInfo info : {topkInfo(), sampledThresholdInfo(), plainThresholdInfo(),
-                              randomKInfo(), denseInfo(), qsgdInfo(), ternGradInfo(),
-                              signSgdInfo(), oneBitInfo(), naturalInfo(), fp16Info(), bf16Info(),
-                              powersgdInfo()}) {
-    (void)registry->add(std::move(info));
-  }
+#define SPARSEPS_COMPRESSOR(file) \
+  for (CompressorInfo& info : builtin_compressors::file()) (void)registry->add(std::move(info));
+#include "compressors/builtin_compressor_list.inc"
+#undef SPARSEPS_COMPRESSOR
 }
 
 CompressorRegistry& compressorRegistry() {

@@ -1,8 +1,9 @@
 #pragma once
 // CompressorRegistry: the compressors a run can name (--compressor=NAME[:key=value,...]),
 // each with its rule, its paper and its options, so that --help lists them all. A
-// compressor file defines one CompressorInfo (its options struct parses and validates the
-// options); registerBuiltinCompressors adds each with one line. add() rejects a duplicate
+// built-in compressor file defines builtin_compressors::<file>(), its CompressorInfos (an
+// options struct parses and validates the options), and is named once in
+// SPARSEPS_BUILTIN_COMPRESSORS (compressors/CMakeLists.txt). add() rejects a duplicate
 // name; make() names the known compressors, or the bad option, in its error.
 
 #include <functional>
@@ -42,6 +43,8 @@ class CompressorRegistry {
   // From "NAME" or "NAME:key=value,...".
   absl::StatusOr<std::unique_ptr<Compressor>> make(absl::string_view spec) const;
   std::vector<std::string> names() const;
+  // The entry of that name; null if none.
+  const CompressorInfo* info(absl::string_view name) const;
   // Every compressor: name, options with defaults, rule and paper (for --help).
   std::string help() const;
 
@@ -49,7 +52,7 @@ class CompressorRegistry {
   std::map<std::string, CompressorInfo> infos_;
 };
 
-// Adds every compressor of compressors/ (the list is in registry.cc).
+// Adds every built-in compressor.
 void registerBuiltinCompressors(CompressorRegistry* registry);
 
 // The process's registry, which --compressor, gd's compressor option and the help read:

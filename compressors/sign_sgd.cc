@@ -6,6 +6,7 @@
 #include "compressors/codes.h"
 #include "compressors/kernels/sign_bits.h"
 #include "compressors/kernels/simd.h"
+#include "compressors/registry.h"
 
 namespace sparseps {
 namespace {
@@ -63,14 +64,18 @@ void SignSgdCompressor::compress(absl::Span<const float> x, double /*density*/,
   out->params = {scale, -scale};
 }
 
-CompressorInfo signSgdInfo() {
-  return {"signsgd", "one sign bit per element, scaled by the mean magnitude ||x||_1 / d",
-          "Karimireddy et al., Error Feedback Fixes SignSGD and other Gradient Compression "
-          "Schemes, ICML 2019 (signSGD: Bernstein et al., ICML 2018)",
-          {},
-          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
-            return std::make_unique<SignSgdCompressor>();
-          }};
+namespace builtin_compressors {
+
+std::vector<CompressorInfo> sign_sgd() {
+  return {{"signsgd", "one sign bit per element, scaled by the mean magnitude ||x||_1 / d",
+           "Karimireddy et al., Error Feedback Fixes SignSGD and other Gradient Compression "
+           "Schemes, ICML 2019 (signSGD: Bernstein et al., ICML 2018)",
+           {},
+           [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+             return std::make_unique<SignSgdCompressor>();
+           }}};
 }
+
+}  // namespace builtin_compressors
 
 }  // namespace sparseps

@@ -10,7 +10,6 @@
 #include <string>
 
 #include "compressors/compressor.h"
-#include "compressors/registry.h"
 
 namespace sparseps {
 
@@ -20,7 +19,5 @@ class SignSgdCompressor : public Compressor {
                 SegmentData* out) const override;
   std::string name() const override { return "signsgd"; }
 };
-
-CompressorInfo signSgdInfo();
 
 }  // namespace sparseps

@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
-#include "compressors/kernels/bit_packing.h"
 #include "compressors/codes.h"
+#include "compressors/kernels/bit_packing.h"
 #include "compressors/kernels/element_random.h"
 #include "compressors/kernels/magnitude_key.h"
-#include "compressors/select_seed.h"
 #include "compressors/kernels/simd.h"
+#include "compressors/registry.h"
+#include "compressors/select_seed.h"
 
 namespace sparseps {
 namespace {
@@ -59,15 +60,19 @@ void TernGradCompressor::compress(absl::Span<const float> x, double /*density*/,
   }
 }
 
-CompressorInfo ternGradInfo() {
-  return {"terngrad",
-          "max |x| of the segment and a stochastic ternary {-1, 0, +1} per element (unbiased)",
-          "Wen et al., TernGrad: Ternary Gradients to Reduce Communication in Distributed Deep "
-          "Learning, NeurIPS 2017",
-          {},
-          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
-            return std::make_unique<TernGradCompressor>();
-          }};
+namespace builtin_compressors {
+
+std::vector<CompressorInfo> terngrad() {
+  return {{"terngrad",
+           "max |x| of the segment and a stochastic ternary {-1, 0, +1} per element (unbiased)",
+           "Wen et al., TernGrad: Ternary Gradients to Reduce Communication in Distributed Deep "
+           "Learning, NeurIPS 2017",
+           {},
+           [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+             return std::make_unique<TernGradCompressor>();
+           }}};
 }
+
+}  // namespace builtin_compressors
 
 }  // namespace sparseps

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "compressors/compressor.h"
-#include "compressors/registry.h"
 
 namespace sparseps {
 
@@ -19,7 +18,5 @@ class TernGradCompressor : public Compressor {
                 SegmentData* out) const override;
   std::string name() const override { return "terngrad"; }
 };
-
-CompressorInfo ternGradInfo();
 
 }  // namespace sparseps

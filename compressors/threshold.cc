@@ -6,8 +6,9 @@
 
 #include "compressors/kernels/device_kernels.h"
 #include "compressors/kernels/magnitude_key.h"
-#include "compressors/segment_spec.h"
 #include "compressors/kernels/select_kernels.h"
+#include "compressors/registry.h"
+#include "compressors/segment_spec.h"
 #include "compressors/select_seed.h"
 
 namespace sparseps {
@@ -158,15 +159,19 @@ void SampledThresholdCompressor::compress(absl::Span<const float> x, double dens
   sampledThreshold(x, density, selectSeed(ctx), &out->indices, &out->values, options_, level_);
 }
 
-CompressorInfo sampledThresholdInfo() {
-  return {"sampled",
-          "DGC's sampled threshold: about the top density * numel by magnitude, from a 1% "
-          "sample (sparse)",
-          "Lin et al., Deep Gradient Compression, ICLR 2018",
-          {},
-          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
-            return std::make_unique<SampledThresholdCompressor>();
-          }};
+namespace builtin_compressors {
+
+std::vector<CompressorInfo> threshold() {
+  return {{"sampled",
+           "DGC's sampled threshold: about the top density * numel by magnitude, from a 1% "
+           "sample (sparse)",
+           "Lin et al., Deep Gradient Compression, ICLR 2018",
+           {},
+           [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+             return std::make_unique<SampledThresholdCompressor>();
+           }}};
 }
+
+}  // namespace builtin_compressors
 
 }  // namespace sparseps

@@ -23,7 +23,6 @@
 
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
-#include "compressors/registry.h"
 #include "compressors/kernels/simd.h"
 
 namespace sparseps {
@@ -82,7 +81,5 @@ class SampledThresholdCompressor : public Compressor {
   SampledThresholdOptions options_;
   SimdLevel level_;
 };
-
-CompressorInfo sampledThresholdInfo();
 
 }  // namespace sparseps

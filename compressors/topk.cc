@@ -5,8 +5,9 @@
 
 #include "compressors/kernels/device_kernels.h"
 #include "compressors/kernels/magnitude_key.h"
-#include "compressors/segment_spec.h"
 #include "compressors/kernels/select_kernels.h"
+#include "compressors/registry.h"
+#include "compressors/segment_spec.h"
 
 namespace sparseps {
 
@@ -119,13 +120,17 @@ void ExactTopkCompressor::compressStreamed(StreamedVector& x, double density,
   topkStreamed(x, topkCount(x.size(), density), &out->indices, &out->values, level_);
 }
 
-CompressorInfo topkInfo() {
-  return {"topk", "the k = density * numel elements of largest magnitude, exactly (sparse)",
-          "Aji & Heafield, Sparse Communication for Distributed Gradient Descent, EMNLP 2017",
-          {},
-          [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
-            return std::make_unique<ExactTopkCompressor>();
-          }};
+namespace builtin_compressors {
+
+std::vector<CompressorInfo> topk() {
+  return {{"topk", "the k = density * numel elements of largest magnitude, exactly (sparse)",
+           "Aji & Heafield, Sparse Communication for Distributed Gradient Descent, EMNLP 2017",
+           {},
+           [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+             return std::make_unique<ExactTopkCompressor>();
+           }}};
 }
+
+}  // namespace builtin_compressors
 
 }  // namespace sparseps

@@ -25,7 +25,6 @@
 
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
-#include "compressors/registry.h"
 #include "compressors/kernels/simd.h"
 
 namespace sparseps {
@@ -48,7 +47,5 @@ class ExactTopkCompressor : public Compressor {
  private:
   SimdLevel level_;
 };
-
-CompressorInfo topkInfo();
 
 }  // namespace sparseps
