@@ -4,6 +4,8 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -183,71 +185,70 @@ TEST_F(FlatModelTest, HostCopiesReadAndWriteTheFlatBuffers) {
   EXPECT_NE(s.message().find(std::to_string(params.size())), absl::string_view::npos) << s;
 }
 
-TEST_F(FlatModelTest, BackwardAccumulatesIntoTheFlatGradientBuffer) {
-  SCOPED_TRACE("seed " + std::to_string(seed_));
-  auto ref = copyOf(*net_);
-  absl::StatusOr<FlatModel> flat = FlatModel::create(net_);
-  ASSERT_TRUE(flat.ok()) << flat.status();
-  torch::Tensor x = input();
-  torch::Tensor y = labels();
+// The gradient tests: the flat model over net_, and a copy of the net that has taken one
+// backward of the batch (x_, y_), whose gradients are want_.
+class FlatGradTest : public FlatModelTest {
+ protected:
+  void SetUp() override {
+    FlatModelTest::SetUp();
+    trace_.emplace(__FILE__, __LINE__, "seed " + std::to_string(seed_));
+    ref_ = copyOf(*net_);
+    absl::StatusOr<FlatModel> flat = FlatModel::create(net_);
+    ASSERT_TRUE(flat.ok()) << flat.status();
+    flat_.emplace(*std::move(flat));
+    x_ = input();
+    y_ = labels();
+    lossOf(*ref_, x_, y_).backward();
+    want_ = concatParams(*ref_, true);
+  }
 
-  lossOf(*ref, x, y).backward();
-  std::vector<float> want = concatParams(*ref, true);
-  lossOf(*net_, x, y).backward();
-  expectSpanNear(flat->grads(), want, 1e-6f);
+  std::optional<::testing::ScopedTrace> trace_;
+  std::shared_ptr<TinyNetImpl> ref_;
+  std::optional<FlatModel> flat_;
+  torch::Tensor x_, y_;
+  std::vector<float> want_;
+};
+
+TEST_F(FlatGradTest, BackwardAccumulatesIntoTheFlatGradientBuffer) {
+  lossOf(*net_, x_, y_).backward();
+  expectSpanNear(flat_->grads(), want_, 1e-6f);
 
   // A second backward adds to the same storage.
-  lossOf(*net_, x, y).backward();
-  std::vector<float> twice(want);
+  lossOf(*net_, x_, y_).backward();
+  std::vector<float> twice(want_);
   for (float& g : twice) g *= 2.0f;
-  expectSpanNear(flat->grads(), twice, 1e-6f);
+  expectSpanNear(flat_->grads(), twice, 1e-6f);
 
-  flat->zeroGrad();
-  for (float g : flat->grads()) ASSERT_EQ(g, 0.0f);
-  lossOf(*net_, x, y).backward();
-  expectSpanNear(flat->grads(), want, 1e-6f);
+  flat_->zeroGrad();
+  for (float g : flat_->grads()) ASSERT_EQ(g, 0.0f);
+  lossOf(*net_, x_, y_).backward();
+  expectSpanNear(flat_->grads(), want_, 1e-6f);
 }
 
-TEST_F(FlatModelTest, ZeroGradReattachesGradientsThatWereResetToNone) {
-  SCOPED_TRACE("seed " + std::to_string(seed_));
-  auto ref = copyOf(*net_);
-  absl::StatusOr<FlatModel> flat = FlatModel::create(net_);
-  ASSERT_TRUE(flat.ok()) << flat.status();
-  torch::Tensor x = input();
-  torch::Tensor y = labels();
-  lossOf(*ref, x, y).backward();
-
+TEST_F(FlatGradTest, ZeroGradReattachesGradientsThatWereResetToNone) {
   net_->zero_grad(/*set_to_none=*/true);
   ASSERT_FALSE(net_->fc->weight.grad().defined());
-  flat->zeroGrad();
-  lossOf(*net_, x, y).backward();
-  expectSpanNear(flat->grads(), concatParams(*ref, true), 1e-6f);
+  flat_->zeroGrad();
+  lossOf(*net_, x_, y_).backward();
+  expectSpanNear(flat_->grads(), want_, 1e-6f);
 }
 
-TEST_F(FlatModelTest, GatherGradsCopiesInGradientsThatBackwardMadeAfterAReset) {
-  SCOPED_TRACE("seed " + std::to_string(seed_));
-  auto ref = copyOf(*net_);
-  absl::StatusOr<FlatModel> flat = FlatModel::create(net_);
-  ASSERT_TRUE(flat.ok()) << flat.status();
-  torch::Tensor x = input();
-  torch::Tensor y = labels();
-  lossOf(*ref, x, y).backward();
-
-  lossOf(*net_, input(), y).backward();     // other values in the flat buffer
-  net_->zero_grad(/*set_to_none=*/true);    // the user's own reset, not zeroGrad()
-  lossOf(*net_, x, y).backward();           // autograd makes fresh gradient tensors
-  flat->gatherGrads();
-  expectSpanNear(flat->grads(), concatParams(*ref, true), 1e-6f);
+TEST_F(FlatGradTest, GatherGradsCopiesInGradientsThatBackwardMadeAfterAReset) {
+  lossOf(*net_, input(), y_).backward();  // other values in the flat buffer
+  net_->zero_grad(/*set_to_none=*/true);  // the user's own reset, not zeroGrad()
+  lossOf(*net_, x_, y_).backward();       // autograd makes fresh gradient tensors
+  flat_->gatherGrads();
+  expectSpanNear(flat_->grads(), want_, 1e-6f);
 
   // Re-attached: the next backward accumulates into the flat buffer again.
-  flat->zeroGrad();
-  lossOf(*net_, x, y).backward();
-  expectSpanNear(flat->grads(), concatParams(*ref, true), 1e-6f);
+  flat_->zeroGrad();
+  lossOf(*net_, x_, y_).backward();
+  expectSpanNear(flat_->grads(), want_, 1e-6f);
 
   // A parameter without a gradient counts as zero.
   net_->zero_grad(/*set_to_none=*/true);
-  flat->gatherGrads();
-  for (float g : flat->grads()) ASSERT_EQ(g, 0.0f);
+  flat_->gatherGrads();
+  for (float g : flat_->grads()) ASSERT_EQ(g, 0.0f);
 }
 
 // Runs `steps` training steps on the flat model with a hand-written SGD on the flat

@@ -169,11 +169,9 @@ def dgs4(world, out_dir):
 def state(world, out_dir):
     """dgs, one worker: the optimizer's state dict carries the method's worker state."""
     job = dict(method="dgs", lr=0.05, density=0.1)
-    torch.manual_seed(0)
-    model = mlp()
-    if world.is_server:
-        return sparseps.serve(model, **job)
-    opt = sparseps.Optimizer(model.parameters(), model=model, **job)
+    model, opt = serve_or_join(world, job)
+    if model is None:
+        return opt
     x, y = clusters(64, seed=3)
     for _ in range(3):
         train_step(opt, model, x, y)
@@ -250,11 +248,9 @@ def f16_bytes(world, out_dir):
 def dead_worker(world, out_dir):
     """Two workers; the second dies abruptly after 3 steps; the first trains on."""
     job = dict(method="dgs", lr=0.05, density=0.1)
-    torch.manual_seed(0)
-    model = mlp()
-    if world.is_server:
-        return sparseps.serve(model, **job)
-    opt = sparseps.Optimizer(model.parameters(), model=model, **job)
+    model, opt = serve_or_join(world, job)
+    if model is None:
+        return opt
     x, y = clusters(40 * 20, seed=world.rank)
     for step in range(20):
         if world.worker_index == 1 and step == 3:

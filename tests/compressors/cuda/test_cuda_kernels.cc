@@ -102,50 +102,55 @@ class DeviceTopkTest : public testing::TestWithParam<Case> {
   const Case c_ = GetParam();
 };
 
+// A case's random input on the device, with room for a result of every size.
+struct DeviceInput {
+  DeviceInput(const Case& c, std::mt19937_64* rng)
+      : x(randomInput(c.n, c.ties, rng)), dx(x), idx(c.n), val(c.n) {}
+  const std::vector<float> x;
+  DeviceArray<float> dx;
+  DeviceArray<uint32_t> idx;
+  DeviceArray<float> val;
+  DeviceScratch scratch;
+};
+
 TEST_P(DeviceTopkTest, RadixAndSortMatchTopkExact) {
   SKIP_WITHOUT_DEVICE();
-  const std::vector<float> x = randomInput(c_.n, c_.ties, &rng_);
-  DeviceArray<float> dx(x);
-  DeviceArray<uint32_t> dIdx(c_.n);
-  DeviceArray<float> dVal(c_.n);
-  DeviceScratch scratch;
+  DeviceInput in(c_, &rng_);
   for (size_t k : {size_t{1}, 1 + rng_() % c_.n, c_.n}) {
     SCOPED_TRACE(testing::Message() << "n " << c_.n << " k " << k);
     std::vector<uint32_t> cpuIdx;
     std::vector<float> cpuVal;
-    topkExact(x, k, &cpuIdx, &cpuVal);
+    topkExact(in.x, k, &cpuIdx, &cpuVal);
     for (bool radix : {true, false}) {
       SCOPED_TRACE(radix ? "radix" : "sort");
       absl::StatusOr<size_t> got =
-          radix ? topkRadixDevice(dx.get(), c_.n, k, dIdx.get(), dVal.get(), &scratch, nullptr)
-                : topkSortDevice(dx.get(), c_.n, k, dIdx.get(), dVal.get(), &scratch, nullptr);
+          radix ? topkRadixDevice(in.dx.get(), c_.n, k, in.idx.get(), in.val.get(),
+                                  &in.scratch, nullptr)
+                : topkSortDevice(in.dx.get(), c_.n, k, in.idx.get(), in.val.get(), &in.scratch,
+                                 nullptr);
       ASSERT_TRUE(got.ok()) << got.status();
       ASSERT_EQ(*got, k);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      EXPECT_EQ(dIdx.toHost(k), cpuIdx);
-      EXPECT_EQ(bitsOf(dVal.toHost(k)), bitsOf(cpuVal));
+      EXPECT_EQ(in.idx.toHost(k), cpuIdx);
+      EXPECT_EQ(bitsOf(in.val.toHost(k)), bitsOf(cpuVal));
     }
   }
 }
 
 TEST_P(DeviceTopkTest, ThresholdFilterMatchesCpu) {
   SKIP_WITHOUT_DEVICE();
-  const std::vector<float> x = randomInput(c_.n, c_.ties, &rng_);
-  DeviceArray<float> dx(x);
-  DeviceArray<uint32_t> dIdx(c_.n);
-  DeviceArray<float> dVal(c_.n);
-  DeviceScratch scratch;
+  DeviceInput in(c_, &rng_);
   for (float thr : {0.0f, -0.5f, 1.25f, std::numeric_limits<float>::infinity()}) {
     SCOPED_TRACE(testing::Message() << "thr " << thr);
     std::vector<uint32_t> cpuIdx;
     std::vector<float> cpuVal;
-    thresholdFilter(x, thr, &cpuIdx, &cpuVal);
-    absl::StatusOr<size_t> got =
-        thresholdFilterDevice(dx.get(), c_.n, thr, dIdx.get(), dVal.get(), &scratch, nullptr);
+    thresholdFilter(in.x, thr, &cpuIdx, &cpuVal);
+    absl::StatusOr<size_t> got = thresholdFilterDevice(in.dx.get(), c_.n, thr, in.idx.get(),
+                                                       in.val.get(), &in.scratch, nullptr);
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_EQ(*got, cpuIdx.size());
-    EXPECT_EQ(dIdx.toHost(*got), cpuIdx);
-    EXPECT_EQ(bitsOf(dVal.toHost(*got)), bitsOf(cpuVal));
+    EXPECT_EQ(in.idx.toHost(*got), cpuIdx);
+    EXPECT_EQ(bitsOf(in.val.toHost(*got)), bitsOf(cpuVal));
   }
 }
 
