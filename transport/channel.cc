@@ -440,6 +440,7 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
       return absl::OkStatus();
     }
     std::vector<int> live;
+    bool give_up_posted = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (interrupted_) {
@@ -464,19 +465,24 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
       }
       if (!posted_ranks_.empty()) {
         // A header receive is still posted (an earlier wait was woken early). It must serve
-        // this call: the live ranks asked for must be exactly its live ranks.
+        // this call: the live ranks asked for must be exactly its live ranks. One whose
+        // ranks are all gone can only be completed by them: it is given up.
         std::vector<int> posted_live;
         for (int r : posted_ranks_) {
           const PeerState s = peers_[r].state;
           if (s == PeerState::kLive || s == PeerState::kClosing) posted_live.push_back(r);
         }
-        if (posted_live != live) {
+        if (posted_live.empty()) {
+          posted_ranks_.clear();
+          give_up_posted = true;
+        } else if (posted_live != live) {
           return absl::FailedPreconditionError(
               absl::StrCat("channel: a receive from ranks ", rankList(posted_ranks_),
                            " is still posted; cannot receive from ", rankList(live), " instead"));
         }
       }
     }
+    if (give_up_posted) renewHeaderBuffer();
     int src = -1;
     try {
       if (posted_ranks_.empty()) {
@@ -488,16 +494,21 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
       // A pair failed under the receive from any rank: its watcher marks that peer dead,
       // perhaps a moment later (peers that died while this process was stopped are all
       // seen at once when it runs again).
-      posted_ranks_.clear();
+      const std::vector<int> was_posted = std::exchange(posted_ranks_, {});
       renewHeaderBuffer();
       const auto until = std::chrono::steady_clock::now() + kDeathNoticeWait;
+      bool explained = false;
       do {
         if (std::optional<int> peer = unreportedEvent(ranks)) {
           reportEvent(*peer, frame);
           return absl::OkStatus();
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      } while (std::chrono::steady_clock::now() < until);
+        // A death reported before this wait (the watcher saw it first, or a wait woken
+        // early left the receive posted on that peer) explains it: receive afresh.
+        explained = anyGone(was_posted);
+        if (!explained) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      } while (!explained && std::chrono::steady_clock::now() < until);
+      if (explained) continue;
       return absl::UnavailableError(
           absl::StrCat("channel: receive from ranks ", rankList(live), " failed: ", e.what()));
     }
@@ -507,17 +518,26 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
   }
 }
 
+bool Channel::anyGone(absl::Span<const int> ranks) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::any_of(ranks.begin(), ranks.end(), [this](int r) {
+    const PeerState s = peers_[r].state;
+    return s != PeerState::kLive && s != PeerState::kClosing;
+  });
+}
+
 void Channel::wakeReceive() {
   std::lock_guard<std::mutex> lock(header_mu_);
   recv_header_->abortWaitRecv();
 }
 
 void Channel::renewHeaderBuffer() {
-  // Gloo keeps a failed pair's error in every buffer posted on it: each later wait would
-  // rethrow it, whichever ranks it listens to.
+  // Gloo keeps a failed pair's error in every buffer posted on it (each later wait would
+  // rethrow it, whichever ranks it listens to), and a receive matched to a gone peer never
+  // completes: a fresh buffer takes the next receive.
   auto fresh = context_->createUnboundBuffer(recv_frame_.data(), recv_frame_.size());
   std::lock_guard<std::mutex> lock(header_mu_);
-  failed_headers_.push_back(std::exchange(recv_header_, std::move(fresh)));
+  given_up_headers_.push_back(std::exchange(recv_header_, std::move(fresh)));
 }
 
 void Channel::receivePosted(int src, Frame* frame) {

@@ -234,9 +234,12 @@ class Channel : public Endpoint {
   void reportEvent(int peer, Frame* frame);
   // Receives the payload of the header that arrived from src; a failure is src's.
   void receivePosted(int src, Frame* frame);
+  // Whether one of ranks is no longer live (dead, dropped or closed).
+  bool anyGone(absl::Span<const int> ranks) const;
   // Wakes the header receive so that it looks again (any thread).
   void wakeReceive();
-  // Moves the header receive to a fresh buffer (the receiving thread, after a pair failed).
+  // Moves the header receive to a fresh buffer (the receiving thread), leaving one that a
+  // failed pair poisoned or that only gone peers could complete.
   void renewHeaderBuffer();
 
   std::shared_ptr<gloo::Context> context_;
@@ -268,9 +271,9 @@ class Channel : public Endpoint {
   std::vector<uint8_t> recv_frame_;
   std::unique_ptr<gloo::transport::UnboundBuffer> recv_header_;
   std::mutex header_mu_;  // guards recv_header_ against renewHeaderBuffer for other threads
-  // Buffers a failed pair left its error in. They live as long as the channel: that pair's
-  // I/O thread may still hold one when our wait on it wakes.
-  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> failed_headers_;
+  // Header buffers given up (renewHeaderBuffer). They live as long as the channel: a
+  // failed pair's I/O thread may still hold one when our wait on it wakes.
+  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> given_up_headers_;
   std::vector<int> posted_ranks_;  // empty: no header receive posted
   // The random bytes after an announced payload (receivePosted; the receiving thread's).
   std::mt19937_64 canary_rng_;

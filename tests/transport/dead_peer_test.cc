@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "tests/transport/mesh.h"
 #include "tests/transport/peer_process.h"
 #include "tests/transport/test_header.h"
@@ -43,6 +44,10 @@ TEST(DeadPeer, IsReportedByRankAndTheOthersGoOn) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (!done) (*channel)->interrupt();
   });
+  const absl::Cleanup join = [&] {
+    done = true;
+    watchdog.join();
+  };
   // Rank 2's data and shutdown; rank 1 is killed while we wait on it.
   int data = 0, shutdowns = 0, deaths = 0;
   bool killed = false;
@@ -73,15 +78,15 @@ TEST(DeadPeer, IsReportedByRankAndTheOthersGoOn) {
   EXPECT_EQ(deaths, 1);
   EXPECT_FALSE((*channel)->isLive(1));
   EXPECT_TRUE(absl::IsFailedPrecondition((*channel)->receive(std::vector<int>{1, 2}).status()));
-  done = true;
-  watchdog.join();
   EXPECT_EQ(sender.wait(std::chrono::seconds(10)), 0);
 }
 
 // Rank 1 dies with its message half-delivered: our receive was posted on its connection
 // when the connection failed. Gloo leaves that failure in the receive's buffer; the
-// receives from the others must not inherit it.
-TEST(DeadPeer, APeerThatDiesMidMessageLeavesTheReceivesFromTheOthersWorking) {
+// receives from the others must not inherit it, whether the receive was waiting when rank 1
+// died, or had been woken before (by its deadline), left posted on rank 1, and learns of
+// the death from the channel's watcher first.
+void dieMidMessage(bool woken_before) {
   const testing::TempDir store("sparseps_transport_");
   const std::string dir = store.str();
   testing::ChildProcess stopped(peerArgs(dir, 1, 3, "stop-in-send"));
@@ -92,6 +97,17 @@ TEST(DeadPeer, APeerThatDiesMidMessageLeavesTheReceivesFromTheOthersWorking) {
   auto channel = Channel::create(*context, testing::testChannelOptions(1000));
   ASSERT_TRUE(channel.ok()) << channel.status();
   ASSERT_TRUE(stopped.waitStopped(std::chrono::seconds(20)));
+  if (woken_before) {
+    Frame frame;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+    const absl::Status s = (*channel)->receive(std::vector<int>{1}, &frame, until);
+    ASSERT_TRUE(absl::IsDeadlineExceeded(s)) << s;
+    stopped.killNow();
+    for (int i = 0; i < 1000 && (*channel)->isLive(1); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_FALSE((*channel)->isLive(1));
+  }
   std::atomic<bool> done{false};
   std::thread killer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -100,6 +116,10 @@ TEST(DeadPeer, APeerThatDiesMidMessageLeavesTheReceivesFromTheOthersWorking) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (!done) (*channel)->interrupt();  // never hang: the test then fails on Cancelled
   });
+  const absl::Cleanup join = [&] {
+    done = true;
+    killer.join();
+  };
   auto death = (*channel)->receive(std::vector<int>{1});
   ASSERT_TRUE(death.ok()) << death.status();
   EXPECT_EQ(death->src, 1);
@@ -120,9 +140,15 @@ TEST(DeadPeer, APeerThatDiesMidMessageLeavesTheReceivesFromTheOthersWorking) {
   }
   EXPECT_EQ(data, 3);
   EXPECT_EQ(shutdowns, 1);
-  done = true;
-  killer.join();
   EXPECT_EQ(sender.wait(std::chrono::seconds(10)), 0);
+}
+
+TEST(DeadPeer, APeerThatDiesMidMessageLeavesTheReceivesFromTheOthersWorking) {
+  dieMidMessage(/*woken_before=*/false);
+}
+
+TEST(DeadPeer, APeerThatDiesUnderAReceiveWokenEarlierLeavesTheReceivesFromTheOthersWorking) {
+  dieMidMessage(/*woken_before=*/true);
 }
 
 TEST(DeadPeer, ASendToADeadPeerFailsNamingIt) {

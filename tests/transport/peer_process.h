@@ -36,7 +36,10 @@ class ChildProcess {
     const auto deadline = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < deadline) {
       int status = 0;
-      if (waitpid(pid_, &status, WUNTRACED | WNOHANG) == pid_) return WIFSTOPPED(status);
+      if (waitpid(pid_, &status, WUNTRACED | WNOHANG) == pid_) {
+        if (!WIFSTOPPED(status)) pid_ = -1;  // it exited: nothing left to kill or reap
+        return WIFSTOPPED(status);
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return false;
