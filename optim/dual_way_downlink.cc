@@ -59,7 +59,8 @@ DualWayDownlink::DualWayDownlink(SegmentSpecs specs, const MethodOptions& option
       selector_(makeSelector(options.selection, options.f16)),
       dense_next_(static_cast<size_t>(options.num_workers), 1),
       w_sync_(index_.size()),
-      tracked_(static_cast<size_t>(options.num_workers), std::vector<std::vector<float>>(index_.size())) {
+      tracked_(static_cast<size_t>(options.num_workers),
+               std::vector<std::vector<float>>(index_.size())) {
   for (auto& per_worker : tracked_) {
     for (size_t i = 0; i < index_.size(); ++i) {
       if (index_[i].compressed) per_worker[i].assign(index_[i].numel, 0.0f);
