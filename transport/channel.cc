@@ -285,8 +285,7 @@ void Channel::markDead(int peer, const std::string& reason) {
 bool Channel::isLive(int peer) const {
   if (peer < 0 || peer >= worldSize() || peer == rank()) return false;
   std::lock_guard<std::mutex> lock(mu_);
-  const PeerState s = peers_[peer].state;
-  return s == PeerState::kLive || s == PeerState::kClosing;
+  return sending(peers_[peer].state);
 }
 
 LinkCounters Channel::counters(int peer) const {
@@ -454,8 +453,7 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
           return absl::InvalidArgumentError(
               absl::StrCat("channel: rank ", rank(), " cannot receive from rank ", r));
         }
-        const PeerState s = peers_[r].state;
-        if (s == PeerState::kLive || s == PeerState::kClosing) live.push_back(r);
+        if (sending(peers_[r].state)) live.push_back(r);
       }
       std::sort(live.begin(), live.end());
       live.erase(std::unique(live.begin(), live.end()), live.end());
@@ -469,8 +467,7 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
         // ranks are all gone can only be completed by them: it is given up.
         std::vector<int> posted_live;
         for (int r : posted_ranks_) {
-          const PeerState s = peers_[r].state;
-          if (s == PeerState::kLive || s == PeerState::kClosing) posted_live.push_back(r);
+          if (sending(peers_[r].state)) posted_live.push_back(r);
         }
         if (posted_live.empty()) {
           posted_ranks_.clear();
@@ -520,10 +517,8 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
 
 bool Channel::anyGone(absl::Span<const int> ranks) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return std::any_of(ranks.begin(), ranks.end(), [this](int r) {
-    const PeerState s = peers_[r].state;
-    return s != PeerState::kLive && s != PeerState::kClosing;
-  });
+  return std::any_of(ranks.begin(), ranks.end(),
+                     [this](int r) { return !sending(peers_[r].state); });
 }
 
 void Channel::wakeReceive() {

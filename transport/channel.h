@@ -186,6 +186,8 @@ class Channel : public Endpoint {
 
  private:
   enum class PeerState { kLive, kClosing, kClosed, kDead };
+  // Whether a peer in state s may still send us messages (a closing one sends its last).
+  static bool sending(PeerState s) { return s == PeerState::kLive || s == PeerState::kClosing; }
   using Time = std::chrono::steady_clock::time_point;
   struct Peer {
     PeerState state = PeerState::kLive;
