@@ -80,6 +80,75 @@ __attribute__((target("avx2,f16c"))) void toHalfF16c(const float* x, size_t n, u
 }
 #endif
 
+SPARSEPS_MULTIVERSION void decodeBf16(const uint16_t* f, size_t n, float* out) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t word = uint32_t{f[i]} << 16;
+    std::memcpy(&out[i], &word, sizeof word);
+  }
+}
+
+void decodeHalfPortable(const uint16_t* f, size_t n, float* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = halfToFloat(f[i]);
+}
+
+#if defined(__x86_64__)
+// F16C's exact conversion, eight at a time.
+__attribute__((target("avx2,f16c"))) void decodeHalfF16c(const uint16_t* f, size_t n, float* out) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(f + i))));
+  }
+  decodeHalfPortable(f + i, n - i, out + i);
+}
+#endif
+
+void decodeHalf(const SegmentData&, size_t, const uint16_t* f, size_t n, float* out) {
+#if defined(__x86_64__)
+  if (cpuSimdLevel() >= SimdLevel::kAvx2) return decodeHalfF16c(f, n, out);
+#endif
+  decodeHalfPortable(f, n, out);
+}
+
+size_t firstNonFiniteHalf(const SegmentData&, const uint16_t* f, size_t n, bool) {
+  for (size_t i = 0; i < n; ++i) {
+    if (halfIsNonFinite(f[i])) return i;
+  }
+  return n;
+}
+
+size_t firstInvalidBf16(const SegmentData&, const uint16_t* f, size_t n, bool bound_values) {
+  const uint32_t limit = bound_values ? kBoundExponent : 0xffu;  // the first invalid exponent
+  for (size_t i = 0; i < n; ++i) {
+    if (((f[i] >> 7) & 0xffu) >= limit) return i;
+  }
+  return n;
+}
+
+// kF16: 16 bits per element, no params: the element as an IEEE half; infinity and NaN
+// are invalid.
+constexpr CodeFormat kF16Format = {
+    Code::kF16, "f16", /*wire_tag=*/11, "dense_f16",
+    /*width=*/[](uint32_t) -> uint32_t { return 16; },
+    /*check_arg=*/nullptr,
+    /*check_params=*/[](const SegmentData& s, bool) { return checkParamCount(s, 0); },
+    /*first_invalid=*/firstNonFiniteHalf,
+    /*decode=*/decodeHalf,
+    /*add=*/nullptr};
+
+// kBf16: 16 bits per element, no params: the top 16 bits of the element's f32; infinity
+// and NaN are invalid.
+constexpr CodeFormat kBf16Format = {
+    Code::kBf16, "bf16", /*wire_tag=*/12, "dense_bf16",
+    /*width=*/[](uint32_t) -> uint32_t { return 16; },
+    /*check_arg=*/nullptr,
+    /*check_params=*/[](const SegmentData& s, bool) { return checkParamCount(s, 0); },
+    /*first_invalid=*/firstInvalidBf16,
+    /*decode=*/
+    [](const SegmentData&, size_t, const uint16_t* f, size_t n, float* out) {
+      decodeBf16(f, n, out);
+    },
+    /*add=*/nullptr};
+
 }  // namespace
 
 void CastCompressor::compress(absl::Span<const float> x, double /*density*/,
@@ -109,7 +178,8 @@ std::vector<CompressorInfo> cast() {
            {},
            [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
              return std::make_unique<CastCompressor>(Code::kF16);
-           }},
+           },
+           &kF16Format},
           {"bf16",
            "every element as a bfloat16 (2 bytes), rounded to nearest even, finite values "
            "saturating",
@@ -117,7 +187,8 @@ std::vector<CompressorInfo> cast() {
            {},
            [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
              return std::make_unique<CastCompressor>(Code::kBf16);
-           }}};
+           },
+           &kBf16Format}};
 }
 
 }  // namespace builtin_compressors

@@ -5,7 +5,7 @@
 // nearest, ties to even; a finite magnitude beyond the format's largest finite value
 // saturates to it (with error feedback the difference stays in the residual). An infinity
 // or a NaN, a diverged gradient, stays non-finite, and the receiver's decoder refuses it.
-// Travel as codes.h's kF16 / kBf16: 2 bytes per element.
+// Travel as kF16 / kBf16 (their formats are in cast.cc): 2 bytes per element.
 
 #include <string>
 

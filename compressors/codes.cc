@@ -1,21 +1,15 @@
 #include "compressors/codes.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <cstring>
+#include <cstdio>
+#include <cstdlib>
 
-#include "absl/numeric/bits.h"
 #include "absl/strings/str_cat.h"
 #include "compressors/kernels/apply.h"
 #include "compressors/kernels/bit_packing.h"
-#include "compressors/kernels/element_random.h"
-#include "compressors/kernels/half.h"
-#include "compressors/kernels/lowrank_product.h"
-#include "compressors/kernels/simd.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include "compressors/registry.h"
 
 namespace sparseps {
 namespace {
@@ -24,171 +18,40 @@ namespace {
 // chunk starts on a byte), each expanded to floats in cache and then added.
 constexpr size_t kChunk = 4096;
 
-uint32_t qsgdLevelBits(uint32_t levels) { return static_cast<uint32_t>(absl::bit_width(levels)); }
+// The formats the compressor registry's entries name, by code and by wire tag.
+struct FormatTables {
+  std::array<const CodeFormat*, 256> by_code{};
+  std::array<const CodeFormat*, 256> by_tag{};
+};
 
-// Params of a code that has a fixed number of them (not kSign, kQsgd, kLowRank).
-size_t expectedParams(const SegmentData& s) { return s.code == Code::kTernary ? 1 : 0; }
-
-// The buckets of a code with per-bucket params (kSign: two each, kQsgd: one).
-size_t bucketCount(const SegmentData& s) {
-  return s.code == Code::kSign ? s.params.size() / 2 : s.params.size();
+FormatTables& tablesToFill() {
+  static FormatTables tables;
+  return tables;
 }
 
-absl::Status invalidField(const SegmentData& s, size_t i, uint32_t field) {
-  return absl::InvalidArgumentError(absl::StrCat(codeName(s.code), " segment ", s.segment_id,
-                                                 ": invalid code ", field, " at element ", i));
+// The tables, the built-in compressors' formats in them (the registry adds them when it
+// is first used).
+const FormatTables& formatTables() {
+  compressorRegistry();
+  return tablesToFill();
 }
 
-// The per-code decoders of a run of fields, plain loops the compiler vectorizes.
-SPARSEPS_MULTIVERSION void decodeSign(const uint16_t* f, size_t n, float v0, float v1, float* out) {
-  for (size_t i = 0; i < n; ++i) out[i] = f[i] ? v1 : v0;
-}
-
-SPARSEPS_MULTIVERSION void decodeTernary(const uint16_t* f, size_t n, float scale, float* out) {
-  for (size_t i = 0; i < n; ++i) out[i] = f[i] == 1 ? scale : (f[i] == 2 ? -scale : 0.0f);
-}
-
-SPARSEPS_MULTIVERSION void decodeLevels(const uint16_t* f, size_t n, uint32_t level_bits,
-                                        float unit, float* out) {
-  const uint32_t mask = (1u << level_bits) - 1;
-  for (size_t i = 0; i < n; ++i) {
-    const float v = unit * static_cast<float>(f[i] & mask);
-    out[i] = (f[i] >> level_bits) ? -v : v;
-  }
-}
-
-// Sign bit 8 and exponent e in the low byte are an f32's sign and exponent with a zero
-// mantissa: 2^(e - 127), and e = 0 is zero.
-SPARSEPS_MULTIVERSION void decodeNatural(const uint16_t* f, size_t n, float* out) {
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t word = (uint32_t{f[i]} & 0xffu) << 23 | (uint32_t{f[i]} >> 8) << 31;
-    std::memcpy(&out[i], &word, sizeof word);
-  }
-}
-
-SPARSEPS_MULTIVERSION void decodeBf16(const uint16_t* f, size_t n, float* out) {
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t word = uint32_t{f[i]} << 16;
-    std::memcpy(&out[i], &word, sizeof word);
-  }
-}
-
-void decodeHalfPortable(const uint16_t* f, size_t n, float* out) {
-  for (size_t i = 0; i < n; ++i) out[i] = halfToFloat(f[i]);
-}
-
-#if defined(__x86_64__)
-// F16C's exact conversion, eight at a time (every AVX2 CPU has F16C).
-__attribute__((target("avx2,f16c"))) void decodeHalfF16c(const uint16_t* f, size_t n, float* out) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(f + i))));
-  }
-  decodeHalfPortable(f + i, n - i, out + i);
-}
-#endif
-
-void decodeHalf(const uint16_t* f, size_t n, float* out) {
-#if defined(__x86_64__)
-  if (cpuSimdLevel() >= SimdLevel::kAvx2) return decodeHalfF16c(f, n, out);
-#endif
-  decodeHalfPortable(f, n, out);
-}
-
-// Decodes fields [first, first + n) of s into out.
-void expand(const SegmentData& s, size_t first, size_t n, uint16_t* fields, float* out) {
-  const uint32_t width = codeWidth(s.code, s.code_arg);
-  unpackFields(s.packed.data(), first, n, width, fields);
-  switch (s.code) {
-    case Code::kSign:
-    case Code::kQsgd: {
-      // Runs of one bucket each, with its params.
-      const size_t bucket = bucketLength(s.numel, bucketCount(s));
-      for (size_t i = 0; i < n;) {
-        const size_t b = (first + i) / bucket;
-        const size_t run = std::min(n - i, (b + 1) * bucket - (first + i));
-        if (s.code == Code::kSign) {
-          decodeSign(fields + i, run, s.params[2 * b], s.params[2 * b + 1], out + i);
-        } else {
-          decodeLevels(fields + i, run, qsgdLevelBits(s.code_arg),
-                       s.params[b] / static_cast<float>(s.code_arg), out + i);
-        }
-        i += run;
-      }
-      break;
-    }
-    case Code::kTernary: decodeTernary(fields, n, s.params[0], out); break;
-    case Code::kNatural: decodeNatural(fields, n, out); break;
-    case Code::kF16: decodeHalf(fields, n, out); break;
-    case Code::kBf16: decodeBf16(fields, n, out); break;
-    case Code::kNone:
-    case Code::kLowRank:
-      break;
-  }
-}
-
-absl::Status checkFields(const SegmentData& s, bool bound_values) {
-  const uint32_t width = codeWidth(s.code, s.code_arg);
+absl::Status checkFields(const CodeFormat& format, const SegmentData& s, bool bound_values) {
+  const uint32_t width = format.width(s.code_arg);
   const size_t bits = size_t{width} * s.numel;
   if (bits % 8 != 0 && (s.packed.back() >> (bits % 8)) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(codeName(s.code), " segment ", s.segment_id,
+    return absl::InvalidArgumentError(absl::StrCat(format.name, " segment ", s.segment_id,
                                                    ": nonzero padding bits"));
   }
+  if (format.first_invalid == nullptr) return absl::OkStatus();
   uint16_t fields[kChunk];
   for (size_t first = 0; first < s.numel; first += kChunk) {
     const size_t n = std::min(kChunk, s.numel - first);
     unpackFields(s.packed.data(), first, n, width, fields);
-    for (size_t i = 0; i < n; ++i) {
-      const uint32_t f = fields[i];
-      bool bad = false;
-      switch (s.code) {
-        case Code::kTernary: bad = f == 3; break;
-        case Code::kQsgd: bad = (f & ((1u << qsgdLevelBits(s.code_arg)) - 1)) > s.code_arg; break;
-        case Code::kNatural:
-          bad = (f & 0xff) == 0xff || (bound_values && (f & 0xff) >= kBoundExponent);
-          break;
-        case Code::kF16: bad = halfIsNonFinite(static_cast<uint16_t>(f)); break;
-        case Code::kBf16: {
-          const uint32_t e = (f >> 7) & 0xff;
-          bad = e == 0xff || (bound_values && e >= kBoundExponent);
-          break;
-        }
-        default: break;
-      }
-      if (bad) return invalidField(s, first + i, f);
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status checkLowRank(const SegmentData& s, bool bound_values) {
-  const uint32_t rows = s.code_arg;
-  if (rows == 0 || s.numel % rows != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("low-rank segment ", s.segment_id, ": ", rows,
-                                                   " rows do not divide numel ", s.numel));
-  }
-  const size_t cols = s.numel / rows;
-  if (s.params.empty() || s.params.size() % (rows + cols) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "low-rank segment ", s.segment_id, ": ", s.params.size(),
-        " factor values are not a whole rank of a ", rows, " x ", cols, " matrix"));
-  }
-  if (!s.packed.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("low-rank segment ", s.segment_id, " carries packed codes"));
-  }
-  if (bound_values) {
-    // |sum_t P[r][t] Q[c][t]| <= rank * max|P| * max|Q|.
-    const size_t rank = s.params.size() / (rows + cols);
-    double max_p = 0, max_q = 0;
-    for (size_t i = 0; i < rows * rank; ++i) max_p = std::max(max_p, std::fabs(double{s.params[i]}));
-    for (size_t i = rows * rank; i < s.params.size(); ++i) {
-      max_q = std::max(max_q, std::fabs(double{s.params[i]}));
-    }
-    if (static_cast<double>(rank) * max_p * max_q >= double{kValueBound}) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "low-rank segment ", s.segment_id,
-          ": its factors can decode to a value beyond the bound 2^64 on any value"));
+    if (const size_t i = format.first_invalid(s, fields, n, bound_values); i < n) {
+      return absl::InvalidArgumentError(absl::StrCat(format.name, " segment ", s.segment_id,
+                                                     ": invalid code ", fields[i],
+                                                     " at element ", first + i));
     }
   }
   return absl::OkStatus();
@@ -196,36 +59,59 @@ absl::Status checkLowRank(const SegmentData& s, bool bound_values) {
 
 }  // namespace
 
-uint32_t codeWidth(Code code, uint32_t code_arg) {
-  switch (code) {
-    case Code::kSign: return 1;
-    case Code::kTernary: return 2;
-    case Code::kQsgd: return 1 + qsgdLevelBits(code_arg);
-    case Code::kNatural: return 9;
-    case Code::kF16:
-    case Code::kBf16: return 16;
-    case Code::kNone:
-    case Code::kLowRank: return 0;
+absl::Status addCodeFormat(const CodeFormat& format) {
+  FormatTables& t = tablesToFill();
+  const CodeFormat*& code_slot = t.by_code[static_cast<uint8_t>(format.code)];
+  const CodeFormat*& tag_slot = t.by_tag[format.wire_tag];
+  if (format.code == Code::kNone || format.wire_tag < kFirstCodeWireTag) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "code format ", format.name, ": code ", static_cast<int>(format.code), " or wire tag ",
+        format.wire_tag, " is reserved (code 0 is none, tags below ", kFirstCodeWireTag,
+        " are the float encodings')"));
   }
-  return 0;
+  for (const CodeFormat* other : {code_slot, tag_slot}) {
+    if (other != nullptr && other != &format) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "code format ", format.name, " (code ", static_cast<int>(format.code), ", wire tag ",
+          format.wire_tag, ") clashes with ", other->name, " (code ",
+          static_cast<int>(other->code), ", wire tag ", other->wire_tag, ")"));
+    }
+  }
+  code_slot = tag_slot = &format;
+  return absl::OkStatus();
 }
 
-const char* codeName(Code code) {
-  switch (code) {
-    case Code::kNone: return "none";
-    case Code::kSign: return "sign";
-    case Code::kTernary: return "ternary";
-    case Code::kQsgd: return "qsgd";
-    case Code::kNatural: return "natural";
-    case Code::kF16: return "f16";
-    case Code::kBf16: return "bf16";
-    case Code::kLowRank: return "low-rank";
+const CodeFormat& codeFormat(Code code) {
+  const CodeFormat* f = formatTables().by_code[static_cast<uint8_t>(code)];
+  if (f == nullptr) {
+    // Codes come from compressors and from decoded tags, both of known formats.
+    std::fprintf(stderr, "sparseps: no registered compressor defines code %d\n",
+                 static_cast<int>(code));
+    std::abort();
   }
-  return "unknown";
+  return *f;
+}
+
+Code codeOfWireTag(uint8_t tag) {
+  const CodeFormat* f = formatTables().by_tag[tag];
+  return f != nullptr ? f->code : Code::kNone;
+}
+
+const char* codeName(Code code) { return code == Code::kNone ? "none" : codeFormat(code).name; }
+
+absl::Status checkCodeArg(Code code, uint32_t code_arg) {
+  const CodeFormat& format = codeFormat(code);
+  if (format.check_arg != nullptr) return format.check_arg(code_arg);
+  if (code_arg != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument ", code_arg));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status validateCoded(const SegmentData& s, bool bound_values) {
-  const std::string what = absl::StrCat(codeName(s.code), " segment ", s.segment_id);
+  const CodeFormat& format = codeFormat(s.code);
+  const std::string what = absl::StrCat(format.name, " segment ", s.segment_id);
   if (s.dense || !s.indices.empty() || !s.values.empty() || s.index_seed) {
     return absl::InvalidArgumentError(absl::StrCat(what, " also carries dense or sparse values"));
   }
@@ -236,63 +122,33 @@ absl::Status validateCoded(const SegmentData& s, bool bound_values) {
           what, ": parameter ", i, " is ", p, ", not finite or beyond the bound 2^64"));
     }
   }
-  if (s.code == Code::kLowRank) return checkLowRank(s, bound_values);
-  if (s.code == Code::kQsgd || s.code == Code::kSign) {
-    if (s.code == Code::kQsgd && (s.code_arg == 0 || s.code_arg > kMaxQsgdLevels)) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.code_arg,
-                                                     " levels, must be in [1, ", kMaxQsgdLevels, "]"));
-    }
-    if (s.code == Code::kSign && s.code_arg != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": unexpected argument ", s.code_arg));
-    }
-    const size_t per_bucket = s.code == Code::kSign ? 2 : 1;
-    const size_t buckets = bucketCount(s);
-    if (s.params.size() % per_bucket != 0 || buckets == 0 ||
-        buckets > std::max<size_t>(s.numel, 1)) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.params.size(),
-                                                     " parameters for ", s.numel, " elements"));
-    }
-    // Every bucket must hold an element: B buckets of ceil(numel / B) cover numel exactly
-    // when the last one starts inside the segment.
-    if (s.numel > 0 && (buckets - 1) * bucketLength(s.numel, buckets) >= s.numel) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": ", buckets, " buckets for ",
-                                                     s.numel, " elements leave one empty"));
-    }
-    if (s.code == Code::kQsgd) {
-      for (float norm : s.params) {
-        if (norm < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": negative norm ", norm));
-      }
-    }
-  } else {
-    if (s.code_arg != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": unexpected argument ", s.code_arg));
-    }
-    if (s.params.size() != expectedParams(s)) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.params.size(),
-                                                     " parameters, expected ", expectedParams(s)));
-    }
+  if (absl::Status st = checkCodeArg(s.code, s.code_arg); !st.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", st.message()));
+  }
+  if (absl::Status st = format.check_params(s, bound_values); !st.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", st.message()));
   }
   if (s.packed.size() != packedBytes(s.code, s.code_arg, s.numel)) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.packed.size(),
                                                    " bytes of codes, expected ",
                                                    packedBytes(s.code, s.code_arg, s.numel)));
   }
-  return checkFields(s, bound_values);
+  return checkFields(format, s, bound_values);
 }
 
 void addCoded(absl::Span<float> dst, const SegmentData& s, float scale) {
-  if (s.code == Code::kLowRank) {
-    const size_t rows = s.code_arg, cols = s.numel / rows;
-    const size_t rank = s.params.size() / (rows + cols);
-    addLowRankProduct(s.params.data(), s.params.data() + rows * rank, rows, cols, rank, scale,
-                      dst.data());
+  const CodeFormat& format = codeFormat(s.code);
+  if (format.add != nullptr) {
+    format.add(dst, s, scale);
     return;
   }
+  const uint32_t width = format.width(s.code_arg);
   uint16_t fields[kChunk];
   float values[kChunk];
   for (size_t first = 0; first < s.numel; first += kChunk) {
     const size_t n = std::min(kChunk, s.numel - first);
-    expand(s, first, n, fields, values);
+    unpackFields(s.packed.data(), first, n, width, fields);
+    format.decode(s, first, fields, n, values);
     axpy(scale, absl::MakeConstSpan(values, n), dst.subspan(first, n));
   }
 }
@@ -310,6 +166,30 @@ void startCoded(SegmentData* s, uint32_t segment_id, size_t numel, Code code, ui
   // No zero-fill: the packers write every byte (a reused buffer of the same size costs
   // nothing here).
   s->packed.resize(packedBytes(code, code_arg, numel));
+}
+
+absl::Status checkBuckets(const SegmentData& s, size_t params_per_bucket) {
+  const size_t buckets = s.params.size() / params_per_bucket;
+  if (s.params.size() % params_per_bucket != 0 || buckets == 0 ||
+      buckets > std::max<size_t>(s.numel, 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(s.params.size(), " parameters for ", s.numel, " elements"));
+  }
+  // Every bucket must hold an element: B buckets of ceil(numel / B) cover numel exactly
+  // when the last one starts inside the segment.
+  if (s.numel > 0 && (buckets - 1) * bucketLength(s.numel, buckets) >= s.numel) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(buckets, " buckets for ", s.numel, " elements leave one empty"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status checkParamCount(const SegmentData& s, size_t count) {
+  if (s.params.size() != count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(s.params.size(), " parameters, expected ", count));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace sparseps

@@ -38,6 +38,37 @@ SPARSEPS_MULTIVERSION_WIDE(
       }
     })
 
+// Sign bit 8 and exponent e in the low byte are an f32's sign and exponent with a zero
+// mantissa: 2^(e - 127), and e = 0 is zero.
+SPARSEPS_MULTIVERSION void decodeNatural(const uint16_t* f, size_t n, float* out) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t word = (uint32_t{f[i]} & 0xffu) << 23 | (uint32_t{f[i]} >> 8) << 31;
+    std::memcpy(&out[i], &word, sizeof word);
+  }
+}
+
+size_t firstInvalidNatural(const SegmentData&, const uint16_t* f, size_t n, bool bound_values) {
+  const uint32_t limit = bound_values ? kBoundExponent : 0xffu;  // the first invalid exponent
+  for (size_t i = 0; i < n; ++i) {
+    if ((f[i] & 0xffu) >= limit) return i;
+  }
+  return n;
+}
+
+// kNatural: 9 bits per element and no params; the low 8 bits e give 0 for e = 0, else
+// (-1)^bit8 * 2^(e - 127); e = 255 is invalid.
+constexpr CodeFormat kNaturalFormat = {
+    Code::kNatural, "natural", /*wire_tag=*/10, "natural_9",
+    /*width=*/[](uint32_t) -> uint32_t { return 9; },
+    /*check_arg=*/nullptr,
+    /*check_params=*/[](const SegmentData& s, bool) { return checkParamCount(s, 0); },
+    /*first_invalid=*/firstInvalidNatural,
+    /*decode=*/
+    [](const SegmentData&, size_t, const uint16_t* f, size_t n, float* out) {
+      decodeNatural(f, n, out);
+    },
+    /*add=*/nullptr};
+
 }  // namespace
 
 void NaturalCompressor::compress(absl::Span<const float> x, double /*density*/,
@@ -63,7 +94,8 @@ std::vector<CompressorInfo> natural() {
            {},
            [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
              return std::make_unique<NaturalCompressor>();
-           }}};
+           },
+           &kNaturalFormat}};
 }
 
 }  // namespace builtin_compressors

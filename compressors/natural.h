@@ -6,7 +6,7 @@
 // so E[q] = x. On the float's bits: the exponent, rounded up with probability equal to
 // the mantissa's fraction (subnormals round to 0 or 2^-126 the same way; the largest
 // finite exponent saturates; an infinity or a NaN keeps exponent 255, which no decoder
-// accepts). Travels as codes.h's kNatural: 9 bits per element.
+// accepts). Travels as kNatural (its format is in natural.cc): 9 bits per element.
 
 #include <string>
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "compressors/codes.h"
 #include "compressors/kernels/sign_bits.h"
 #include "compressors/kernels/simd.h"
 #include "compressors/registry.h"
+#include "compressors/sign_sgd.h"
 
 namespace sparseps {
 namespace {
@@ -93,7 +93,8 @@ std::vector<CompressorInfo> one_bit() {
            {},
            [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
              return std::make_unique<OneBitCompressor>();
-           }}};
+           },
+           &kSignFormat}};
 }
 
 }  // namespace builtin_compressors

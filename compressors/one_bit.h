@@ -6,7 +6,7 @@
 // are the columns of a weight matrix; here they are the rows of the segment's matrix view
 // (its tensor's first dimension, contiguous in the flat layout), or the whole segment
 // when that is unknown. Meant for error feedback, as the paper uses it (gd's worker rule).
-// Travels as codes.h's kSign: two values per row and one bit per element.
+// Travels as kSign (sign_sgd.h): two values per row and one bit per element.
 
 #include <string>
 

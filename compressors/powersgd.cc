@@ -48,6 +48,52 @@ size_t factorRank(const MatrixShape& m, uint32_t rank) {
   return std::min<size_t>(rank, (m.rows * m.cols - 1) / (m.rows + m.cols));
 }
 
+absl::Status checkFactors(const SegmentData& s, bool bound_values) {
+  const uint32_t rows = s.code_arg;
+  if (rows == 0 || s.numel % rows != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(rows, " rows do not divide numel ", s.numel));
+  }
+  const size_t cols = s.numel / rows;
+  if (s.params.empty() || s.params.size() % (rows + cols) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(s.params.size(),
+                                                   " factor values are not a whole rank of a ",
+                                                   rows, " x ", cols, " matrix"));
+  }
+  if (bound_values) {
+    // |sum_t P[r][t] Q[c][t]| <= rank * max|P| * max|Q|.
+    const size_t rank = s.params.size() / (rows + cols);
+    double max_p = 0, max_q = 0;
+    for (size_t i = 0; i < rows * rank; ++i) max_p = std::max(max_p, std::fabs(double{s.params[i]}));
+    for (size_t i = rows * rank; i < s.params.size(); ++i) {
+      max_q = std::max(max_q, std::fabs(double{s.params[i]}));
+    }
+    if (static_cast<double>(rank) * max_p * max_q >= double{kValueBound}) {
+      return absl::InvalidArgumentError(
+          "its factors can decode to a value beyond the bound 2^64 on any value");
+    }
+  }
+  return absl::OkStatus();
+}
+
+void addFactorProduct(absl::Span<float> dst, const SegmentData& s, float scale) {
+  const size_t rows = s.code_arg, cols = s.numel / rows;
+  const size_t rank = s.params.size() / (rows + cols);
+  addLowRankProduct(s.params.data(), s.params.data() + rows * rank, rows, cols, rank, scale,
+                    dst.data());
+}
+
+// kLowRank: no fields; code_arg is rows, cols = numel / rows, and params are P (rows x
+// rank) then Q (cols x rank), both row-major: element r * cols + c is
+// sum_t P[r][t] * Q[c][t].
+constexpr CodeFormat kLowRankFormat = {
+    Code::kLowRank, "low-rank", /*wire_tag=*/13, "low_rank_f32",
+    /*width=*/[](uint32_t) -> uint32_t { return 0; },
+    /*check_arg=*/[](uint32_t) { return absl::OkStatus(); },  // rows: checked with numel
+    /*check_params=*/checkFactors,
+    /*first_invalid=*/nullptr,
+    /*decode=*/nullptr,
+    /*add=*/addFactorProduct};
+
 }  // namespace
 
 absl::Status PowersgdOptions::validate() const {
@@ -142,7 +188,8 @@ std::vector<CompressorInfo> powersgd() {
              if (auto s = r.read("warm_start", &o.warm_start); !s.ok()) return s;
              if (auto s = o.validate(); !s.ok()) return s;
              return std::make_unique<PowersgdCompressor>(o);
-           }}};
+           },
+           &kLowRankFormat}};
 }
 
 }  // namespace builtin_compressors

@@ -6,10 +6,11 @@
 // the largest divisor of numel not above its square root). With Q (cols x r) from the last
 // step of this segment (warm start) or fresh from the seeded generator:
 //   P = M Q;  P = orthonormalize(P) (Gram-Schmidt on its columns);  Q = M^T P
-// and P Q^T is what travels (codes.h's kLowRank: r (rows + cols) floats). The rank is
-// capped below rows * cols / (rows + cols), where the factors would weigh as much as the
-// matrix; a matrix too small for rank 1 (a single row or column, 2 x 2) travels dense, as
-// the paper sends vectors. Meant for error feedback, as the paper uses it (gd's worker rule).
+// and P Q^T is what travels (kLowRank, whose format is in powersgd.cc: r (rows + cols)
+// floats). The rank is capped below rows * cols / (rows + cols), where the factors would
+// weigh as much as the matrix; a matrix too small for rank 1 (a single row or column,
+// 2 x 2) travels dense, as the paper sends vectors. Meant for error feedback, as the paper
+// uses it (gd's worker rule).
 // Keeps Q per segment id: one PowersgdCompressor per sender. Q is its saved state
 // (savedState/restoreState), so a run resumed from a checkpoint warm-starts where it
 // stopped.

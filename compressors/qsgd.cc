@@ -70,10 +70,66 @@ SPARSEPS_MULTIVERSION_WIDE(
       }
     })
 
+uint32_t levelBits(uint32_t levels) { return static_cast<uint32_t>(absl::bit_width(levels)); }
+
+SPARSEPS_MULTIVERSION void decodeLevels(const uint16_t* f, size_t n, uint32_t level_bits,
+                                        float unit, float* out) {
+  const uint32_t mask = (1u << level_bits) - 1;
+  for (size_t i = 0; i < n; ++i) {
+    const float v = unit * static_cast<float>(f[i] & mask);
+    out[i] = (f[i] >> level_bits) ? -v : v;
+  }
+}
+
+absl::Status checkLevels(uint32_t levels) {
+  if (levels == 0 || levels > kMaxQsgdLevels) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(levels, " levels, must be in [1, ", kMaxQsgdLevels, "]"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status checkNorms(const SegmentData& s, bool) {
+  if (absl::Status st = checkBuckets(s, 1); !st.ok()) return st;
+  for (float norm : s.params) {
+    if (norm < 0) return absl::InvalidArgumentError(absl::StrCat("negative norm ", norm));
+  }
+  return absl::OkStatus();
+}
+
+size_t firstLevelAbove(const SegmentData& s, const uint16_t* f, size_t n, bool) {
+  const uint32_t mask = (1u << levelBits(s.code_arg)) - 1;
+  for (size_t i = 0; i < n; ++i) {
+    if ((f[i] & mask) > s.code_arg) return i;
+  }
+  return n;
+}
+
+void decodeQsgd(const SegmentData& s, size_t first, const uint16_t* fields, size_t n,
+                float* out) {
+  const uint32_t level_bits = levelBits(s.code_arg);
+  forEachBucketRun(s, 1, first, n, [&](size_t b, size_t i, size_t run) {
+    decodeLevels(fields + i, run, level_bits, s.params[b] / static_cast<float>(s.code_arg),
+                 out + i);
+  });
+}
+
+// kQsgd: code_arg is the levels s, a field is 1 + b bits (b = bit_width(s)): the level l
+// in the low b bits (l <= s) and the sign above it; params are one norm per bucket
+// (checkBuckets). Element i is (-1)^sign * norm[its bucket] * l / s.
+constexpr CodeFormat kQsgdFormat = {
+    Code::kQsgd, "qsgd", /*wire_tag=*/9, "qsgd",
+    /*width=*/[](uint32_t levels) { return 1 + levelBits(levels); },
+    /*check_arg=*/checkLevels,
+    /*check_params=*/checkNorms,
+    /*first_invalid=*/firstLevelAbove,
+    /*decode=*/decodeQsgd,
+    /*add=*/nullptr};
+
 }  // namespace
 
 absl::Status QsgdOptions::validate() const {
-  if (levels < 1 || levels > kMaxQsgdLevels) {
+  if (!checkLevels(levels).ok()) {
     return absl::InvalidArgumentError(absl::StrCat("QsgdOptions.levels = ", levels,
                                                    ": must be in [1, ", kMaxQsgdLevels, "]"));
   }
@@ -89,8 +145,8 @@ void QsgdCompressor::compress(absl::Span<const float> x, double /*density*/,
       options_.bucket == 0 || n == 0 ? 1 : (n + options_.bucket - 1) / options_.bucket;
   const size_t bucket = std::max<size_t>(bucketLength(n, buckets), 1);
   out->params.assign(buckets, 0.0f);
-  const uint32_t width = codeWidth(Code::kQsgd, s);
-  const uint32_t sign_shift = static_cast<uint32_t>(absl::bit_width(s));
+  const uint32_t width = kQsgdFormat.width(s);
+  const uint32_t sign_shift = levelBits(s);
   const uint64_t bits = selectSeed(ctx);
   uint16_t fields[kChunk];
   size_t normed = 0;  // buckets whose norm is known
@@ -129,7 +185,8 @@ std::vector<CompressorInfo> qsgd() {
              if (auto s = r.read("bucket", &o.bucket); !s.ok()) return s;
              if (auto s = o.validate(); !s.ok()) return s;
              return std::make_unique<QsgdCompressor>(o);
-           }}};
+           },
+           &kQsgdFormat}};
 }
 
 }  // namespace builtin_compressors

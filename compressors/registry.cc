@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compressors/codes.h"
 
 namespace sparseps {
 
@@ -21,10 +22,17 @@ absl::Status CompressorRegistry::add(CompressorInfo info) {
   if (!info.factory) {
     return absl::InvalidArgumentError(absl::StrCat("compressor '", info.name, "': no factory"));
   }
-  const std::string name = info.name;
-  if (!infos_.emplace(name, std::move(info)).second) {
-    return absl::AlreadyExistsError(absl::StrCat("compressor '", name, "' is already registered"));
+  if (infos_.count(info.name) != 0) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("compressor '", info.name, "' is already registered"));
   }
+  if (info.code != nullptr) {
+    if (absl::Status s = addCodeFormat(*info.code); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("compressor '", info.name, "': ", s.message()));
+    }
+  }
+  const std::string name = info.name;
+  infos_.emplace(name, std::move(info));
   return absl::OkStatus();
 }
 

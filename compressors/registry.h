@@ -4,7 +4,8 @@
 // built-in compressor file defines builtin_compressors::<file>(), its CompressorInfos (an
 // options struct parses and validates the options), and is named once in
 // SPARSEPS_BUILTIN_COMPRESSORS (compressors/CMakeLists.txt). add() rejects a duplicate
-// name; make() names the known compressors, or the bad option, in its error.
+// name and a code format that clashes with another; make() names the known compressors,
+// or the bad option, in its error.
 
 #include <functional>
 #include <map>
@@ -19,6 +20,8 @@
 #include "compressors/compressor_spec.h"
 
 namespace sparseps {
+
+struct CodeFormat;
 
 struct CompressorOptionInfo {
   std::string key;
@@ -35,6 +38,9 @@ struct CompressorInfo {
   std::vector<CompressorOptionInfo> options;
   // Reads the options (OptionReader::finish is checked by the registry) and builds it.
   Factory factory;
+  // The code its segments travel as (codes.h), defined in its file; null: floats. add()
+  // makes it known to every decoder in the process (addCodeFormat).
+  const CodeFormat* code = nullptr;
 };
 
 class CompressorRegistry {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "compressors/codes.h"
 #include "compressors/kernels/sign_bits.h"
 #include "compressors/kernels/simd.h"
 #include "compressors/registry.h"
@@ -48,7 +47,28 @@ SPARSEPS_MULTIVERSION SPARSEPS_LANES_AS_ONE_VECTOR double sumOfMagnitudes(const 
   return sum;
 }
 
+SPARSEPS_MULTIVERSION void decodeSignRun(const uint16_t* f, size_t n, float v0, float v1,
+                                         float* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = f[i] ? v1 : v0;
+}
+
+void decodeSign(const SegmentData& s, size_t first, const uint16_t* fields, size_t n,
+                float* out) {
+  forEachBucketRun(s, 2, first, n, [&](size_t b, size_t i, size_t run) {
+    decodeSignRun(fields + i, run, s.params[2 * b], s.params[2 * b + 1], out + i);
+  });
+}
+
 }  // namespace
+
+const CodeFormat kSignFormat = {
+    Code::kSign, "sign", /*wire_tag=*/7, "sign_1",
+    /*width=*/[](uint32_t) -> uint32_t { return 1; },
+    /*check_arg=*/nullptr,
+    /*check_params=*/[](const SegmentData& s, bool) { return checkBuckets(s, 2); },
+    /*first_invalid=*/nullptr,  // both bit values are valid
+    /*decode=*/decodeSign,
+    /*add=*/nullptr};
 
 void SignSgdCompressor::compress(absl::Span<const float> x, double /*density*/,
                                  const SelectContext& ctx, SegmentData* out) const {
@@ -73,7 +93,8 @@ std::vector<CompressorInfo> sign_sgd() {
            {},
            [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
              return std::make_unique<SignSgdCompressor>();
-           }}};
+           },
+           &kSignFormat}};
 }
 
 }  // namespace builtin_compressors

@@ -41,6 +41,28 @@ SPARSEPS_MULTIVERSION_WIDE(
       }
     })
 
+SPARSEPS_MULTIVERSION void decodeTernaryRun(const uint16_t* f, size_t n, float scale,
+                                            float* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = f[i] == 1 ? scale : (f[i] == 2 ? -scale : 0.0f);
+}
+
+// kTernary: 2 bits per element and params {scale}; field 0 is 0, 1 is +scale, 2 is
+// -scale, and 3 is invalid.
+constexpr CodeFormat kTernaryFormat = {
+    Code::kTernary, "ternary", /*wire_tag=*/8, "ternary_2",
+    /*width=*/[](uint32_t) -> uint32_t { return 2; },
+    /*check_arg=*/nullptr,
+    /*check_params=*/[](const SegmentData& s, bool) { return checkParamCount(s, 1); },
+    /*first_invalid=*/
+    [](const SegmentData&, const uint16_t* f, size_t n, bool) {
+      return static_cast<size_t>(std::find(f, f + n, 3) - f);
+    },
+    /*decode=*/
+    [](const SegmentData& s, size_t, const uint16_t* f, size_t n, float* out) {
+      decodeTernaryRun(f, n, s.params[0], out);
+    },
+    /*add=*/nullptr};
+
 }  // namespace
 
 void TernGradCompressor::compress(absl::Span<const float> x, double /*density*/,
@@ -70,7 +92,8 @@ std::vector<CompressorInfo> terngrad() {
            {},
            [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
              return std::make_unique<TernGradCompressor>();
-           }}};
+           },
+           &kTernaryFormat}};
 }
 
 }  // namespace builtin_compressors

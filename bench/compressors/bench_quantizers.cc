@@ -5,6 +5,9 @@
 //   BM_ReadPass/<n>         a plain read pass over the n input floats (bench_data.h)
 //   BM_<name>/sparseps      compress() into a reused SegmentData
 //   BM_<name>/torch         the rule in LibTorch ops (one thread), as GRACE writes it
+//   BM_<name>/decode        W -= decode(s), what the server does with a push
+//   BM_<name>/validate      validateCoded(s) under the value bound, what a receiver checks
+//                           first (the coded compressors)
 // and PowerSGD on one ResNet-sized matrix (512 x 4608, rank 4, warm start):
 //   BM_powersgd/gemms       just its two GEMMs, P = M Q and Q = M^T P (cblas_sgemm)
 //   BM_powersgd/sparseps    compress()
@@ -380,6 +383,32 @@ void runDecode(benchmark::State& state, const ElementCase& c) {
   if (std::accumulate(w.begin(), w.end(), 0.0) == before) state.SkipWithError("W did not move");
 }
 
+bool makesCodes(const ElementCase& c) {
+  const std::vector<float> probe(256, 1.0f);
+  SegmentData s;
+  make(c.spec)->compress(probe, c.density, contextOf(c), &s);
+  return s.coded();
+}
+
+// What a receiver does first with a push: validateCoded under the wire's value bound
+// (every param and every field checked), in read passes of the vector.
+void runValidate(benchmark::State& state, const ElementCase& c) {
+  absl::Span<const float> x = input();
+  std::unique_ptr<Compressor> comp = make(c.spec);
+  SegmentData s;
+  comp->compress(x, c.density, contextOf(c), &s);
+  if (!s.coded()) {
+    state.SkipWithError("not a coded compressor");
+    return;
+  }
+  bool ok = true;
+  timeAndRecord(state, x, "BM_" + c.name + "/validate", [&] {
+    ok = ok && validateCoded(s, /*bound_values=*/true).ok();
+    benchmark::ClobberMemory();
+  });
+  if (!ok) state.SkipWithError("a valid segment was refused");
+}
+
 void runTorch(benchmark::State& state, const ElementCase& c) {
   absl::Span<const float> x = input();
   torch::Tensor t = asTensor(x);
@@ -570,6 +599,10 @@ void registerAll() {
                                     [c](benchmark::State& s) { runTorch(s, c); }));
     ms(benchmark::RegisterBenchmark(("BM_" + c.name + "/decode").c_str(),
                                     [c](benchmark::State& s) { runDecode(s, c); }));
+    if (makesCodes(c)) {
+      ms(benchmark::RegisterBenchmark(("BM_" + c.name + "/validate").c_str(),
+                                      [c](benchmark::State& s) { runValidate(s, c); }));
+    }
   }
   ms(benchmark::RegisterBenchmark(("BM_ReadPass/" + std::to_string(kPsRows * kPsCols)).c_str(),
                                   [](benchmark::State& s) { runReadPass(s, powerInput()); }));

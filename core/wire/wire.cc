@@ -127,8 +127,7 @@ absl::Status readSegments(const MessageHeader& header, absl::Span<const uint8_t>
     const uint32_t nonzeros = wire::loadLe<uint32_t>(p + 9);
     checksum->add(p, kSegmentHeaderBytes);
     p += kSegmentHeaderBytes;
-    if (tag < static_cast<uint8_t>(Encoding::kDenseF32) ||
-        tag > static_cast<uint8_t>(kLastEncoding)) {
+    if (!isEncoding(tag)) {
       return fail(absl::StrCat("unknown encoding tag ", tag));
     }
     if (id >= limits.numel_by_id.size() || limits.numel_by_id[id] == DecodeLimits::kNoSegment) {

@@ -24,16 +24,9 @@ using wire::loadLe;
 using wire::storeArrayLe;
 using wire::storeLe;
 
-Encoding codeEncoding(Code code) {
-  return kCodedEncodings[static_cast<size_t>(code) - static_cast<size_t>(Code::kSign)];
-}
+Encoding codeEncoding(Code code) { return static_cast<Encoding>(codeFormat(code).wire_tag); }
 
-Code encodingCode(Encoding encoding) {
-  for (size_t i = 0; i < std::size(kCodedEncodings); ++i) {
-    if (kCodedEncodings[i] == encoding) return static_cast<Code>(i + static_cast<size_t>(Code::kSign));
-  }
-  return Code::kNone;
-}
+Code encodingCode(Encoding encoding) { return codeOfWireTag(static_cast<uint8_t>(encoding)); }
 
 namespace {
 
@@ -480,9 +473,10 @@ absl::Status readCoded(const BodyIn& b, const uint8_t** in, SegmentData* out) {
   segment.code_arg = loadLe<uint32_t>(p);
   const uint32_t param_count = loadLe<uint32_t>(p + 4);
   p += kCodedPrefixBytes;
-  if (segment.code == Code::kQsgd && (segment.code_arg == 0 || segment.code_arg > kMaxQsgdLevels)) {
-    return absl::InvalidArgumentError(absl::StrCat("qsgd levels ", segment.code_arg,
-                                                   " outside [1, ", kMaxQsgdLevels, "]"));
+  // The width depends on the argument: checked before it sizes anything.
+  if (absl::Status s = checkCodeArg(segment.code, segment.code_arg); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(codeName(segment.code), " segment: ", s.message()));
   }
   const uint64_t packed = packedBytes(segment.code, segment.code_arg, segment.numel);
   const uint64_t need = uint64_t{param_count} * 4 + packed;
@@ -513,7 +507,7 @@ absl::Status readCoded(const BodyIn& b, const uint8_t** in, SegmentData* out) {
   return absl::OkStatus();
 }
 
-// One entry per encoding, at its tag.
+// One entry per float encoding, at its tag, and one for every code's.
 struct Format {
   const char* name;
   // Bytes of the body; varint_bytes: the delta-varint gaps' (deltaVarintIndexBytes).
@@ -530,26 +524,25 @@ constexpr Format kFormats[] = {
     {"delta_varint_f16", deltaVarintBytes, writeDeltaVarint, readDeltaVarint},
     {"bitmap_f32", bitmapBodyBytes, writeBitmap, readBitmap},
     {"seeded_f32", seededBytes, writeSeeded, readSeeded},
-    {"sign_1", codedBytes, writeCoded, readCoded},
-    {"ternary_2", codedBytes, writeCoded, readCoded},
-    {"qsgd", codedBytes, writeCoded, readCoded},
-    {"natural_9", codedBytes, writeCoded, readCoded},
-    {"dense_f16", codedBytes, writeCoded, readCoded},
-    {"dense_bf16", codedBytes, writeCoded, readCoded},
-    {"low_rank_f32", codedBytes, writeCoded, readCoded},
 };
-static_assert(std::size(kFormats) == static_cast<size_t>(kLastEncoding) + 1,
-              "one format per encoding tag");
+static_assert(std::size(kFormats) == kFirstCodeWireTag, "one format per float encoding tag");
+constexpr Format kCodedFormat = {nullptr, codedBytes, writeCoded, readCoded};  // name: the code's
 
 // The format of a known tag; null for an unknown one.
 const Format* formatOf(Encoding encoding) {
   const size_t tag = static_cast<size_t>(encoding);
-  return tag >= 1 && tag < std::size(kFormats) ? &kFormats[tag] : nullptr;
+  if (tag >= 1 && tag < std::size(kFormats)) return &kFormats[tag];
+  return encodingCode(encoding) != Code::kNone ? &kCodedFormat : nullptr;
 }
 
 }  // namespace
 
+bool isEncoding(uint8_t tag) { return formatOf(static_cast<Encoding>(tag)) != nullptr; }
+
 const char* encodingName(Encoding encoding) {
+  if (const Code code = encodingCode(encoding); code != Code::kNone) {
+    return codeFormat(code).wire_name;
+  }
   const Format* format = formatOf(encoding);
   return format != nullptr ? format->name : "unknown";
 }

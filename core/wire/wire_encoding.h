@@ -9,8 +9,9 @@
 //                    padding bits zero), then nonzeros f32 values in index order
 //   kSeededF32       u64 index seed, then nonzeros f32 values; the indices are
 //                    randomKIndices(numel, nonzeros, seed) (compressors/random_k.h)
-// and the coded segments (compressors/codes.h), one encoding per code, nonzeros == numel:
-//   kSign1 kTernary2 kQsgd kNatural9 kDenseF16 kDenseBf16 kLowRankF32
+// and the coded segments (compressors/codes.h), one encoding per code, nonzeros == numel,
+// its tag the code's CodeFormat::wire_tag (7 and up; today sign 7, ternary 8, qsgd 9,
+// natural 10, f16 11, bf16 12, low-rank 13):
 //                    u32 code argument, u32 parameter count, the f32 parameters, then
 //                    the packed codes (ceil(width * numel / 8) bytes)
 // Delta-varint gaps: the first index itself, then index[i] - index[i-1] - 1 for the rest,
@@ -38,28 +39,20 @@ enum class Encoding : uint8_t {
   kDeltaVarintF16 = 4,
   kBitmapF32 = 5,
   kSeededF32 = 6,
-  kSign1 = 7,
-  kTernary2 = 8,
-  kQsgd = 9,
-  kNatural9 = 10,
-  kDenseF16 = 11,
-  kDenseBf16 = 12,
-  kLowRankF32 = 13,
+  // A coded segment's encoding is its code's wire tag (codeEncoding).
 };
 
 // The encodings of explicit floats: dense, and the sparse ones a sender may force.
 inline constexpr Encoding kFloatEncodings[] = {Encoding::kDenseF32, Encoding::kIndexValueF32,
                                                Encoding::kDeltaVarintF32,
                                                Encoding::kDeltaVarintF16, Encoding::kBitmapF32};
-// The coded segments' encodings, in Code order (kSign .. kLowRank).
-inline constexpr Encoding kCodedEncodings[] = {
-    Encoding::kSign1,    Encoding::kTernary2,  Encoding::kQsgd,      Encoding::kNatural9,
-    Encoding::kDenseF16, Encoding::kDenseBf16, Encoding::kLowRankF32};
-inline constexpr Encoding kLastEncoding = Encoding::kLowRankF32;
 
 // The encoding of a code (code != kNone), and the code of a coded encoding (else kNone).
 Encoding codeEncoding(Code code);
 Code encodingCode(Encoding encoding);
+
+// Whether tag is an encoding's: a float encoding's or a code's.
+bool isEncoding(uint8_t tag);
 
 const char* encodingName(Encoding encoding);
 

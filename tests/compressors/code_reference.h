@@ -43,7 +43,7 @@ inline uint32_t refBitWidth(uint32_t v) {
   return b;
 }
 
-// Field width of each code (codes.h's table).
+// Field width of each code (as each code's CodeFormat defines it).
 inline uint32_t refWidth(Code code, uint32_t code_arg) {
   switch (code) {
     case Code::kSign:

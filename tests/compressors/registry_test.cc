@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "compressors/codes.h"
 #include "compressors/compressor_spec.h"
 
 namespace sparseps {
@@ -34,6 +37,36 @@ TEST(Registry, EveryBuiltinNameMakesItsCompressor) {
   CompressorRegistry fresh;
   registerBuiltinCompressors(&fresh);
   EXPECT_EQ(fresh.names(), kBuiltinNames);
+}
+
+// A compressor that makes coded segments names their code's format in its entry, and
+// the decoder finds that format by the code; every code has a compressor that makes it.
+TEST(Registry, EachCoderNamesTheFormatOfItsCode) {
+  const CompressorRegistry& r = compressorRegistry();
+  std::vector<float> x(64 * 64);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i));
+  SelectContext ctx;
+  ctx.rows = 64;
+  std::set<Code> made;
+  for (const std::string& name : r.names()) {
+    SCOPED_TRACE(name);
+    auto c = r.make(name);
+    ASSERT_TRUE(c.ok()) << c.status();
+    SegmentData s;
+    (*c)->compress(x, 0.1, ctx, &s);
+    const CodeFormat* format = r.info(name)->code;
+    if (!s.coded()) {
+      EXPECT_EQ(format, nullptr);
+      continue;
+    }
+    made.insert(s.code);
+    ASSERT_NE(format, nullptr);
+    EXPECT_EQ(format->code, s.code);
+    EXPECT_EQ(&codeFormat(s.code), format);
+    EXPECT_TRUE(validateCoded(s, true).ok());
+  }
+  EXPECT_EQ(made, (std::set<Code>{Code::kSign, Code::kTernary, Code::kQsgd, Code::kNatural,
+                                  Code::kF16, Code::kBf16, Code::kLowRank}));
 }
 
 TEST(Registry, UnknownNameListsTheKnownOnes) {

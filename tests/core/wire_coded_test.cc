@@ -171,16 +171,33 @@ Encoded encoded(const std::string& spec, uint32_t n, uint32_t rows = 0, double d
   return e;
 }
 
+// The wire format's tags of the codes, as its readers in other programs know them.
 TEST(WireCoded, EncodingsAndCodesCorrespond) {
-  ASSERT_EQ(std::size(kCodedEncodings), 7u);
-  for (size_t i = 0; i < std::size(kCodedEncodings); ++i) {
-    const Code code = static_cast<Code>(static_cast<size_t>(Code::kSign) + i);
-    EXPECT_EQ(codeEncoding(code), kCodedEncodings[i]) << codeName(code);
-    EXPECT_EQ(encodingCode(kCodedEncodings[i]), code) << encodingName(kCodedEncodings[i]);
+  const struct {
+    Code code;
+    uint8_t tag;
+    const char* name;
+  } kTags[] = {{Code::kSign, 7, "sign_1"},     {Code::kTernary, 8, "ternary_2"},
+               {Code::kQsgd, 9, "qsgd"},       {Code::kNatural, 10, "natural_9"},
+               {Code::kF16, 11, "dense_f16"},  {Code::kBf16, 12, "dense_bf16"},
+               {Code::kLowRank, 13, "low_rank_f32"}};
+  for (const auto& t : kTags) {
+    SCOPED_TRACE(t.name);
+    EXPECT_EQ(static_cast<uint8_t>(codeEncoding(t.code)), t.tag);
+    EXPECT_EQ(encodingCode(static_cast<Encoding>(t.tag)), t.code);
+    EXPECT_STREQ(encodingName(static_cast<Encoding>(t.tag)), t.name);
+    EXPECT_TRUE(isEncoding(t.tag));
   }
-  for (Encoding e : kFloatEncodings) EXPECT_EQ(encodingCode(e), Code::kNone);
+  for (Encoding e : kFloatEncodings) {
+    EXPECT_EQ(encodingCode(e), Code::kNone);
+    EXPECT_TRUE(isEncoding(static_cast<uint8_t>(e)));
+  }
   EXPECT_EQ(encodingCode(Encoding::kSeededF32), Code::kNone);
-  EXPECT_EQ(kLastEncoding, Encoding::kLowRankF32);
+  for (int tag : {0, 14, 255}) {
+    EXPECT_FALSE(isEncoding(static_cast<uint8_t>(tag))) << tag;
+    EXPECT_EQ(encodingCode(static_cast<Encoding>(tag)), Code::kNone) << tag;
+    EXPECT_STREQ(encodingName(static_cast<Encoding>(tag)), "unknown") << tag;
+  }
 }
 
 TEST(WireCoded, EveryCompressorRoundTripsBitForBit) {
@@ -269,26 +286,26 @@ TEST(WireCoded, BytesPerElement) {
     EXPECT_EQ(m[kSeg], static_cast<uint8_t>(e));
     EXPECT_EQ(m.size(), kHeaderBytes + expected);
   };
-  check(compressWith("signsgd", 0, n, 0, 1), Encoding::kSign1, kHead + kPrefix + 2 * 4 + n / 8);
-  check(compressWith("onebit", 0, n, 256, 1), Encoding::kSign1,
+  check(compressWith("signsgd", 0, n, 0, 1), codeEncoding(Code::kSign), kHead + kPrefix + 2 * 4 + n / 8);
+  check(compressWith("onebit", 0, n, 256, 1), codeEncoding(Code::kSign),
         kHead + kPrefix + 256 * 2 * 4 + n / 8);
-  check(compressWith("terngrad", 0, n, 0, 1), Encoding::kTernary2, kHead + kPrefix + 4 + n / 4);
+  check(compressWith("terngrad", 0, n, 0, 1), codeEncoding(Code::kTernary), kHead + kPrefix + 4 + n / 4);
   {
     const uint32_t width = 1 + refBitWidth(16);  // sign and level
     ASSERT_EQ(width, 6u);
-    check(compressWith("qsgd:levels=16,bucket=512", 0, n, 0, 1), Encoding::kQsgd,
+    check(compressWith("qsgd:levels=16,bucket=512", 0, n, 0, 1), codeEncoding(Code::kQsgd),
           kHead + kPrefix + 4 * (n / 512) + (size_t{width} * n + 7) / 8);
-    check(compressWith("qsgd:levels=255,bucket=0", 0, n, 0, 1), Encoding::kQsgd,
+    check(compressWith("qsgd:levels=255,bucket=0", 0, n, 0, 1), codeEncoding(Code::kQsgd),
           kHead + kPrefix + 4 + (size_t{1 + 8} * n + 7) / 8);
-    check(compressWith("qsgd:levels=1,bucket=512", 0, n, 0, 1), Encoding::kQsgd,
+    check(compressWith("qsgd:levels=1,bucket=512", 0, n, 0, 1), codeEncoding(Code::kQsgd),
           kHead + kPrefix + 4 * (n / 512) + (size_t{2} * n + 7) / 8);
   }
-  check(compressWith("natural", 0, n, 0, 1), Encoding::kNatural9, kHead + kPrefix + (9 * size_t{n} + 7) / 8);
-  check(compressWith("fp16", 0, n, 0, 1), Encoding::kDenseF16, kHead + kPrefix + 2 * size_t{n});
-  check(compressWith("bf16", 0, n, 0, 1), Encoding::kDenseBf16, kHead + kPrefix + 2 * size_t{n});
+  check(compressWith("natural", 0, n, 0, 1), codeEncoding(Code::kNatural), kHead + kPrefix + (9 * size_t{n} + 7) / 8);
+  check(compressWith("fp16", 0, n, 0, 1), codeEncoding(Code::kF16), kHead + kPrefix + 2 * size_t{n});
+  check(compressWith("bf16", 0, n, 0, 1), codeEncoding(Code::kBf16), kHead + kPrefix + 2 * size_t{n});
   for (uint32_t rank : {1u, 4u}) {
     const size_t rows = 128, cols = n / rows;
-    check(compressWith("powersgd:rank=" + std::to_string(rank), 0, n, rows, 1), Encoding::kLowRankF32,
+    check(compressWith("powersgd:rank=" + std::to_string(rank), 0, n, rows, 1), codeEncoding(Code::kLowRank),
           kHead + kPrefix + 4 * rank * (rows + cols));
   }
   {
@@ -412,7 +429,8 @@ TEST(WireCodedErrors, QsgdLevelsOutOfRange) {
   for (uint32_t levels : {0u, 32768u, 40000u, 0xffffffffu}) {
     std::vector<uint8_t> m = e.message;
     putU32(m, kCodeArgAt, levels);
-    expectRefused(m, e.limits, "qsgd levels " + std::to_string(levels) + " outside [1, 32767]");
+    expectRefused(m, e.limits,
+                  "qsgd segment: " + std::to_string(levels) + " levels, must be in [1, 32767]");
   }
 }
 

@@ -188,7 +188,7 @@ TEST(WireErrors, NumelMismatchingTheLayout) {
 
 TEST(WireErrors, UnknownEncodingTag) {
   std::vector<uint8_t> m = encode(Encoding::kIndexValueF32);
-  m[kHeaderBytes] = 14;  // one past kLastEncoding
+  m[kHeaderBytes] = 14;  // one past the last code's tag
   reseal(m);
   expectError(m, limits(), "unknown encoding tag 14");
 }
