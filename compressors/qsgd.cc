@@ -44,10 +44,17 @@ float bucketNorm(const float* x, size_t n) {
 // |x| * scale + u is rounded twice, a product then a sum, in every clone and at every
 // position: no fused multiply-add (which the AVX-512 clone would use in some paths and
 // not others), so that a level depends only on x, u and the scale.
-#if defined(__GNUC__) && !defined(__clang__)
+// GCC takes it as the function's attribute, clang as a pragma opening the body (a
+// directive cannot stand inside the macro's arguments).
+#if defined(__clang__)
+#define SPARSEPS_NO_CONTRACT
+#define SPARSEPS_NO_CONTRACT_BODY _Pragma("clang fp contract(off)")
+#elif defined(__GNUC__)
 #define SPARSEPS_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
+#define SPARSEPS_NO_CONTRACT_BODY
 #else
 #define SPARSEPS_NO_CONTRACT
+#define SPARSEPS_NO_CONTRACT_BODY
 #endif
 
 SPARSEPS_MULTIVERSION_WIDE(
@@ -55,9 +62,7 @@ SPARSEPS_MULTIVERSION_WIDE(
                                        uint32_t levels, uint32_t sign_shift, uint64_t bits,
                                        uint16_t* fields),
     {
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#endif
+      SPARSEPS_NO_CONTRACT_BODY
       const float top = static_cast<float>(levels);
       // floor(min(v, s)) = min(floor(v), s) for an integer s, and the conversion truncates,
       // which is the floor of v >= 0: no std::floor, which GCC does not vectorize (it may
