@@ -1,8 +1,9 @@
 #pragma once
 // Shared inputs and the memory-bandwidth floor for the benchmarks.
 //  - normalData(n): n floats from N(0, 1), generated once per size (fixed seed).
-//  - resnet50Specs(), resnet18CifarSpecs(): the parameter layouts of the two models, as
-//    experiments/models builds them (conv and fc weights compressed, the rest dense).
+//  - resnet50Specs(), resnet18CifarSpecs(), resnet20Specs(): the parameter layouts of the
+//    three models, as experiments/models builds them (conv and fc weights compressed, the
+//    rest dense).
 //  - readPassSeconds(x): the fastest of several timed plain read passes over x (a
 //    vectorized sum): the floor any one-pass kernel is measured against ("vs_read").
 //  - timeVsRead: the benchmark loop, reporting vs_read and vs_read_cpu counters.
@@ -100,6 +101,25 @@ inline SegmentSpecs resnet18CifarSpecs() {
     }
   }
   b.add(10 * 512, true);
+  b.add(10, false);
+  return b.take();
+}
+
+// He et al.'s CIFAR ResNet-20 (0.27M floats, 59 segments): a 3x3 stem of 16 channels,
+// three stages of 3 basic blocks of 16, 32 and 64 channels with parameter-free shortcuts
+// (option A), then fc 64 -> 10.
+inline SegmentSpecs resnet20Specs() {
+  LayoutBuilder b;
+  b.convBn(16, 3, 3);
+  size_t inplanes = 16;
+  for (size_t p : {16, 32, 64}) {
+    for (int k = 0; k < 3; ++k) {
+      b.convBn(p, inplanes, 3);
+      b.convBn(p, p, 3);
+      inplanes = p;
+    }
+  }
+  b.add(10 * 64, true);
   b.add(10, false);
   return b.take();
 }

@@ -1,8 +1,8 @@
 // One whole push/reply cycle of each method, in memory, at the parameter layouts of
-// ResNet-18 (CIFAR form, 11.17M floats) and ResNet-50 (25.56M): the worker rule makes the
-// push from a gradient, the push is encoded and decoded, the server applies it through
-// ShardCore and the method's server rule and makes the reply, the reply is encoded and
-// decoded, and the worker applies it. Every buffer is reused across cycles, as the
+// ResNet-20 (0.27M floats), ResNet-18 (CIFAR form, 11.17M) and ResNet-50 (25.56M): the
+// worker rule makes the push from a gradient, the push is encoded and decoded, the server
+// applies it through ShardCore and the method's server rule and makes the reply, the reply
+// is encoded and decoded, and the worker applies it. Every buffer is reused across cycles, as the
 // runtime's loops reuse theirs. Default options of each method (density 0.01; dgs with its
 // dual-way sparse reply, r_server 0.01, resync every 150 versions).
 // Counters: x_read = one cycle's wall time over one plain read pass over the model's
@@ -10,6 +10,9 @@
 // enc_push, dec_push, server (apply + reply), enc_reply, dec_reply, apply (worker). The
 // read pass runs after every cycle, under the same load (a shared machine's bandwidth
 // drifts): x_read divides by their mean, x_fastest_read by the fastest of them.
+// The two sides: shard = what a server shard spends per push (dec_push + server +
+// enc_reply), worker = the worker's side (push + enc_push + dec_reply + apply), each in
+// read passes and as shard_us / worker_us, microseconds per push; read_ms is the pass.
 // Before timing, each method's first cycle is checked: the worker must hold the server's
 // model after a dense reply, and asgd's must equal W0 - lr * (grad + wd * W0).
 // BM_CycleFloor/asgd: the least memory traffic of any dense cycle that keeps a message
@@ -272,21 +275,31 @@ void timeCycles(benchmark::State& state, C& cycle, size_t n) {
   state.counters["x_read"] = total / cycles / read;
   state.counters["x_fastest_read"] = total / cycles / fastest_read;
   state.counters["read_ms"] = read * 1e3;
+  const double shard = (seconds[kDecPush] + seconds[kServer] + seconds[kEncReply]) / cycles;
+  const double worker =
+      (seconds[kPush] + seconds[kEncPush] + seconds[kDecReply] + seconds[kApply]) / cycles;
+  state.counters["shard"] = shard / read;
+  state.counters["shard_us"] = shard * 1e6;
+  state.counters["worker"] = worker / read;
+  state.counters["worker_us"] = worker * 1e6;
 }
 
-SegmentSpecs layoutOf(bool resnet50) { return resnet50 ? resnet50Specs() : resnet18CifarSpecs(); }
+struct Layout {
+  const char* name;
+  SegmentSpecs (*specs)();
+};
+constexpr Layout kLayouts[] = {
+    {"resnet20", resnet20Specs}, {"resnet18", resnet18CifarSpecs}, {"resnet50", resnet50Specs}};
 
-void BM_Cycle(benchmark::State& state, const std::string& method, bool resnet50) {
-  const SegmentSpecs specs = layoutOf(resnet50);
-  state.SetLabel(resnet50 ? "resnet50" : "resnet18");
+void BM_Cycle(benchmark::State& state, const std::string& method, const Layout& layout) {
+  const SegmentSpecs specs = layout.specs();
   Cycle cycle(method, specs);
   checkFirstCycle(method, cycle);
   timeCycles(state, cycle, flatNumel(specs));
 }
 
-void BM_CycleFloor(benchmark::State& state, bool resnet50) {
-  const size_t n = flatNumel(layoutOf(resnet50));
-  state.SetLabel(resnet50 ? "resnet50" : "resnet18");
+void BM_CycleFloor(benchmark::State& state, const Layout& layout) {
+  const size_t n = flatNumel(layout.specs());
   FloorCycle cycle(n);
   double ignored[kPhases] = {};
   cycle.run(ignored);
@@ -296,16 +309,15 @@ void BM_CycleFloor(benchmark::State& state, bool resnet50) {
 }
 
 void registerAll() {
-  for (bool resnet50 : {false, true}) {
+  for (const Layout& layout : kLayouts) {
     for (const char* method : {"asgd", "gd", "dgc", "dgs"}) {
-      const std::string name =
-          std::string("BM_Cycle/") + method + (resnet50 ? "/resnet50" : "/resnet18");
-      benchmark::RegisterBenchmark(name.c_str(), BM_Cycle, std::string(method), resnet50)
+      const std::string name = std::string("BM_Cycle/") + method + "/" + layout.name;
+      benchmark::RegisterBenchmark(name.c_str(), BM_Cycle, std::string(method), layout)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
-    const std::string floor = std::string("BM_CycleFloor/asgd") + (resnet50 ? "/resnet50" : "/resnet18");
-    benchmark::RegisterBenchmark(floor.c_str(), BM_CycleFloor, resnet50)
+    const std::string floor = std::string("BM_CycleFloor/asgd/") + layout.name;
+    benchmark::RegisterBenchmark(floor.c_str(), BM_CycleFloor, layout)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   }

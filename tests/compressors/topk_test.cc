@@ -51,7 +51,9 @@ TEST_P(TopkTest, MatchesSortReferenceOnSampledPath) {
   for (Dist dist : {Dist::kNormal, Dist::kTies, Dist::kAllEqual, Dist::kSpecial, Dist::kZeros,
                     Dist::kRare}) {
     SCOPED_TRACE(testing::distName(dist));
-    for (size_t n : {size_t{65536}, size_t{300007}}) {
+    // 1024 and 2305: the smallest segments that take the sampled path, with a sample of
+    // two runs and of four.
+    for (size_t n : {size_t{1024}, size_t{2305}, size_t{65536}, size_t{300007}}) {
       std::vector<float> x = testing::makeInput(n, dist, &rng);
       for (double density : {0.0001, 0.001, 0.01, 0.25}) {
         expectTopk(x, topkCount(n, density), GetParam());
@@ -107,7 +109,7 @@ TEST_P(TopkTest, StreamedSelectionProducesEachElementOnceAndSelectsExactly) {
   ExactTopkCompressor c(GetParam());
   for (Dist dist : {Dist::kNormal, Dist::kTies, Dist::kZeros, Dist::kRare}) {
     SCOPED_TRACE(testing::distName(dist));
-    for (size_t n : {size_t{1}, size_t{1000}, size_t{65536}, size_t{300007}}) {
+    for (size_t n : {size_t{1}, size_t{1000}, size_t{4608}, size_t{65536}, size_t{300007}}) {
       for (double density : {0.0, 0.001, 0.01, 0.25, 1.0}) {
         std::vector<float> base = testing::makeInput(n, dist, &rng);
         // Mostly zeros stays mostly zeros: the delta touches what the input touches.
