@@ -1,7 +1,9 @@
 // Selection kernels against the memory floor and the obvious baselines, side by side:
 // a plain read pass (vectorized sum), torch::topk on |x| (LibTorch, 1 thread),
 // std::nth_element on a copy of |x|, exact top-k per SIMD level, the DGC sampled threshold,
-// and random-k. Inputs: n floats from N(0, 1); args are n and density in 1/10000.
+// and random-k. Inputs: n floats from N(0, 1); args are n and density in 1/10000; the
+// sizes run from two segments of ResNet-20 (2,304 and 36,864 floats, in microseconds) to
+// 100M floats.
 // Every kernel's result is checked against the exact top-k before it is timed.
 // torch::topk and nth_element at 100M floats run only when the filter names them, e.g.
 //   bench_topk --benchmark_filter='TorchTopk/100000000'
@@ -239,6 +241,21 @@ void slowBaselines(benchmark::internal::Benchmark* b) {
   }
 }
 
+// ResNet-20's segments of 16 x 16 x 3 x 3 and 64 x 64 x 3 x 3 at 1%: a small model's
+// per-segment selection, all of it in cache (the best SIMD level only).
+void segmentSizes(benchmark::internal::Benchmark* b) {
+  for (int64_t n : {int64_t{2304}, int64_t{36864}}) b->Args({n, 100});
+}
+void segmentSizesAndLevel(benchmark::internal::Benchmark* b) {
+  for (int64_t n : {int64_t{2304}, int64_t{36864}}) {
+    b->Args({n, 100, static_cast<int64_t>(cpuSimdLevel())});
+  }
+}
+
+BENCHMARK(BM_ReadPass)->Apply(segmentSizes)->Unit(benchmark::kMicrosecond)->UseRealTime()->ComputeStatistics("min", minOf);
+BENCHMARK(BM_TopkExact)->Apply(segmentSizesAndLevel)->Unit(benchmark::kMicrosecond)->UseRealTime()->ComputeStatistics("min", minOf);
+BENCHMARK(BM_NthElement)->Apply(segmentSizes)->Unit(benchmark::kMicrosecond)->UseRealTime()->ComputeStatistics("min", minOf);
+BENCHMARK(BM_TorchTopk)->Apply(segmentSizes)->Unit(benchmark::kMicrosecond)->UseRealTime()->ComputeStatistics("min", minOf);
 BENCHMARK(BM_ReadPass)->Apply(sizes)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
 BENCHMARK(BM_TopkExact)->Apply(sizesAndLevels)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
 BENCHMARK(BM_SampledThreshold)->Apply(sizes)->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", minOf);
