@@ -116,14 +116,6 @@ size_t firstNonFiniteHalf(const SegmentData&, const uint16_t* f, size_t n, bool)
   return n;
 }
 
-size_t firstInvalidBf16(const SegmentData&, const uint16_t* f, size_t n, bool bound_values) {
-  const uint32_t limit = bound_values ? kBoundExponent : 0xffu;  // the first invalid exponent
-  for (size_t i = 0; i < n; ++i) {
-    if (((f[i] >> 7) & 0xffu) >= limit) return i;
-  }
-  return n;
-}
-
 // kF16: 16 bits per element, no params: the element as an IEEE half; infinity and NaN
 // are invalid.
 constexpr CodeFormat kF16Format = {
@@ -142,7 +134,10 @@ constexpr CodeFormat kBf16Format = {
     /*width=*/[](uint32_t) -> uint32_t { return 16; },
     /*check_arg=*/nullptr,
     /*check_params=*/[](const SegmentData& s, bool) { return checkParamCount(s, 0); },
-    /*first_invalid=*/firstInvalidBf16,
+    /*first_invalid=*/
+    [](const SegmentData&, const uint16_t* f, size_t n, bool bound_values) {
+      return firstInvalidExponent(f, n, 7, bound_values);
+    },
     /*decode=*/
     [](const SegmentData&, size_t, const uint16_t* f, size_t n, float* out) {
       decodeBf16(f, n, out);

@@ -12,29 +12,82 @@
 #include "compressors/registry.h"
 
 namespace sparseps {
+
+namespace builtin_compressors {
+#define SPARSEPS_COMPRESSOR(file) std::vector<CompressorInfo> file();
+#include "compressors/builtin_compressor_list.inc"
+#undef SPARSEPS_COMPRESSOR
+}  // namespace builtin_compressors
+
 namespace {
 
 // Fields are decoded in chunks of this many elements (a multiple of 8, so that every
 // chunk starts on a byte), each expanded to floats in cache and then added.
 constexpr size_t kChunk = 4096;
 
-// The formats the compressor registry's entries name, by code and by wire tag.
+// The known formats by code and by wire tag.
 struct FormatTables {
   std::array<const CodeFormat*, 256> by_code{};
   std::array<const CodeFormat*, 256> by_tag{};
+
+  // OK when format may join (then it has), else the error that says why not.
+  absl::Status add(const CodeFormat& format);
 };
 
-FormatTables& tablesToFill() {
-  static FormatTables tables;
-  return tables;
+absl::Status checkComplete(const CodeFormat& f) {
+  if (f.name == nullptr || f.wire_name == nullptr || f.width == nullptr ||
+      f.check_params == nullptr || (f.decode == nullptr) == (f.add == nullptr)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "code format ", f.name != nullptr ? f.name : "(unnamed)",
+        ": needs a name, a wire name, width, check_params, and decode or add (not both)"));
+  }
+  return absl::OkStatus();
 }
 
-// The tables, the built-in compressors' formats in them (the registry adds them when it
-// is first used).
-const FormatTables& formatTables() {
-  compressorRegistry();
-  return tablesToFill();
+absl::Status FormatTables::add(const CodeFormat& format) {
+  if (absl::Status s = checkComplete(format); !s.ok()) return s;
+  if (format.code == Code::kNone || format.wire_tag < kFirstCodeWireTag) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "code format ", format.name, ": code ", static_cast<int>(format.code), " or wire tag ",
+        format.wire_tag, " is reserved (code 0 is none, tags below ", kFirstCodeWireTag,
+        " are the float encodings')"));
+  }
+  const CodeFormat*& code_slot = by_code[static_cast<uint8_t>(format.code)];
+  const CodeFormat*& tag_slot = by_tag[format.wire_tag];
+  if (code_slot == &format && tag_slot == &format) return absl::OkStatus();  // known: no write
+  for (const CodeFormat* other : {code_slot, tag_slot}) {
+    if (other != nullptr && other != &format) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "code format ", format.name, " (code ", static_cast<int>(format.code), ", wire tag ",
+          format.wire_tag, ") clashes with ", other->name, " (code ",
+          static_cast<int>(other->code), ", wire tag ", other->wire_tag, ")"));
+    }
+  }
+  code_slot = tag_slot = &format;
+  return absl::OkStatus();
 }
+
+// The tables, holding the built-in compressors' formats from the start: whatever a
+// program adds later cannot take their codes or tags.
+FormatTables& formatTables() {
+  static FormatTables* tables = [] {
+    auto* t = new FormatTables;
+#define SPARSEPS_COMPRESSOR(file)                                                   \
+  for (const CompressorInfo& info : builtin_compressors::file()) {                  \
+    if (info.code == nullptr) continue;                                             \
+    if (absl::Status s = t->add(*info.code); !s.ok()) {                             \
+      std::fprintf(stderr, "sparseps: built-in %s\n", std::string(s.message()).c_str()); \
+      std::abort();                                                                 \
+    }                                                                               \
+  }
+#include "compressors/builtin_compressor_list.inc"
+#undef SPARSEPS_COMPRESSOR
+    return t;
+  }();
+  return *tables;
+}
+
+const CodeFormat* findFormat(Code code) { return formatTables().by_code[static_cast<uint8_t>(code)]; }
 
 absl::Status checkFields(const CodeFormat& format, const SegmentData& s, bool bound_values) {
   const uint32_t width = format.width(s.code_arg);
@@ -59,34 +112,14 @@ absl::Status checkFields(const CodeFormat& format, const SegmentData& s, bool bo
 
 }  // namespace
 
-absl::Status addCodeFormat(const CodeFormat& format) {
-  FormatTables& t = tablesToFill();
-  const CodeFormat*& code_slot = t.by_code[static_cast<uint8_t>(format.code)];
-  const CodeFormat*& tag_slot = t.by_tag[format.wire_tag];
-  if (format.code == Code::kNone || format.wire_tag < kFirstCodeWireTag) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "code format ", format.name, ": code ", static_cast<int>(format.code), " or wire tag ",
-        format.wire_tag, " is reserved (code 0 is none, tags below ", kFirstCodeWireTag,
-        " are the float encodings')"));
-  }
-  for (const CodeFormat* other : {code_slot, tag_slot}) {
-    if (other != nullptr && other != &format) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "code format ", format.name, " (code ", static_cast<int>(format.code), ", wire tag ",
-          format.wire_tag, ") clashes with ", other->name, " (code ",
-          static_cast<int>(other->code), ", wire tag ", other->wire_tag, ")"));
-    }
-  }
-  code_slot = tag_slot = &format;
-  return absl::OkStatus();
-}
+absl::Status addCodeFormat(const CodeFormat& format) { return formatTables().add(format); }
 
 const CodeFormat& codeFormat(Code code) {
-  const CodeFormat* f = formatTables().by_code[static_cast<uint8_t>(code)];
+  const CodeFormat* f = findFormat(code);
   if (f == nullptr) {
-    // Codes come from compressors and from decoded tags, both of known formats.
-    std::fprintf(stderr, "sparseps: no registered compressor defines code %d\n",
-                 static_cast<int>(code));
+    // A compressor made a code nothing registered (validateCoded says so instead).
+    std::fprintf(stderr, "sparseps: code %d has no format: add its compressor's entry, with "
+                 "its CodeFormat, to the registry first\n", static_cast<int>(code));
     std::abort();
   }
   return *f;
@@ -101,16 +134,36 @@ const char* codeName(Code code) { return code == Code::kNone ? "none" : codeForm
 
 absl::Status checkCodeArg(Code code, uint32_t code_arg) {
   const CodeFormat& format = codeFormat(code);
-  if (format.check_arg != nullptr) return format.check_arg(code_arg);
-  if (code_arg != 0) {
+  if (format.check_arg != nullptr) {
+    if (absl::Status s = format.check_arg(code_arg); !s.ok()) return s;
+  } else if (code_arg != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("unexpected argument ", code_arg));
+  }
+  if (const uint32_t width = format.width(code_arg); width > kMaxCodeWidth) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unexpected argument ", code_arg));
+        absl::StrCat("argument ", code_arg, " makes fields of ", width, " bits, at most ",
+                     kMaxCodeWidth));
   }
   return absl::OkStatus();
 }
 
+size_t firstInvalidExponent(const uint16_t* fields, size_t n, uint32_t shift, bool bound_values) {
+  const uint32_t limit = bound_values ? kBoundExponent : 0xffu;  // the first invalid exponent
+  for (size_t i = 0; i < n; ++i) {
+    if (((fields[i] >> shift) & 0xffu) >= limit) return i;
+  }
+  return n;
+}
+
 absl::Status validateCoded(const SegmentData& s, bool bound_values) {
-  const CodeFormat& format = codeFormat(s.code);
+  const CodeFormat* known = findFormat(s.code);
+  if (known == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "segment ", s.segment_id, " has code ", static_cast<int>(s.code),
+        ", which no format defines: add its compressor's entry, with its CodeFormat, to the "
+        "registry first"));
+  }
+  const CodeFormat& format = *known;
   const std::string what = absl::StrCat(format.name, " segment ", s.segment_id);
   if (s.dense || !s.indices.empty() || !s.values.empty() || s.index_seed) {
     return absl::InvalidArgumentError(absl::StrCat(what, " also carries dense or sparse values"));

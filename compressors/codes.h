@@ -36,15 +36,18 @@ struct CodeFormat {
   // up, and that encoding's name. A tag, once used, is never given to another code.
   uint8_t wire_tag;
   const char* wire_name;  // "qsgd", "sign_1"
-  // Bits per element (0: no packed fields; add then takes the whole delta from params).
+  // Bits per element, at most kMaxCodeWidth (0: no packed fields; add then takes the whole
+  // delta from params).
   uint32_t (*width)(uint32_t code_arg);
   // Checks code_arg alone, before anything is sized by the width; null: it must be 0.
   absl::Status (*check_arg)(uint32_t code_arg);
   // Checks the params (finite already, and below the bound with bound_values) against
-  // numel and code_arg: their count and what the code needs of their values.
+  // numel and code_arg: their count and what the code needs of their values. Together
+  // with first_invalid it must refuse, under bound_values, any segment that could decode
+  // to a value of magnitude 2^64 or more.
   absl::Status (*check_params)(const SegmentData& s, bool bound_values);
-  // The first of fields[0, n) (elements first .. first + n) that is invalid, or n; null:
-  // every field is valid.
+  // The first of fields[0, n), fields of consecutive elements, that is invalid, or n;
+  // null: every field is valid.
   size_t (*first_invalid)(const SegmentData& s, const uint16_t* fields, size_t n,
                           bool bound_values);
   // out[i] = the value of element first + i, whose field is fields[i].
@@ -56,13 +59,18 @@ struct CodeFormat {
 
 // The wire tags below this one are the float encodings'.
 inline constexpr uint8_t kFirstCodeWireTag = 7;
+// Fields are unpacked into 16 bits.
+inline constexpr uint32_t kMaxCodeWidth = 16;
 
 // Makes format known to codeFormat and codeOfWireTag (CompressorRegistry::add does, for
-// its entry's code). Fails when its code or wire tag is another format's, or reserved.
-// Like adding to the registry, not thread-safe.
+// its entry's code). Fails when its code or wire tag is another format's (the built-in
+// formats are known from the start), or reserved, or a function it needs is missing.
+// Like adding to the registry, not thread-safe; adding a known format again writes
+// nothing.
 absl::Status addCodeFormat(const CodeFormat& format);
 
-// The format of a code other than kNone; the built-in ones are always known.
+// The format of a code other than kNone (aborts on a code no format defines, which only
+// a compressor of one's own that was not registered can make).
 const CodeFormat& codeFormat(Code code);
 // The code whose wire_tag is tag; kNone if none.
 Code codeOfWireTag(uint8_t tag);
@@ -85,8 +93,8 @@ const char* codeName(Code code);
 inline constexpr float kValueBound = 18446744073709551616.0f;
 inline constexpr uint32_t kBoundExponent = 127 + 64;
 
-// code_arg alone, as the code's check_arg does: what a decoder checks before it sizes the
-// packed codes by the width.
+// code_arg alone, as the code's check_arg does, and the width it gives: what a decoder
+// checks before it sizes the packed codes by the width.
 absl::Status checkCodeArg(Code code, uint32_t code_arg);
 
 // Checks everything a receiver relies on: code_arg, the params, the packed length, every
@@ -122,5 +130,10 @@ void forEachBucketRun(const SegmentData& s, size_t params_per_bucket, size_t fir
 
 // For the formats of codes with a fixed number of params: s has exactly count.
 absl::Status checkParamCount(const SegmentData& s, size_t count);
+
+// For the formats whose fields carry an f32's biased exponent in bits [shift, shift + 8):
+// the first field whose exponent is 255 (infinity, NaN), or with bound_values at least
+// kBoundExponent; n if none.
+size_t firstInvalidExponent(const uint16_t* fields, size_t n, uint32_t shift, bool bound_values);
 
 }  // namespace sparseps

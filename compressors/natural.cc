@@ -47,14 +47,6 @@ SPARSEPS_MULTIVERSION void decodeNatural(const uint16_t* f, size_t n, float* out
   }
 }
 
-size_t firstInvalidNatural(const SegmentData&, const uint16_t* f, size_t n, bool bound_values) {
-  const uint32_t limit = bound_values ? kBoundExponent : 0xffu;  // the first invalid exponent
-  for (size_t i = 0; i < n; ++i) {
-    if ((f[i] & 0xffu) >= limit) return i;
-  }
-  return n;
-}
-
 // kNatural: 9 bits per element and no params; the low 8 bits e give 0 for e = 0, else
 // (-1)^bit8 * 2^(e - 127); e = 255 is invalid.
 constexpr CodeFormat kNaturalFormat = {
@@ -62,7 +54,10 @@ constexpr CodeFormat kNaturalFormat = {
     /*width=*/[](uint32_t) -> uint32_t { return 9; },
     /*check_arg=*/nullptr,
     /*check_params=*/[](const SegmentData& s, bool) { return checkParamCount(s, 0); },
-    /*first_invalid=*/firstInvalidNatural,
+    /*first_invalid=*/
+    [](const SegmentData&, const uint16_t* f, size_t n, bool bound_values) {
+      return firstInvalidExponent(f, n, 0, bound_values);
+    },
     /*decode=*/
     [](const SegmentData&, size_t, const uint16_t* f, size_t n, float* out) {
       decodeNatural(f, n, out);

@@ -4,7 +4,7 @@
 // (0: the whole segment) with norm n = ||x_bucket||_2 and s levels:
 //   q_i = n * sign(x_i) * l_i / s,  l_i = floor(|x_i| s / n + u_i),  u_i ~ U[0, 1)
 // so l_i is |x_i| s / n rounded up with probability equal to its fraction: E[q_i] = x_i.
-// Travels as codes.h's kQsgd (its format is in qsgd.cc): one norm per bucket and
+// Travels as kQsgd (its format is in qsgd.cc): one norm per bucket and
 // 1 + bit_width(s) bits per element (fixed width rather than the paper's Elias code).
 
 #include <cstdint>

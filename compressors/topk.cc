@@ -15,9 +15,10 @@ namespace {
 
 // Below this size a direct radix select is as fast; above it a sample's bracket and one
 // vectorized pass leave few candidates. The small segments of a small model gain most:
-// at ResNet-20's layout (bench_cycle) the dgs shard's reply selection fell from 61 to 10
-// read passes when this moved from 2^16 down to 2^11; 2^9 and 2^10 did about as well,
-// 2^12 and 2^13 worse.
+// at ResNet-20's layout (bench_cycle) the dgs shard's server phase fell from 61 to 10
+// read passes when this moved from 2^16 down to 2^10 (2^9 to 2^11 did alike, 2^12 and
+// 2^13 worse). A sample of a few runs can misjudge a structured segment; the result stays
+// exact (a missed bracket selects over everything), only slower.
 constexpr size_t kDirectBelow = size_t{1} << 10;
 
 // x itself as a StreamedVector: nothing to compute.

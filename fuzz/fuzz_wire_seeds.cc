@@ -1,7 +1,7 @@
 // Writes the fuzzer's seed corpus: small valid messages in every encoding and kind, for
 // the layout fuzz_wire_decode.cc accepts: the float encodings, seeded (random-k) segments
-// and every coded encoding (built here from codes.h's layout, so that the fuzz build needs
-// no compressor beyond the kernels the wire sources call). Usage: fuzz_wire_seeds DIR
+// and every coded encoding (built here by hand from each code's layout, as its CodeFormat
+// in its compressor's file describes it). Usage: fuzz_wire_seeds DIR
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// The sign bits of a vector, packed as codes.h's kSign fields: bit i is 1 where x_i < 0
+// The sign bits of a vector, packed as kSign fields (sign_sgd.h): bit i is 1 where x_i < 0
 // (so sign(0) = +1). Shared by the sign-bit compressors (signsgd, onebit).
 
 #include <cstdint>

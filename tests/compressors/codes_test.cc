@@ -43,8 +43,8 @@ void expectRefused(const SegmentData& s, const std::string& what, bool bound_val
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << what << ": " << st;
 }
 
-// Bytes written out by hand from codes.h's layout: the reference reader and the
-// implementation's decode both read them as documented.
+// Bytes written out by hand from each code's layout (its CodeFormat): the reference
+// reader and the implementation's decode both read them as documented.
 TEST(CodesLayout, HandPackedBytesDecode) {
   auto decode = [](const SegmentData& s) {
     std::vector<float> out(s.numel, 0.0f);

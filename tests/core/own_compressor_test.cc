@@ -180,6 +180,35 @@ TEST(OwnCompressor, ACodeOfItsOwnTravelsInItsOwnEncoding) {
   float_tag.code = static_cast<Code>(202);
   float_tag.wire_tag = 3;
   EXPECT_EQ(addCodeFormat(float_tag).code(), absl::StatusCode::kInvalidArgument);
+  CodeFormat qsgd_tag = kInt8Format;  // the built-in formats hold theirs from the start
+  qsgd_tag.code = static_cast<Code>(203);
+  qsgd_tag.wire_tag = 9;
+  EXPECT_EQ(addCodeFormat(qsgd_tag).code(), absl::StatusCode::kAlreadyExists);
+  CodeFormat no_decoder = kInt8Format;
+  no_decoder.code = static_cast<Code>(204);
+  no_decoder.wire_tag = 204;
+  no_decoder.decode = nullptr;
+  EXPECT_EQ(addCodeFormat(no_decoder).code(), absl::StatusCode::kInvalidArgument);
+
+  // A segment of a code no format defines, or whose fields would not fit 16 bits, is
+  // refused with an error, not decoded.
+  SegmentData unknown = s;
+  unknown.code = static_cast<Code>(210);
+  EXPECT_NE(validateCoded(unknown, true).message().find("which no format defines"),
+            std::string::npos);
+  static constexpr CodeFormat kWide = {
+      static_cast<Code>(205), "wide", 205, "wide",
+      [](uint32_t) -> uint32_t { return 17; }, nullptr,
+      [](const SegmentData&, bool) { return absl::OkStatus(); }, nullptr,
+      [](const SegmentData&, size_t, const uint16_t*, size_t, float*) {}, nullptr};
+  ASSERT_TRUE(addCodeFormat(kWide).ok());
+  SegmentData wide;
+  wide.code = kWide.code;
+  wide.numel = 1;
+  wide.packed.resize(3);
+  EXPECT_NE(validateCoded(wide, true).message().find("fields of 17 bits, at most 16"),
+            std::string::npos)
+      << validateCoded(wide, true);
 
   // gd runs it by name: the compressed segment moves by decode(int8(lr * g)).
   expectGdMovesBy("int8", [](const std::vector<float>& lr_g) {
