@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "compressors/kernels/apply.h"
@@ -89,6 +90,12 @@ FormatTables& formatTables() {
 
 const CodeFormat* findFormat(Code code) { return formatTables().by_code[static_cast<uint8_t>(code)]; }
 
+std::string noFormat(Code code) {
+  return absl::StrCat("code ", static_cast<int>(code),
+                      " has no format: add its compressor's entry, with its CodeFormat, to "
+                      "the registry first");
+}
+
 absl::Status checkFields(const CodeFormat& format, const SegmentData& s, bool bound_values) {
   const uint32_t width = format.width(s.code_arg);
   const size_t bits = size_t{width} * s.numel;
@@ -118,8 +125,7 @@ const CodeFormat& codeFormat(Code code) {
   const CodeFormat* f = findFormat(code);
   if (f == nullptr) {
     // A compressor made a code nothing registered (validateCoded says so instead).
-    std::fprintf(stderr, "sparseps: code %d has no format: add its compressor's entry, with "
-                 "its CodeFormat, to the registry first\n", static_cast<int>(code));
+    std::fprintf(stderr, "sparseps: %s\n", noFormat(code).c_str());
     std::abort();
   }
   return *f;
@@ -158,10 +164,7 @@ size_t firstInvalidExponent(const uint16_t* fields, size_t n, uint32_t shift, bo
 absl::Status validateCoded(const SegmentData& s, bool bound_values) {
   const CodeFormat* known = findFormat(s.code);
   if (known == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "segment ", s.segment_id, " has code ", static_cast<int>(s.code),
-        ", which no format defines: add its compressor's entry, with its CodeFormat, to the "
-        "registry first"));
+    return absl::InvalidArgumentError(absl::StrCat("segment ", s.segment_id, ": ", noFormat(s.code)));
   }
   const CodeFormat& format = *known;
   const std::string what = absl::StrCat(format.name, " segment ", s.segment_id);

@@ -134,9 +134,8 @@ constexpr CodeFormat kQsgdFormat = {
 }  // namespace
 
 absl::Status QsgdOptions::validate() const {
-  if (!checkLevels(levels).ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("QsgdOptions.levels = ", levels,
-                                                   ": must be in [1, ", kMaxQsgdLevels, "]"));
+  if (absl::Status s = checkLevels(levels); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("QsgdOptions.levels: ", s.message()));
   }
   return absl::OkStatus();
 }

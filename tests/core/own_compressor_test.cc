@@ -194,7 +194,7 @@ TEST(OwnCompressor, ACodeOfItsOwnTravelsInItsOwnEncoding) {
   // refused with an error, not decoded.
   SegmentData unknown = s;
   unknown.code = static_cast<Code>(210);
-  EXPECT_NE(validateCoded(unknown, true).message().find("which no format defines"),
+  EXPECT_NE(validateCoded(unknown, true).message().find("segment 0: code 210 has no format"),
             std::string::npos);
   static constexpr CodeFormat kWide = {
       static_cast<Code>(205), "wide", 205, "wide",
