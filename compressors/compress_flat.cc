@@ -1,8 +1,5 @@
 #include "compressors/compress_flat.h"
 
-#include <algorithm>
-#include <numeric>
-
 #include "compressors/dense.h"
 
 namespace sparseps {
@@ -22,15 +19,7 @@ std::vector<SegmentData> compressFlat(const Compressor& compressor, absl::Span<c
     c.segment_id = spec.id;
     compressor.compress(x, density, c, &out[i]);
   };
-  if (pool == nullptr || pool->threads() == 1 || specs.size() < 2) {
-    for (size_t i = 0; i < specs.size(); ++i) one(i);
-    return out;
-  }
-  std::vector<size_t> order(specs.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return specs[a].numel > specs[b].numel; });
-  pool->parallelFor(order.size(), [&](size_t j) { one(order[j]); });
+  parallelForLargestFirst(pool, specs.size(), [&](size_t i) { return specs[i].numel; }, one);
   return out;
 }
 

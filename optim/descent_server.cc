@@ -22,7 +22,7 @@ class DescentServer : public ServerRule {
 
   void applyPush(int worker, const Message& push, float scale, absl::Span<float> W) override {
     checkWorker(worker);
-    subtractUpdate(push, index_, scale, W);
+    subtractUpdate(push, index_, scale, W, runner_);
     if (dual_way_) dual_way_->onPush(worker);
   }
 
@@ -31,15 +31,18 @@ class DescentServer : public ServerRule {
   void makeReply(int worker, absl::Span<const float> W, Message* reply) override {
     checkWorker(worker);
     if (dual_way_) {
-      dual_way_->makeReply(worker, W, reply);
+      dual_way_->makeReply(worker, W, reply, runner_);
       return;
     }
     reply->resize(index_.size());  // each slot keeps its buffers from the last reply
-    for (size_t i = 0; i < index_.size(); ++i) {
-      const SegmentSpec& spec = index_[i];
-      setDense(&(*reply)[i], spec.id, W.subspan(spec.offset, spec.numel));
-    }
+    parallelForLargestFirst(runner_, index_.size(), [&](size_t i) { return index_[i].numel; },
+                            [&](size_t i) {
+                              const SegmentSpec& spec = index_[i];
+                              setDense(&(*reply)[i], spec.id, W.subspan(spec.offset, spec.numel));
+                            });
   }
+
+  void useThreads(TaskRunner* runner) override { runner_ = runner; }
 
   void onWorkerStart(int worker) override {
     checkWorker(worker);
@@ -73,6 +76,7 @@ class DescentServer : public ServerRule {
   SegmentIndex index_;
   int num_workers_;
   std::unique_ptr<DualWayDownlink> dual_way_;
+  TaskRunner* runner_ = nullptr;
 };
 
 }  // namespace

@@ -19,34 +19,35 @@ SPARSEPS_MULTIVERSION void residualDiff(const float* __restrict w, const float* 
 
 // D - A_k = W - B_k of one segment, made a chunk at a time into a small buffer as the
 // selection reads it: W and B_k are read once and the difference never goes to memory.
+// The buffers are the thread's own, so segments can be selected on several threads.
 class ResidualVector final : public StreamedVector {
  public:
-  ResidualVector(const float* w, const float* b, size_t n, std::vector<float>* chunk,
-                 std::vector<float>* whole)
-      : w_(w), b_(b), n_(n), chunk_(chunk), whole_(whole) {
-    chunk_->resize(kStreamChunk);
+  ResidualVector(const float* w, const float* b, size_t n) : w_(w), b_(b), n_(n) {
+    chunk_.resize(kStreamChunk);
   }
   size_t size() const override { return n_; }
   const float* produce(size_t begin, size_t end) override {
-    peek(begin, end, chunk_->data());
-    return chunk_->data();
+    peek(begin, end, chunk_.data());
+    return chunk_.data();
   }
   void peek(size_t begin, size_t end, float* out) const override {
     residualDiff(w_ + begin, b_ + begin, out, end - begin);
   }
+  // For the selection's rare passes that need the whole segment.
   absl::Span<const float> whole() override {
-    whole_->resize(n_);
-    peek(0, n_, whole_->data());
-    return absl::MakeConstSpan(*whole_);
+    whole_.resize(n_);
+    peek(0, n_, whole_.data());
+    return absl::MakeConstSpan(whole_);
   }
 
  private:
+  static thread_local std::vector<float> chunk_, whole_;
   const float* w_;
   const float* b_;
   size_t n_;
-  std::vector<float>* chunk_;
-  std::vector<float>* whole_;
 };
+
+thread_local std::vector<float> ResidualVector::chunk_, ResidualVector::whole_;
 
 }  // namespace
 
@@ -86,32 +87,39 @@ void DualWayDownlink::resync(absl::Span<const float> W) {
   resync_due_ = false;
 }
 
-void DualWayDownlink::makeReply(int worker, absl::Span<const float> W, Message* reply) {
+void DualWayDownlink::makeReply(int worker, absl::Span<const float> W, Message* reply,
+                                TaskRunner* runner) {
   reply->resize(index_.size());  // each slot keeps its buffers from the last reply
   if (!synced_ || resync_due_) resync(W);
   const bool dense = dense_next_[static_cast<size_t>(worker)] != 0;
   dense_next_[static_cast<size_t>(worker)] = 0;
-  std::vector<std::vector<float>>& tracked = tracked_[static_cast<size_t>(worker)];
-  for (size_t i = 0; i < index_.size(); ++i) {
-    const SegmentSpec& spec = index_[i];
-    absl::Span<const float> x = W.subspan(spec.offset, spec.numel);
-    SegmentData& s = (*reply)[i];
-    if (!spec.compressed) {
-      setDense(&s, spec.id, x);
-      continue;
-    }
-    std::vector<float>& b = tracked[i];
-    const std::vector<float>& w_sync = w_sync_[i];
-    if (dense) {  // w = W_sync, A_k = 0
-      b = w_sync;
-      setDense(&s, spec.id, w_sync);
-      continue;
-    }
-    ResidualVector diff(x.data(), b.data(), spec.numel, &chunk_, &diff_);
-    selector_->compressStreamed(diff, server_density_, SelectContext{spec.id, versions_, seed_},
-                                &s);
-    for (size_t t = 0; t < s.indices.size(); ++t) b[s.indices[t]] += s.values[t];
+  // A selection's work per element is some three copies' (bench_cycle: dgs's server
+  // phase against a dense reply's).
+  auto cost = [&](size_t i) {
+    return index_[i].compressed && !dense ? 3 * index_[i].numel : index_[i].numel;
+  };
+  parallelForLargestFirst(runner, index_.size(), cost,
+                          [&](size_t i) { replySegment(i, worker, dense, W, &(*reply)[i]); });
+}
+
+void DualWayDownlink::replySegment(size_t i, int worker, bool dense, absl::Span<const float> W,
+                                   SegmentData* s) {
+  const SegmentSpec& spec = index_[i];
+  absl::Span<const float> x = W.subspan(spec.offset, spec.numel);
+  if (!spec.compressed) {
+    setDense(s, spec.id, x);
+    return;
   }
+  std::vector<float>& b = tracked_[static_cast<size_t>(worker)][i];
+  const std::vector<float>& w_sync = w_sync_[i];
+  if (dense) {  // w = W_sync, A_k = 0
+    b = w_sync;
+    setDense(s, spec.id, w_sync);
+    return;
+  }
+  ResidualVector diff(x.data(), b.data(), spec.numel);
+  selector_->compressStreamed(diff, server_density_, SelectContext{spec.id, versions_, seed_}, s);
+  for (size_t t = 0; t < s->indices.size(); ++t) b[s->indices[t]] += s->values[t];
 }
 
 void DualWayDownlink::save(StateWriter& w) const {

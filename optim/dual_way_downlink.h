@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
+#include "compressors/kernels/thread_pool.h"
 #include "optim/method.h"
 #include "optim/segment_index.h"
 #include "optim/state_io.h"
@@ -39,7 +40,9 @@ class DualWayDownlink {
 
   // A push of `worker` was applied; the first worker's every R-th schedules a resync.
   void onPush(int worker);
-  void makeReply(int worker, absl::Span<const float> W, Message* reply);
+  // The segments' replies are independent: with a runner they are made on its threads.
+  void makeReply(int worker, absl::Span<const float> W, Message* reply,
+                 TaskRunner* runner = nullptr);
   // Worker `worker` restarted from a dense model: its next reply is W_sync (A_k = 0), so
   // that w_k = W_sync + A_k holds again whatever it held before.
   void onWorkerStart(int worker) { dense_next_[static_cast<size_t>(worker)] = 1; }
@@ -51,6 +54,9 @@ class DualWayDownlink {
 
  private:
   void resync(absl::Span<const float> W);
+  // Segment i of worker `worker`'s reply into *s: dense (W_sync) or sparse (s_k).
+  void replySegment(size_t i, int worker, bool dense, absl::Span<const float> W,
+                    SegmentData* s);
 
   SegmentIndex index_;
   int num_workers_;
@@ -66,9 +72,6 @@ class DualWayDownlink {
   std::vector<uint8_t> dense_next_;         // per worker: next reply is W_sync
   std::vector<std::vector<float>> w_sync_;  // per spec; empty for dense specs
   std::vector<std::vector<std::vector<float>>> tracked_;  // [worker][spec]: B_k
-  // Scratch for W - B_k: one chunk as the selection streams it, and the whole segment
-  // for the selection's rare passes that need it all.
-  std::vector<float> chunk_, diff_;
 };
 
 }  // namespace sparseps

@@ -25,8 +25,13 @@ absl::Span<T> sliceFor(const SegmentData& s, const SegmentIndex& index, absl::Sp
 }  // namespace
 
 void subtractUpdate(const Message& push, const SegmentIndex& index, float scale,
-                    absl::Span<float> W) {
-  for (const SegmentData& s : push) scatterAdd(sliceFor(s, index, W), s, -scale);
+                    absl::Span<float> W, TaskRunner* runner) {
+  // A message's segment ids are distinct (the wire decoder refuses a repeated one), so
+  // the segments write disjoint parts of W.
+  parallelForLargestFirst(
+      runner, push.size(),
+      [&](size_t i) { return push[i].indices.empty() ? push[i].numel : push[i].indices.size(); },
+      [&](size_t i) { scatterAdd(sliceFor(push[i], index, W), push[i], -scale); });
 }
 
 void applyModelReply(const Message& reply, const SegmentIndex& index, absl::Span<float> w) {

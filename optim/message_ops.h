@@ -1,6 +1,7 @@
 #pragma once
 // The message arithmetic every rule shares, so each method file holds only its own math:
-//  - subtractUpdate: W = W - scale * p for every segment of a push (dense or sparse).
+//  - subtractUpdate: W = W - scale * p for every segment of a push (dense or sparse),
+//    the segments spread over a runner's threads when one is given.
 //  - applyModelReply: w = values for a dense reply segment, w = w + s for a sparse one.
 //  - denseValues / setDense: a rule writes a dense segment into a message slot whose
 //    buffer it reuses from the last step, so a steady loop allocates nothing.
@@ -15,7 +16,7 @@
 namespace sparseps {
 
 void subtractUpdate(const Message& push, const SegmentIndex& index, float scale,
-                    absl::Span<float> W);
+                    absl::Span<float> W, TaskRunner* runner = nullptr);
 
 void applyModelReply(const Message& reply, const SegmentIndex& index, absl::Span<float> w);
 

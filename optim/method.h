@@ -5,7 +5,9 @@
 // Messages are lists of SegmentData (one per segment that travels). The runtime in core/
 // owns transport, modes (async, sync, bounded staleness), the learning-rate schedule and
 // checkpoints; a rule only does its method's math, so rules are testable without a network.
-// Rules never see two threads at once: the runtime serializes every call on a rule.
+// Rules never see two threads at once: the runtime serializes every call on a rule. A
+// server rule may fan one call's segments out to the threads it was given (useThreads),
+// as long as what it computes is the same with any number of them.
 //
 // What a SegmentData means in each direction:
 //  - push: an update p; the server applies W = W - scale * p, dense or sparse alike.
@@ -27,6 +29,7 @@
 #include "absl/types/span.h"
 #include "compressors/segment_data.h"
 #include "compressors/segment_spec.h"
+#include "compressors/kernels/thread_pool.h"
 #include "optim/method_options.h"
 
 namespace sparseps {
@@ -76,6 +79,11 @@ class ServerRule {
   virtual absl::Status loadState(const std::string& bytes) = 0;
   // As WorkerRule::readsBorrowedDense, for applyPush and the pushes it is given.
   virtual bool readsBorrowedDense() const { return false; }
+  // Threads applyPush and makeReply may spread one call's work over (the shard's
+  // --server-threads), kept by the caller for the rule's life; null: the calling thread
+  // alone. The model and every reply must come out bit-identical whatever the runner.
+  // A rule that ignores it serves on one thread.
+  virtual void useThreads(TaskRunner* /*runner*/) {}
 };
 
 class Method;

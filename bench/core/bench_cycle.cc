@@ -13,6 +13,12 @@
 // The two sides: shard = what a server shard spends per push (dec_push + server +
 // enc_reply), worker = the worker's side (push + enc_push + dec_reply + apply), each in
 // read passes and as shard_us / worker_us, microseconds per push; read_ms is the pass.
+// BM_Cycle/<method>/<layout>/server_threads:T: the same with the shard serving on T
+// threads (--server-threads; T = the machine's cores, at most 4), against the one-thread
+// rows of the same run. Those rows also run, untimed after each cycle, a twin whose shard
+// serves as a virtual-time job's does (core/virtual/timed_runner.h: inline, each batch
+// charged its span on T threads): virtual_shard_us is what the virtual clock charges per
+// push, virtual_x_real that over the real shard_us.
 // Before timing, each method's first cycle is checked: the worker must hold the server's
 // model after a dense reply, and asgd's must equal W0 - lr * (grad + wd * W0).
 // BM_CycleFloor/asgd: the least memory traffic of any dense cycle that keeps a message
@@ -30,11 +36,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "bench/bench_data.h"
 #include "compressors/kernels/stream_copy.h"
 #include "core/runtime/shard_core.h"
+#include "core/virtual/timed_runner.h"
 #include "core/wire/wire.h"
 #include "optim/builtin_methods.h"
 
@@ -87,7 +95,9 @@ void checkAsgdStep(const std::string& who, const CycleInputs& in, float lr, floa
 // One worker and one server shard of a method, wired back to back in memory.
 class Cycle {
  public:
-  Cycle(const std::string& method, const SegmentSpecs& specs)
+  // timed: the shard serves as in a virtual-time job (its threads modelled, not run).
+  Cycle(const std::string& method, const SegmentSpecs& specs, int server_threads,
+        bool timed = false)
       : specs_(specs), worker_limits_(*DecodeLimits::fromSpecs(specs)), in_(flatNumel(specs)) {
     if (!registerBuiltinMethods(methods_).ok()) die("registering methods");
     absl::StatusOr<const Method*> m = methods_.find(method);
@@ -100,6 +110,14 @@ class Cycle {
     worker_ = (*m)->makeWorker(specs, *options);
     ShardCoreOptions server;
     server.pushes_per_epoch = 1e9;  // the rate stays lr0
+    server.threads = server_threads;
+    if (timed) {
+      server.make_runner = [this](int threads) {
+        auto runner = std::make_unique<TimedRunner>(threads);
+        timed_ = runner.get();
+        return std::unique_ptr<TaskRunner>(std::move(runner));
+      };
+    }
     core_ = std::make_unique<ShardCore>((*m)->makeServer(specs, *options), in_.w0, 0, 1, server);
     core_->onWorkerStart(0);
     // Each side borrows dense values from the received bytes as the runtime's loops do.
@@ -124,6 +142,7 @@ class Cycle {
     core_->onPush(0, server_in_, &replies_);
     if (replies_.size() != 1) die("no reply");
     clock.lap(&seconds[kServer]);
+    if (timed_ != nullptr) seconds[kServer] -= timed_->takeOverlap();
     h.kind = MessageKind::kReply;
     h.model_version = replies_[0].version;
     h.learning_rate = replies_[0].lr;
@@ -167,6 +186,7 @@ class Cycle {
   std::vector<Reply> replies_;
   std::vector<uint8_t> up_, down_;
   uint64_t step_ = 0;
+  TimedRunner* timed_ = nullptr;  // the shard's runner when timed
 };
 
 // The two arithmetic loops of the floor, one clone per vector unit as the kernels have.
@@ -248,16 +268,19 @@ void checkFirstCycle(const std::string& method, Cycle& cycle) {
 // Times cycle.run() with a read pass over n other floats after each cycle (outside the
 // timed region): a shared machine's memory bandwidth drifts, and each cycle is compared
 // with passes made under the same load.
+// twin: a timed twin of cycle (see the top of the file), run untimed after each cycle.
 template <typename C>
-void timeCycles(benchmark::State& state, C& cycle, size_t n) {
+void timeCycles(benchmark::State& state, C& cycle, size_t n, Cycle* twin = nullptr) {
   const std::vector<float>& other = normalData(n);
   double seconds[kPhases] = {};
+  double twin_seconds[kPhases] = {};
   double read_seconds = 0;
   double fastest_read = 1e30;
   volatile float sink = 0;
   for (auto _ : state) {
     cycle.run(seconds);
     state.PauseTiming();
+    if (twin != nullptr) twin->run(twin_seconds);
     const Clocks t0 = Clocks::now();
     sink = sink + readPass(other);
     const double pass = Clocks::now().wall - t0.wall;
@@ -282,6 +305,12 @@ void timeCycles(benchmark::State& state, C& cycle, size_t n) {
   state.counters["shard_us"] = shard * 1e6;
   state.counters["worker"] = worker / read;
   state.counters["worker_us"] = worker * 1e6;
+  if (twin != nullptr) {
+    const double modelled =
+        (twin_seconds[kDecPush] + twin_seconds[kServer] + twin_seconds[kEncReply]) / cycles;
+    state.counters["virtual_shard_us"] = modelled * 1e6;
+    state.counters["virtual_x_real"] = modelled / shard;
+  }
 }
 
 struct Layout {
@@ -291,11 +320,15 @@ struct Layout {
 constexpr Layout kLayouts[] = {
     {"resnet20", resnet20Specs}, {"resnet18", resnet18CifarSpecs}, {"resnet50", resnet50Specs}};
 
-void BM_Cycle(benchmark::State& state, const std::string& method, const Layout& layout) {
+void BM_Cycle(benchmark::State& state, const std::string& method, const Layout& layout,
+              int server_threads) {
   const SegmentSpecs specs = layout.specs();
-  Cycle cycle(method, specs);
+  Cycle cycle(method, specs, server_threads);
   checkFirstCycle(method, cycle);
-  timeCycles(state, cycle, flatNumel(specs));
+  if (server_threads == 1) return timeCycles(state, cycle, flatNumel(specs));
+  Cycle twin(method, specs, server_threads, /*timed=*/true);
+  checkFirstCycle(method, twin);
+  timeCycles(state, cycle, flatNumel(specs), &twin);
 }
 
 void BM_CycleFloor(benchmark::State& state, const Layout& layout) {
@@ -309,12 +342,17 @@ void BM_CycleFloor(benchmark::State& state, const Layout& layout) {
 }
 
 void registerAll() {
+  const int many = std::min(4, static_cast<int>(std::thread::hardware_concurrency()));
   for (const Layout& layout : kLayouts) {
     for (const char* method : {"asgd", "gd", "dgc", "dgs"}) {
-      const std::string name = std::string("BM_Cycle/") + method + "/" + layout.name;
-      benchmark::RegisterBenchmark(name.c_str(), BM_Cycle, std::string(method), layout)
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
+      for (int threads : {1, many}) {
+        if (threads == many && many < 2) continue;
+        std::string name = std::string("BM_Cycle/") + method + "/" + layout.name;
+        if (threads > 1) name += "/server_threads:" + std::to_string(threads);
+        benchmark::RegisterBenchmark(name.c_str(), BM_Cycle, std::string(method), layout, threads)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
     }
     const std::string floor = std::string("BM_CycleFloor/asgd/") + layout.name;
     benchmark::RegisterBenchmark(floor.c_str(), BM_CycleFloor, layout)

@@ -1,5 +1,8 @@
 #include "compressors/kernels/thread_pool.h"
 
+#include <algorithm>
+#include <numeric>
+
 namespace sparseps {
 
 ThreadPool::ThreadPool(int threads) {
@@ -27,9 +30,29 @@ void ThreadPool::runTasks() {
   }
 }
 
+namespace {
+
+// Spins until done() or kSpin passed; true if done() held.
+template <typename Done>
+bool spinUntil(const Done& done) {
+  const auto until = std::chrono::steady_clock::now() + ThreadPool::kSpin;
+  do {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  } while (std::chrono::steady_clock::now() < until);
+  return done();
+}
+
+}  // namespace
+
 void ThreadPool::workerLoop() {
   uint64_t seen = 0;
   for (;;) {
+    spinUntil([&] { return generation_.load(std::memory_order_acquire) != seen; });
     {
       std::unique_lock<std::mutex> lock(mu_);
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -56,10 +79,31 @@ void ThreadPool::parallelFor(size_t n, const std::function<void(size_t)>& fn) {
   }
   wake_.notify_all();
   runTasks();
+  spinUntil([&] { return finished_.load(std::memory_order_acquire) == n; });
   std::unique_lock<std::mutex> lock(mu_);
   done_.wait(lock, [&] { return finished_ == n_; });
   fn_ = nullptr;
   n_ = 0;
+}
+
+void parallelForLargestFirst(TaskRunner* runner, size_t n,
+                             const std::function<size_t(size_t)>& cost,
+                             const std::function<void(size_t)>& fn) {
+  if (runner == nullptr || runner->threads() == 1 || n < 2) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::vector<size_t> costs(n), order(n);
+  size_t total = 0;
+  for (size_t i = 0; i < n; ++i) total += costs[i] = cost(i);
+  if (total < kMinFanOut) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return costs[a] > costs[b]; });
+  runner->parallelFor(n, [&](size_t j) { fn(order[j]); });
 }
 
 }  // namespace sparseps

@@ -17,6 +17,7 @@ absl::StatusOr<JobSpec> JobOptions::jobSpec(int num_servers, int num_workers) co
   if (!parsed_mode.ok()) return parsed_mode.status();
   job.server.mode = *parsed_mode;
   job.server.staleness = staleness;
+  job.server.threads = server_threads;
   job.server.lr = LrSchedule{lr, lr_milestones, lr_gamma, warmup_epochs};
   if (pushes_per_epoch <= 0 && (!lr_milestones.empty() || warmup_epochs > 0)) {
     return absl::InvalidArgumentError(
@@ -44,6 +45,10 @@ const std::vector<JobOptionRow>& jobOptionRows() {
        "ahead of the slowest)",
        JobField<std::string>{&J::mode}},
       {"staleness", "the bound s of mode staleness", JobField<int>{&J::staleness}},
+      {"server_threads",
+       "cores each server shard serves one push with: its segments updated and its reply "
+       "made on that many threads, the result the same as with one",
+       JobField<int>{&J::server_threads}},
       {"lr", "the initial learning rate lr0", JobField<double>{&J::lr}},
       {"lr_milestones", "epochs at which the rate is multiplied by lr_gamma",
        JobField<std::vector<double>>{&J::lr_milestones}},

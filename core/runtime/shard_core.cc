@@ -14,6 +14,10 @@ absl::Status ShardCoreOptions::validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("staleness: must be >= 0 versions, got ", staleness));
   }
+  if (threads < 1 || threads > kMaxServerThreads) {
+    return absl::InvalidArgumentError(absl::StrCat("server_threads: must be in [1, ",
+                                                   kMaxServerThreads, "], got ", threads));
+  }
   if (!(pushes_per_epoch > 0)) {
     return absl::InvalidArgumentError("pushes_per_epoch: must be positive");
   }
@@ -32,7 +36,12 @@ ShardCore::ShardCore(std::unique_ptr<ServerRule> rule, std::vector<float> model,
       steps_(num_workers, 0),
       buffers_(num_workers),
       spare_(num_workers),
-      num_buffers_(num_buffers) {}
+      num_buffers_(num_buffers) {
+  if (options_.threads > 1) {
+    runner_ = options_.make_runner(options_.threads);
+    rule_->useThreads(runner_.get());
+  }
+}
 
 float ShardCore::lr() const { return static_cast<float>(options_.lr.at(epoch())); }
 

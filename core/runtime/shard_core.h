@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "core/runtime/checkpoint.h"
+#include "compressors/kernels/thread_pool.h"
 #include "core/runtime/lr_schedule.h"
 #include "optim/method.h"
 #include "optim/option_names.h"
@@ -48,9 +49,20 @@ inline constexpr double kPoisonFloor = 1e-2;
 inline constexpr size_t kPoisonWindow = 64;
 inline constexpr size_t kPoisonWarmup = 8;
 
+inline constexpr int kMaxServerThreads = 256;
+
 struct ShardCoreOptions {
   ConsistencyMode mode = ConsistencyMode::kAsync;
   int staleness = 0;             // kStaleness: the bound s
+  // Cores one push's service uses (ServerRule::useThreads): its segments are updated and
+  // its reply made on that many threads, pushes still served one at a time in arrival
+  // order. In [1, kMaxServerThreads].
+  int threads = 1;
+  // Makes the runner of threads > 1; by default a ThreadPool (the virtual clock supplies
+  // one that times each task instead).
+  std::function<std::unique_ptr<TaskRunner>(int threads)> make_runner = [](int threads) {
+    return std::unique_ptr<TaskRunner>(std::make_unique<ThreadPool>(threads));
+  };
   LrSchedule lr;
   double pushes_per_epoch = 1;   // all workers' batches per epoch together
   std::function<void(const std::string&)> log = [](const std::string&) {};
@@ -138,6 +150,7 @@ class ShardCore {
   // Calls on_snapshot when the pushes crossed the next snapshot boundary.
   void maybeSnapshot();
 
+  std::unique_ptr<TaskRunner> runner_;  // null with one thread; outlives rule_, which uses it
   std::unique_ptr<ServerRule> rule_;
   std::vector<float> model_;
   ShardCoreOptions options_;

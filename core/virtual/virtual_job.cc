@@ -13,6 +13,7 @@
 #include "core/runtime/shard_session.h"
 #include "core/runtime/worker_session.h"
 #include "core/virtual/event_queue.h"
+#include "core/virtual/timed_runner.h"
 #include "core/wire/wire.h"
 
 namespace sparseps {
@@ -58,6 +59,7 @@ class Job {
     std::optional<ShardSession> session;
     std::unique_ptr<Link> up, down;
     std::deque<InFlight> queue;
+    TimedRunner* threads = nullptr;  // with server threads > 1, the core's runner
     bool busy = false;
     Outbox out;
     uint64_t snapshots = 0;
@@ -138,6 +140,11 @@ absl::Status Job::setUp() {
     const Shard& range = plan.shard(s);
     ShardCoreOptions server = job.server;
     server.on_snapshot = [this, s](const ShardCore& core) { takeSnapshotSlice(s, core); };
+    server.make_runner = [&shard = *shard](int threads) {
+      auto runner = std::make_unique<TimedRunner>(threads);
+      shard.threads = runner.get();
+      return std::unique_ptr<TaskRunner>(std::move(runner));
+    };
     const size_t num_buffers = s == 0 ? o_.initial_buffers.size() : 0;
     shard->core = std::make_unique<ShardCore>(
         resolved_->method().makeServer(range.local_specs, resolved_->forRank(s)),
@@ -303,7 +310,10 @@ void Job::serve(int s) {
   }
   Sent out;
   if (!takeOutbox(s, &out)) return;
-  const double service = codecSeconds(threadCpuSeconds() - c0, *received == Received::kPush);
+  // With server threads, the push's segments took their span, not their sum.
+  const double overlap = shard.threads != nullptr ? shard.threads->takeOverlap() : 0.0;
+  const double service =
+      codecSeconds(threadCpuSeconds() - c0 - overlap, *received == Received::kPush);
   events_.at(events_.now() + toNanos(service), [this, s, out = std::move(out)] {
     ServerShard& shard = *shards_[s];
     for (const auto& [k, bytes] : out) {

@@ -120,6 +120,11 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
       ->envname("WORLD_SIZE")->check(CLI::Range(2, 4096))->group(job);
   app.add_option("--servers", c->servers, "server shards (ranks 0..servers-1)")
       ->check(CLI::Range(1, 4096))->group(job);
+  app.add_option("--server-threads", c->job.server_threads,
+                 "cores each server shard serves one push with (its segments updated and its "
+                 "reply made on that many threads; the model and replies are the same as with "
+                 "one)")
+      ->check(CLI::Range(1, kMaxServerThreads))->group(job);
   app.add_option("--mode", c->job.mode,
                  "consistency: async (apply and answer each push alone), sync (average a "
                  "round of every worker's push), staleness (async, a worker waits when more "

@@ -2,7 +2,8 @@
 // (ShardLoop and WorkerClient over the in-memory LocalHub, ranks as threads taking turns) and
 // through the virtual-time job gives bit-identical models and identical message bytes, for
 // every registered method, 1 and 3 workers, 1 and 2 shards. Both drive the same
-// ShardSession and WorkerSession, so a difference here is a rule written twice.
+// ShardSession and WorkerSession, so a difference here is a rule written twice. A shard
+// serving with several threads (--server-threads) changes no byte of either run.
 
 #include <gtest/gtest.h>
 
@@ -59,8 +60,9 @@ struct Outcome {
   std::vector<std::vector<float>> worker_models;
 };
 
-JobSpec makeJob(const std::string& method, int shards, int workers) {
+JobSpec makeJob(const std::string& method, int shards, int workers, int server_threads) {
   JobSpec job;
+  job.server.threads = server_threads;
   job.num_servers = shards;
   job.num_workers = workers;
   job.method = method;
@@ -102,9 +104,9 @@ class Quadratic : public VirtualWorkload {
 };
 
 Outcome runVirtual(const MethodRegistry& methods, const std::string& method, int shards,
-                   int workers) {
+                   int workers, int server_threads = 1) {
   VirtualJobOptions o;
-  o.job = makeJob(method, shards, workers);
+  o.job = makeJob(method, shards, workers, server_threads);
   o.time.step = TimeModel::Step::kFixed;
   o.time.step_seconds = 0.010;
   o.time.codec_measured = false;
@@ -156,8 +158,8 @@ class RecordingEndpoint : public Endpoint {
 // workers 0, 1, ... push in turn, each answered before the next is served; a worker says
 // goodbye right after its last reply. Here the ranks take turns to the same order.
 Outcome runHub(const MethodRegistry& methods, const std::string& method, int shards,
-               int workers) {
-  const JobSpec job = makeJob(method, shards, workers);
+               int workers, int server_threads = 1) {
+  const JobSpec job = makeJob(method, shards, workers, server_threads);
   const SegmentSpecs specs = layout();
   const std::vector<float> initial = initialParams();
   LocalHub hub(shards + workers);
@@ -225,30 +227,50 @@ Outcome runHub(const MethodRegistry& methods, const std::string& method, int sha
   return out;
 }
 
+// Every message byte and every model bit the same.
+void expectSameRun(const Outcome& a, const Outcome& b, int workers) {
+  ASSERT_EQ(a.messages.size(), b.messages.size());
+  for (const auto& [link, sent] : a.messages) {
+    SCOPED_TRACE(absl::StrCat("rank ", link.first, " -> rank ", link.second));
+    ASSERT_EQ(b.messages.count(link), 1u);
+    const auto& other = b.messages.at(link);
+    ASSERT_EQ(sent.size(), other.size());
+    for (size_t i = 0; i < sent.size(); ++i) EXPECT_EQ(sent[i], other[i]) << "message " << i;
+  }
+  // Bit-identical: compared as floats with ==, not within a tolerance.
+  EXPECT_EQ(a.server_model, b.server_model);
+  EXPECT_EQ(a.server_buffers, b.server_buffers);
+  ASSERT_EQ(a.worker_models.size(), b.worker_models.size());
+  for (int k = 0; k < workers; ++k) EXPECT_EQ(a.worker_models[k], b.worker_models[k]) << k;
+  // The run went somewhere: the model moved from where it started.
+  EXPECT_NE(a.server_model, initialParams());
+}
+
 class SessionIdentityTest : public ::testing::TestWithParam<std::tuple<std::string, int, int>> {};
 
 TEST_P(SessionIdentityTest, HubAndVirtualJobSendTheSameBytesAndEndWithTheSameModels) {
   const auto& [method, shards, workers] = GetParam();
   MethodRegistry methods;
   ASSERT_TRUE(registerBuiltinMethods(methods).ok());
-  const Outcome hub = runHub(methods, method, shards, workers);
-  const Outcome virt = runVirtual(methods, method, shards, workers);
+  expectSameRun(runHub(methods, method, shards, workers),
+                runVirtual(methods, method, shards, workers), workers);
+}
 
-  ASSERT_EQ(hub.messages.size(), virt.messages.size());
-  for (const auto& [link, sent] : hub.messages) {
-    SCOPED_TRACE(absl::StrCat("rank ", link.first, " -> rank ", link.second));
-    ASSERT_EQ(virt.messages.count(link), 1u);
-    const auto& other = virt.messages.at(link);
-    ASSERT_EQ(sent.size(), other.size());
-    for (size_t i = 0; i < sent.size(); ++i) EXPECT_EQ(sent[i], other[i]) << "message " << i;
+// The pool's threads take the segments in whatever order they come free; the layout's
+// three segments all run at once with three threads.
+TEST_P(SessionIdentityTest, ServerThreadsChangeNoByteOfTheRun) {
+  const auto& [method, shards, workers] = GetParam();
+  MethodRegistry methods;
+  ASSERT_TRUE(registerBuiltinMethods(methods).ok());
+  const Outcome one = runHub(methods, method, shards, workers, 1);
+  {
+    SCOPED_TRACE("real threads");
+    expectSameRun(one, runHub(methods, method, shards, workers, 3), workers);
   }
-  // Bit-identical: compared as floats with ==, not within a tolerance.
-  EXPECT_EQ(hub.server_model, virt.server_model);
-  EXPECT_EQ(hub.server_buffers, virt.server_buffers);
-  ASSERT_EQ(hub.worker_models.size(), virt.worker_models.size());
-  for (int k = 0; k < workers; ++k) EXPECT_EQ(hub.worker_models[k], virt.worker_models[k]) << k;
-  // The run went somewhere: the model moved from where it started.
-  EXPECT_NE(hub.server_model, initialParams());
+  {
+    SCOPED_TRACE("virtual job with timed threads");
+    expectSameRun(one, runVirtual(methods, method, shards, workers, 3), workers);
+  }
 }
 
 std::vector<std::tuple<std::string, int, int>> cases() {

@@ -24,12 +24,14 @@ class PlainRule : public ServerRule {
     s.values.assign(W.begin(), W.end());
     reply->assign(1, s);
   }
+  void useThreads(TaskRunner* runner) override { runner_ = runner; }
   std::string saveState() const override { return std::to_string(applied_); }
   absl::Status loadState(const std::string& bytes) override {
     applied_ = std::stoi(bytes);
     return absl::OkStatus();
   }
   int applied_ = 0;
+  TaskRunner* runner_ = nullptr;
 };
 
 Message densePush(std::vector<float> v) {
@@ -71,6 +73,35 @@ TEST(ShardCoreTest, AsyncAppliesAndAnswersEachPushAlone) {
 // A push states how many of its worker's pushes came before it: a replay or a reordering
 // states a step already applied (or not yet due), and a second push while the first is
 // unanswered (a sync round, a held reply) is out of turn. The rule follows each push.
+TEST(ShardCoreTest, ServerThreadsGiveTheRuleARunnerOfThatMany) {
+  for (int threads : {1, 3}) {
+    ShardCoreOptions o = optionsFor(ConsistencyMode::kAsync);
+    o.threads = threads;
+    auto rule = std::make_unique<PlainRule>();
+    PlainRule* seen = rule.get();
+    ShardCore core(std::move(rule), {10.0f, 20.0f}, 0, 1, o);
+    if (threads == 1) {
+      EXPECT_EQ(seen->runner_, nullptr);  // no pool for one thread
+    } else {
+      ASSERT_NE(seen->runner_, nullptr);
+      EXPECT_EQ(seen->runner_->threads(), threads);
+    }
+  }
+}
+
+TEST(ShardCoreTest, ServerThreadsOutsideTheirRangeAreRefusedNamingIt) {
+  for (int threads : {0, -2, kMaxServerThreads + 1}) {
+    ShardCoreOptions o = optionsFor(ConsistencyMode::kAsync);
+    o.threads = threads;
+    const absl::Status s = o.validate();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("server_threads"), std::string::npos) << s;
+  }
+  ShardCoreOptions o = optionsFor(ConsistencyMode::kAsync);
+  o.threads = kMaxServerThreads;
+  EXPECT_TRUE(o.validate().ok());
+}
+
 TEST(ShardCoreTest, APushOutOfItsWorkersTurnIsRefusedNamingBothSteps) {
   auto async = makeCore(ConsistencyMode::kAsync, 2);
   std::vector<Reply> out;

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/virtual/timed_runner.h"
 #include "optim/builtin_methods.h"
 
 namespace sparseps {
@@ -73,6 +74,41 @@ Outcome run(VirtualJobOptions o, int steps) {
   EXPECT_TRUE(result.ok()) << result.status();
   if (result.ok()) r.result = *result;
   return r;
+}
+
+TEST(TimedRunner, GreedySpanPlacesEachTaskOnTheFirstFreeThread) {
+  // Two threads: 3 | 3, then 2 on each at 3 (ends 5, 5), the last 2 at 5: ends at 7.
+  EXPECT_DOUBLE_EQ(greedySpan({3, 3, 2, 2, 2}, 2), 7);
+  EXPECT_DOUBLE_EQ(greedySpan({3, 3, 2, 2, 2}, 1), 12);  // one thread: the sum
+  EXPECT_DOUBLE_EQ(greedySpan({3, 3, 2, 2, 2}, 8), 3);   // a thread each: the longest
+  // In the order given: a long task last ends late even when others are free.
+  EXPECT_DOUBLE_EQ(greedySpan({1, 1, 1, 1, 4}, 2), 6);
+  EXPECT_DOUBLE_EQ(greedySpan({}, 4), 0);
+}
+
+TEST(TimedRunner, RunsEachTaskOnceInOrderAndCountsWhatThreadsWouldOverlap) {
+  for (int threads : {1, 4}) {
+    TimedRunner runner(threads);
+    EXPECT_EQ(runner.threads(), threads);
+    std::vector<size_t> order;
+    volatile double sink = 0;
+    const double c0 = threadCpuSeconds();
+    runner.parallelFor(6, [&](size_t i) {
+      order.push_back(i);
+      for (int j = 0; j < 200000; ++j) sink = sink + std::sqrt(static_cast<double>(j + i));
+    });
+    const double cpu = threadCpuSeconds() - c0;
+    EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 3, 4, 5}));
+    const double overlap = runner.takeOverlap();
+    if (threads == 1) {
+      EXPECT_EQ(overlap, 0.0);  // one thread runs them back to back, as inline
+    } else {
+      // Six similar tasks on four threads: about four of the six overlap.
+      EXPECT_GT(overlap, 0.2 * cpu);
+      EXPECT_LT(overlap, cpu);
+    }
+    EXPECT_EQ(runner.takeOverlap(), 0.0);  // taken: the count starts again
+  }
 }
 
 TEST(VirtualJob, ComputeBoundWorkersNeverWaitAndSeeEachOthersPushes) {
