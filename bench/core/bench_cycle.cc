@@ -13,12 +13,13 @@
 // The two sides: shard = what a server shard spends per push (dec_push + server +
 // enc_reply), worker = the worker's side (push + enc_push + dec_reply + apply), each in
 // read passes and as shard_us / worker_us, microseconds per push; read_ms is the pass.
-// BM_Cycle/<method>/<layout>/server_threads:T: the same with the shard serving on T
-// threads (--server-threads; T = the machine's cores, at most 4), against the one-thread
-// rows of the same run. Those rows also run, untimed after each cycle, a twin whose shard
-// serves as a virtual-time job's does (core/virtual/timed_runner.h: inline, each batch
-// charged its span on T threads): virtual_shard_us is what the virtual clock charges per
-// push, virtual_x_real that over the real shard_us.
+// BM_ServerThreads/<method>/<layout>/threads:T: the same cycles with the shard serving on
+// T threads (--server-threads), T = 1 and the machine's cores (at most 4). These rows also
+// run, untimed after each cycle, a twin whose shard serves as a virtual-time job's does
+// (core/virtual/timed_runner.h: inline, each batch charged its span on T threads; with
+// one thread, plainly): virtual_shard_us is what the virtual clock charges per push,
+// virtual_x_real that over the real shard_us. The twin takes the cycle's data out of cache
+// between cycles, in both rows alike; BM_Cycle's rows have no twin.
 // Before timing, each method's first cycle is checked: the worker must hold the server's
 // model after a dense reply, and asgd's must equal W0 - lr * (grad + wd * W0).
 // BM_CycleFloor/asgd: the least memory traffic of any dense cycle that keeps a message
@@ -320,12 +321,18 @@ struct Layout {
 constexpr Layout kLayouts[] = {
     {"resnet20", resnet20Specs}, {"resnet18", resnet18CifarSpecs}, {"resnet50", resnet50Specs}};
 
-void BM_Cycle(benchmark::State& state, const std::string& method, const Layout& layout,
-              int server_threads) {
+void BM_Cycle(benchmark::State& state, const std::string& method, const Layout& layout) {
+  const SegmentSpecs specs = layout.specs();
+  Cycle cycle(method, specs, 1);
+  checkFirstCycle(method, cycle);
+  timeCycles(state, cycle, flatNumel(specs));
+}
+
+void BM_ServerThreads(benchmark::State& state, const std::string& method, const Layout& layout,
+                      int server_threads) {
   const SegmentSpecs specs = layout.specs();
   Cycle cycle(method, specs, server_threads);
   checkFirstCycle(method, cycle);
-  if (server_threads == 1) return timeCycles(state, cycle, flatNumel(specs));
   Cycle twin(method, specs, server_threads, /*timed=*/true);
   checkFirstCycle(method, twin);
   timeCycles(state, cycle, flatNumel(specs), &twin);
@@ -345,19 +352,28 @@ void registerAll() {
   const int many = std::min(4, static_cast<int>(std::thread::hardware_concurrency()));
   for (const Layout& layout : kLayouts) {
     for (const char* method : {"asgd", "gd", "dgc", "dgs"}) {
-      for (int threads : {1, many}) {
-        if (threads == many && many < 2) continue;
-        std::string name = std::string("BM_Cycle/") + method + "/" + layout.name;
-        if (threads > 1) name += "/server_threads:" + std::to_string(threads);
-        benchmark::RegisterBenchmark(name.c_str(), BM_Cycle, std::string(method), layout, threads)
-            ->Unit(benchmark::kMillisecond)
-            ->UseRealTime();
-      }
+      const std::string name = std::string("BM_Cycle/") + method + "/" + layout.name;
+      benchmark::RegisterBenchmark(name.c_str(), BM_Cycle, std::string(method), layout)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
     }
     const std::string floor = std::string("BM_CycleFloor/asgd/") + layout.name;
     benchmark::RegisterBenchmark(floor.c_str(), BM_CycleFloor, layout)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
+  }
+  if (many < 2) return;  // one core: nothing to compare
+  for (const Layout& layout : kLayouts) {
+    for (const char* method : {"asgd", "gd", "dgc", "dgs"}) {
+      for (int threads : {1, many}) {
+        const std::string name = std::string("BM_ServerThreads/") + method + "/" +
+                                 layout.name + "/threads:" + std::to_string(threads);
+        benchmark::RegisterBenchmark(name.c_str(), BM_ServerThreads, std::string(method),
+                                     layout, threads)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
+    }
   }
 }
 

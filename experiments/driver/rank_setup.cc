@@ -22,12 +22,20 @@ absl::StatusOr<std::unique_ptr<Dataset>> loadDataset(const DriverConfig& config)
   options.setSeed(config.job.seed);
   if (config.image_size > 0) options.setImageSize(config.image_size);  // imagenette's crop
   options.setSyntheticClasses(config.synthetic_classes);
+  // A model of one input size (the MLP, made for Fashion-MNIST) gets synthetic images of that
+  // size in one channel; the others get the default's CIFAR-sized ones.
+  for (const ModelInfo& m : knownModels()) {
+    if (m.name == config.model && !m.any_size) {
+      options.setSyntheticShape({1, m.image_size, m.image_size});
+    }
+  }
   return makeDataset(config.dataset, config.data_dir, options);
 }
 
 absl::StatusOr<ClassifierModel> buildModel(const DriverConfig& config, const Dataset& dataset,
                                      c10::Device device) {
   const auto shape = dataset.imageShape();
+  if (auto s = checkImageSize(config.model, shape.at(1), shape.at(2)); !s.ok()) return s;
   auto net = makeModel(config.model, dataset.numClasses(), shape.at(0));
   if (!net.ok()) return net.status();
   (*net)->to(device);  // before flattening: the flat buffers are made where the model is

@@ -112,6 +112,7 @@ absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann
       {"dataset", config.dataset},
       {"world_size", config.world_size},
       {"servers", config.servers},
+      {"server_threads", config.job.server_threads},
       {"workers", config.numWorkers()},
       {"mode", config.job.mode},
       {"bandwidth", config.bandwidth},

@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "experiments/models/mlp.h"
 #include "experiments/models/resnet.h"
 
 namespace sparseps {
@@ -16,8 +17,24 @@ const std::vector<ModelInfo>& knownModels() {
       {"resnet18_cifar", 32, "CIFAR ResNet-18 (kuangliu/pytorch-cifar, 3x3 stem)"},
       {"resnet20", 32, "CIFAR ResNet-20 (He et al. 2016, option A shortcuts)"},
       {"small_resnet", 28, "small ResNet for 28 px grayscale, 16/32/64 channels"},
+      {"mlp", kMlpImageSize,
+       "MLP for 28 px images, two hidden layers of 256 (ResNet-20's size at a sliver of its "
+       "compute)", 0, /*any_size=*/false},
   };
   return kModels;
+}
+
+absl::Status checkImageSize(std::string_view name, int64_t height, int64_t width) {
+  for (const ModelInfo& m : knownModels()) {
+    if (m.name != name || m.any_size || (height == m.image_size && width == m.image_size)) {
+      continue;
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--model=", m.name, " takes ", m.image_size, " x ", m.image_size, " images; the data "
+        "set's are ", height, " x ", width, ": pick a data set of that size (fashion-mnist, "
+        "synthetic) or another model"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::shared_ptr<ImageClassifier>> makeModel(std::string_view name,
@@ -35,6 +52,7 @@ absl::StatusOr<std::shared_ptr<ImageClassifier>> makeModel(std::string_view name
   }
   if (name == "resnet20") return makeResNet(resnet20Config(num_classes, in_channels));
   if (name == "small_resnet") return makeResNet(smallResNetConfig(num_classes, in_channels));
+  if (name == "mlp") return makeMlp(num_classes, in_channels);
   std::vector<std::string> names;
   for (const ModelInfo& m : knownModels()) names.push_back(m.name);
   return absl::InvalidArgumentError(absl::StrCat("unknown model '", std::string(name),

@@ -22,10 +22,17 @@ struct ModelInfo {
   // 2017 (arXiv:1706.02677): this x (the examples of one server update) / 256, with a
   // linear warm-up. 0: a fixed default rate.
   double lr_per_256 = 0;
+  // Whether any input size large enough works (the ResNets' global pool), or only
+  // image_size x image_size (the MLP's first layer is sized for it).
+  bool any_size = true;
 };
 
 // Every model the factory knows, in a fixed order.
 const std::vector<ModelInfo>& knownModels();
+
+// InvalidArgument, naming the model and the size it takes, when `name` cannot classify
+// images of height x width; OK for an unknown name (makeModel reports it).
+absl::Status checkImageSize(std::string_view name, int64_t height, int64_t width);
 
 // A new model `name` with the given number of classes and input channels, initialized
 // from LibTorch's global generator (seed it with torch::manual_seed first).

@@ -42,7 +42,7 @@ BASELINE_METHOD = "msgd"
 
 COLUMNS = [
     "run", "clock", "method", "model", "dataset", "mode", "bandwidth", "bandwidth_bps",
-    "latency_ns", "step_time", "world_size", "servers", "workers", "batch_size", "epochs",
+    "latency_ns", "step_time", "world_size", "servers", "server_threads", "workers", "batch_size", "epochs",
     "max_steps", "epochs_trained", "samples", "updates", "throughput", "steady_throughput",
     "baseline_run", "baseline_throughput", "speedup", "speedup_closed_form", "final_accuracy",
     "best_accuracy", "wall_seconds", "train_seconds", "bytes_up", "bytes_down",
@@ -123,7 +123,8 @@ def _sort_key(row):
     bps = row.get("bandwidth_bps") or 0
     return (str(row.get("clock")), str(row.get("model")), str(row.get("dataset")),
             bps if bps > 0 else float("inf"), row.get("method") != BASELINE_METHOD,
-            str(row.get("method")), row.get("workers") or 0, row["run"])
+            str(row.get("method")), row.get("server_threads") or 1, row.get("workers") or 0,
+            row["run"])
 
 
 def build_rows(runs):
@@ -149,6 +150,7 @@ def build_rows(runs):
         row = {c: s.get(c) for c in COLUMNS}
         row["clock"] = s.get("clock", "real")
         row["step_time"] = step_model(s)
+        row["server_threads"] = s.get("server_threads") or 1  # runs from before the option: 1
         row["run"] = os.path.basename(os.path.normpath(run_dir))
         row["steady_throughput"] = steady_throughput(run_dir)
         rate = row["steady_throughput"] or s.get("throughput") or 0.0
@@ -181,7 +183,7 @@ def build_rows(runs):
     return rows, problems
 
 
-REPETITION_KEY = ("model", "dataset", "bandwidth", "method", "workers")
+REPETITION_KEY = ("model", "dataset", "bandwidth", "method", "server_threads", "workers")
 
 
 def over_repetitions(rows, column):
@@ -240,7 +242,9 @@ def diverged(row):
 
 
 def format_table(rows):
-    """A fixed-width text table of the main columns."""
+    """A fixed-width text table of the main columns (the server threads where any run had
+    more than one)."""
+    threads = any((r.get("server_threads") or 1) > 1 for r in rows)
     head = ["method", "bandwidth", "ws", "workers", "samples/s", "speedup", "closed form",
             "final acc", "best acc", "up B/sample", "down B/sample", "staleness", "diverged"]
     body = []
@@ -254,6 +258,10 @@ def format_table(rows):
                      _fmt(r["bytes_up_per_sample"], ".0f"),
                      _fmt(r["bytes_down_per_sample"], ".0f"), _fmt(r["mean_staleness"], ".2f"),
                      diverged(r)])
+        if threads:
+            body[-1].insert(4, str(r.get("server_threads") or 1))
+    if threads:
+        head.insert(4, "server threads")
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h)
               for i, h in enumerate(head)]
     line = lambda cells: "  ".join(c.rjust(w) if i >= 2 else c.ljust(w)

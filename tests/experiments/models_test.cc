@@ -37,6 +37,8 @@ TEST(ModelsTest, ParameterCountsMatchTheReferenceModels) {
   EXPECT_EQ(parameterCount(*build("resnet20", 10, 3)), 269722);
   // 144 + 32 (stem) + 4,672 + 14,528 + 57,728 (blocks) + 650 (fc), counted by hand.
   EXPECT_EQ(parameterCount(*build("small_resnet", 10, 1)), 77754);
+  // 784 * 256 + 256, 256 * 256 + 256, 256 * 10 + 10.
+  EXPECT_EQ(parameterCount(*build("mlp", 10, 1)), 200960 + 65792 + 2570);
 }
 
 TEST(ModelsTest, ParameterNamesFollowTorchvision) {
@@ -78,6 +80,7 @@ TEST(ModelsTest, ForwardGivesLogitsAndGradientsReachEveryParameter) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   torch::manual_seed(seed);
   for (const ForwardCase& c : {ForwardCase{"small_resnet", 10, 1, 28, 4},
+                               ForwardCase{"mlp", 10, 1, 28, 3},
                                ForwardCase{"resnet20", 10, 3, 32, 2},
                                ForwardCase{"resnet18_cifar", 10, 3, 32, 2}}) {
     SCOPED_TRACE(c.name);
@@ -137,6 +140,16 @@ TEST(ModelsTest, SameSeedGivesTheSameModel) {
   auto pb = b->parameters();
   ASSERT_EQ(pa.size(), pb.size());
   for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i])) << i;
+}
+
+TEST(ModelsTest, AFixedSizeModelRefusesOtherImagesNamingTheSize) {
+  EXPECT_TRUE(checkImageSize("mlp", 28, 28).ok());
+  const absl::Status s = checkImageSize("mlp", 32, 32);  // CIFAR-10's
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("28 x 28"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("32 x 32"), std::string::npos) << s;
+  EXPECT_TRUE(checkImageSize("resnet20", 32, 32).ok());  // a global pool: any size
+  EXPECT_TRUE(checkImageSize("resnet20", 224, 224).ok());
 }
 
 TEST(ModelsTest, UnknownNamesAndBadSizesAreInvalidArguments) {

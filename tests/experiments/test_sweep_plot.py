@@ -170,6 +170,17 @@ class CollectTest(SweepTestCase):
         self.assertIn("12.00", result.stdout)
 
     @unittest.skipUnless(plot_python_has_matplotlib(), "Debian's python3 lacks matplotlib")
+    def test_a_summary_from_before_server_threads_reads_as_one_thread(self):
+        runs = self.fixture_grid()
+        threaded = dict(runs["dgs-ws5-1gbit"], server_threads=4)
+        write_fixture_run(os.path.join(self.sweep, "dgs-st4-ws5-1gbit"), threaded)
+        result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.sweep, "sweep.csv")) as f:
+            rows = {r["run"]: r for r in csv.DictReader(f)}
+        self.assertEqual(rows["dgs-ws5-1gbit"]["server_threads"], "1")  # fixture: no such key
+        self.assertEqual(rows["dgs-st4-ws5-1gbit"]["server_threads"], "4")
+
     def test_the_sweep_writes_a_comparison_page_of_its_runs(self):
         runs = self.fixture_grid()
         result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only", compare=True)
@@ -302,9 +313,18 @@ class CollectTest(SweepTestCase):
 
 class RepetitionTest(unittest.TestCase):
     @staticmethod
-    def row(method, workers, bandwidth, speedup, model="resnet20"):
+    def row(method, workers, bandwidth, speedup, model="resnet20", server_threads=1):
         return {"method": method, "workers": workers, "bandwidth": bandwidth, "model": model,
-                "dataset": "synthetic", "speedup": speedup}
+                "dataset": "synthetic", "server_threads": server_threads, "speedup": speedup}
+
+    def test_runs_with_other_server_threads_are_other_points(self):
+        rows = [self.row("dgs", 64, "1gbit", 40.0), self.row("dgs", 64, "1gbit", 42.0),
+                self.row("dgs", 64, "1gbit", 60.0, server_threads=4)]
+        points = {p["server_threads"]: p for p in table.over_repetitions(rows, "speedup")}
+        self.assertEqual(points[1]["runs"], 2)
+        self.assertAlmostEqual(points[1]["mean"], 41.0)
+        self.assertEqual((points[4]["runs"], points[4]["mean"]), (1, 60.0))
+
 
     def test_mean_min_max_of_repeated_runs(self):
         rows = [self.row("dgs", 4, "1gbit", 3.0), self.row("dgs", 4, "1gbit", 3.6),

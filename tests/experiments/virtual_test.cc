@@ -61,6 +61,22 @@ TEST(VirtualClock, SameFlagsAndSeedGiveByteIdenticalRecords) {
   EXPECT_FALSE(rows[2].contains("accuracy"));
 }
 
+TEST(VirtualClock, TheMlpTrainsOnSyntheticImagesOfItsSizeWithServerThreads) {
+  testing::TempDir dir("sparseps_virtual_");
+  const fs::path out = dir.path() / "mlp";
+  const Result r = runLauncher(
+      "--clock=virtual --method=dgs --dataset=synthetic --model=mlp --world-size=3 "
+      "--epochs=1 --max-steps=20 --batch-size=4 --lr=0.01 --server-threads=2 "
+      "--step-time=1ms --eval-bn-batches=0 --progress=none --out=" + out.string(),
+      dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = readJson(out / "summary.json");
+  EXPECT_EQ(summary["model"], "mlp");
+  EXPECT_EQ(summary["server_threads"], 2);
+  EXPECT_EQ(summary["updates"], 40);  // 2 workers x 20 steps, every push applied
+  EXPECT_EQ(readJson(out / "config.json")["server_threads"], 2);
+}
+
 TEST(VirtualClock, LinkBoundJobMatchesTheRealRun) {
   testing::TempDir dir("sparseps_virtual_");
   // asgd pushes and receives the whole small_resnet (311 kB) every step: at 10 Mbit/s the
