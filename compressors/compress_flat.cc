@@ -6,7 +6,7 @@ namespace sparseps {
 
 std::vector<SegmentData> compressFlat(const Compressor& compressor, absl::Span<const float> flat,
                                       const SegmentSpecs& specs, double density,
-                                      const SelectContext& ctx, ThreadPool* pool) {
+                                      const SelectContext& ctx, TaskRunner* pool) {
   std::vector<SegmentData> out(specs.size());
   auto one = [&](size_t i) {
     const SegmentSpec& spec = specs[i];

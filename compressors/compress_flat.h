@@ -2,7 +2,8 @@
 // compressFlat: compresses a whole flat gradient, one SegmentData per segment of the
 // specs, in spec order. Compressed segments go through the compressor at `density`
 // (with ctx.segment_id set to the segment's id); the others (biases, BN weights) are
-// sent dense. With a pool, segments run concurrently, largest first.
+// sent dense. With a runner, segments run concurrently, largest first, when they add up to
+// its minFanOut() (thread_pool.h).
 
 #include <vector>
 
@@ -18,6 +19,6 @@ namespace sparseps {
 // segment to lie inside flat.
 std::vector<SegmentData> compressFlat(const Compressor& compressor, absl::Span<const float> flat,
                                       const SegmentSpecs& specs, double density,
-                                      const SelectContext& ctx, ThreadPool* pool = nullptr);
+                                      const SelectContext& ctx, TaskRunner* pool = nullptr);
 
 }  // namespace sparseps

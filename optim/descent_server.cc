@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "compressors/kernels/thread_pool.h"
 #include "optim/dual_way_downlink.h"
 #include "optim/fatal.h"
 #include "optim/message_ops.h"

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compressors/kernels/apply.h"
+#include "compressors/kernels/thread_pool.h"
 #include "optim/fatal.h"
 
 namespace sparseps {

@@ -29,10 +29,11 @@
 #include "absl/types/span.h"
 #include "compressors/segment_data.h"
 #include "compressors/segment_spec.h"
-#include "compressors/kernels/thread_pool.h"
 #include "optim/method_options.h"
 
 namespace sparseps {
+
+class TaskRunner;  // compressors/kernels/thread_pool.h
 
 using Message = std::vector<SegmentData>;
 

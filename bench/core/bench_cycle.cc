@@ -113,8 +113,8 @@ class Cycle {
     server.pushes_per_epoch = 1e9;  // the rate stays lr0
     server.threads = server_threads;
     if (timed) {
-      server.make_runner = [this](int threads) {
-        auto runner = std::make_unique<TimedRunner>(threads);
+      server.make_runner = [this](int threads, size_t min_fan_out) {
+        auto runner = std::make_unique<TimedRunner>(threads, min_fan_out);
         timed_ = runner.get();
         return std::unique_ptr<TaskRunner>(std::move(runner));
       };

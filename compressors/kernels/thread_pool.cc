@@ -5,7 +5,7 @@
 
 namespace sparseps {
 
-ThreadPool::ThreadPool(int threads) {
+ThreadPool::ThreadPool(int threads, size_t min_fan_out) : TaskRunner(min_fan_out) {
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { workerLoop(); });
 }
 
@@ -32,19 +32,18 @@ void ThreadPool::runTasks() {
 
 namespace {
 
-// Spins until done() or kSpin passed; true if done() held.
+// Spins until done() or kSpin passed; the caller then takes the lock and waits.
 template <typename Done>
-bool spinUntil(const Done& done) {
+void spinUntil(const Done& done) {
   const auto until = std::chrono::steady_clock::now() + ThreadPool::kSpin;
   do {
     for (int i = 0; i < 64; ++i) {
-      if (done()) return true;
+      if (done()) return;
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
 #endif
     }
   } while (std::chrono::steady_clock::now() < until);
-  return done();
 }
 
 }  // namespace
@@ -96,7 +95,7 @@ void parallelForLargestFirst(TaskRunner* runner, size_t n,
   std::vector<size_t> costs(n), order(n);
   size_t total = 0;
   for (size_t i = 0; i < n; ++i) total += costs[i] = cost(i);
-  if (total < kMinFanOut) {
+  if (total < runner->minFanOut()) {
     for (size_t i = 0; i < n; ++i) fn(i);
     return;
   }

@@ -38,7 +38,7 @@ ShardCore::ShardCore(std::unique_ptr<ServerRule> rule, std::vector<float> model,
       spare_(num_workers),
       num_buffers_(num_buffers) {
   if (options_.threads > 1) {
-    runner_ = options_.make_runner(options_.threads);
+    runner_ = options_.make_runner(options_.threads, options_.min_fan_out);
     rule_->useThreads(runner_.get());
   }
 }

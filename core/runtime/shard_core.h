@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "core/runtime/checkpoint.h"
 #include "compressors/kernels/thread_pool.h"
+#include "core/runtime/checkpoint.h"
 #include "core/runtime/lr_schedule.h"
 #include "optim/method.h"
 #include "optim/option_names.h"
@@ -58,11 +58,15 @@ struct ShardCoreOptions {
   // its reply made on that many threads, pushes still served one at a time in arrival
   // order. In [1, kMaxServerThreads].
   int threads = 1;
+  // A push's batches whose work adds up to less stay on one thread (TaskRunner::minFanOut);
+  // tests set 0 so that every batch runs on the threads.
+  size_t min_fan_out = kMinFanOut;
   // Makes the runner of threads > 1; by default a ThreadPool (the virtual clock supplies
   // one that times each task instead).
-  std::function<std::unique_ptr<TaskRunner>(int threads)> make_runner = [](int threads) {
-    return std::unique_ptr<TaskRunner>(std::make_unique<ThreadPool>(threads));
-  };
+  std::function<std::unique_ptr<TaskRunner>(int threads, size_t min_fan_out)> make_runner =
+      [](int threads, size_t min_fan_out) {
+        return std::unique_ptr<TaskRunner>(std::make_unique<ThreadPool>(threads, min_fan_out));
+      };
   LrSchedule lr;
   double pushes_per_epoch = 1;   // all workers' batches per epoch together
   std::function<void(const std::string&)> log = [](const std::string&) {};

@@ -20,7 +20,8 @@ double greedySpan(absl::Span<const double> durations, int threads);
 
 class TimedRunner final : public TaskRunner {
  public:
-  explicit TimedRunner(int threads) : threads_(threads) {}
+  explicit TimedRunner(int threads, size_t min_fan_out = kMinFanOut)
+      : TaskRunner(min_fan_out), threads_(threads) {}
   int threads() const override { return threads_; }
   void parallelFor(size_t n, const std::function<void(size_t)>& fn) override;
   // CPU seconds the batches since the last call took inline beyond their spans: what T

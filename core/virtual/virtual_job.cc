@@ -83,7 +83,9 @@ class Job {
   void takeSnapshotSlice(int s, const ShardCore& core);
   bool receiveAt(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes,
                  MessageKind expected);
-  double codecSeconds(double real, bool per_push);
+  // The modelled time of `real` CPU seconds of coding and rules (all of them counted as
+  // real_codec_seconds); overlap: what server threads would have run side by side in them.
+  double codecSeconds(double real, bool per_push, double overlap = 0);
   double stepSeconds(Worker& w, int k, double measured);
   void trace(int from, int to, absl::Span<const uint8_t> message) {
     if (o_.on_message) o_.on_message(from, to, message);
@@ -105,9 +107,9 @@ class Job {
   absl::Status failure_;
 };
 
-double Job::codecSeconds(double real, bool per_push) {
+double Job::codecSeconds(double real, bool per_push, double overlap) {
   result_.real_codec_seconds += real;
-  if (o_.time.codec_measured) return real * o_.time.codec_scale;
+  if (o_.time.codec_measured) return (real - overlap) * o_.time.codec_scale;
   return per_push ? o_.time.codec_seconds : 0.0;
 }
 
@@ -140,8 +142,8 @@ absl::Status Job::setUp() {
     const Shard& range = plan.shard(s);
     ShardCoreOptions server = job.server;
     server.on_snapshot = [this, s](const ShardCore& core) { takeSnapshotSlice(s, core); };
-    server.make_runner = [&shard = *shard](int threads) {
-      auto runner = std::make_unique<TimedRunner>(threads);
+    server.make_runner = [&shard = *shard](int threads, size_t min_fan_out) {
+      auto runner = std::make_unique<TimedRunner>(threads, min_fan_out);
       shard.threads = runner.get();
       return std::unique_ptr<TaskRunner>(std::move(runner));
     };
@@ -299,6 +301,7 @@ void Job::serve(int s) {
   shard.busy = true;
   InFlight message = std::move(shard.queue.front());
   shard.queue.pop_front();
+  if (shard.threads != nullptr) shard.threads->takeOverlap();  // only this message's counts
   const double c0 = threadCpuSeconds();
   const auto bytes = absl::MakeConstSpan(*message.bytes);
   auto received = shard.session->receive(message.worker, bytes.first(kHeaderBytes),
@@ -313,7 +316,7 @@ void Job::serve(int s) {
   // With server threads, the push's segments took their span, not their sum.
   const double overlap = shard.threads != nullptr ? shard.threads->takeOverlap() : 0.0;
   const double service =
-      codecSeconds(threadCpuSeconds() - c0 - overlap, *received == Received::kPush);
+      codecSeconds(threadCpuSeconds() - c0, *received == Received::kPush, overlap);
   events_.at(events_.now() + toNanos(service), [this, s, out = std::move(out)] {
     ServerShard& shard = *shards_[s];
     for (const auto& [k, bytes] : out) {

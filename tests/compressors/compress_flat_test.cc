@@ -34,7 +34,7 @@ TEST(CompressFlat, PerSegmentResultsDenseSegmentsDenseAndPoolAgrees) {
     auto c = makeRegisteredCompressor(name);
     ASSERT_TRUE(c.ok());
     std::vector<SegmentData> serial = compressFlat(**c, flat, specs, 0.01, ctx);
-    ThreadPool pool(2);
+    ThreadPool pool(2, /*min_fan_out=*/0);  // every batch to the threads
     std::vector<SegmentData> parallel = compressFlat(**c, flat, specs, 0.01, ctx, &pool);
     ASSERT_EQ(serial.size(), specs.size());
     ASSERT_EQ(parallel.size(), specs.size());
@@ -65,7 +65,7 @@ TEST(CompressFlat, PerSegmentResultsDenseSegmentsDenseAndPoolAgrees) {
 }
 
 TEST(ThreadPool, RunsEveryTaskOnceAcrossCalls) {
-  ThreadPool pool(3);
+  ThreadPool pool(3, /*min_fan_out=*/0);
   EXPECT_EQ(pool.threads(), 3);
   for (size_t n : {0, 1, 2, 100, 1000}) {
     std::vector<std::atomic<int>> hits(n);

@@ -63,6 +63,7 @@ struct Outcome {
 JobSpec makeJob(const std::string& method, int shards, int workers, int server_threads) {
   JobSpec job;
   job.server.threads = server_threads;
+  job.server.min_fan_out = 0;  // this small layout's batches too go to the threads
   job.num_servers = shards;
   job.num_workers = workers;
   job.method = method;
@@ -256,8 +257,8 @@ TEST_P(SessionIdentityTest, HubAndVirtualJobSendTheSameBytesAndEndWithTheSameMod
                 runVirtual(methods, method, shards, workers), workers);
 }
 
-// The pool's threads take the segments in whatever order they come free; the layout's
-// three segments all run at once with three threads.
+// The pool's threads take the segments in whatever order they come free; with no least
+// batch size (makeJob), the layout's three segments all run at once on three threads.
 TEST_P(SessionIdentityTest, ServerThreadsChangeNoByteOfTheRun) {
   const auto& [method, shards, workers] = GetParam();
   MethodRegistry methods;

@@ -70,9 +70,6 @@ TEST(ShardCoreTest, AsyncAppliesAndAnswersEachPushAlone) {
   EXPECT_EQ(out[1].segments[0].values, (std::vector<float>{8, 17}));
 }
 
-// A push states how many of its worker's pushes came before it: a replay or a reordering
-// states a step already applied (or not yet due), and a second push while the first is
-// unanswered (a sync round, a held reply) is out of turn. The rule follows each push.
 TEST(ShardCoreTest, ServerThreadsGiveTheRuleARunnerOfThatMany) {
   for (int threads : {1, 3}) {
     ShardCoreOptions o = optionsFor(ConsistencyMode::kAsync);
@@ -102,6 +99,9 @@ TEST(ShardCoreTest, ServerThreadsOutsideTheirRangeAreRefusedNamingIt) {
   EXPECT_TRUE(o.validate().ok());
 }
 
+// A push states how many of its worker's pushes came before it: a replay or a reordering
+// states a step already applied (or not yet due), and a second push while the first is
+// unanswered (a sync round, a held reply) is out of turn. The rule follows each push.
 TEST(ShardCoreTest, APushOutOfItsWorkersTurnIsRefusedNamingBothSteps) {
   auto async = makeCore(ConsistencyMode::kAsync, 2);
   std::vector<Reply> out;

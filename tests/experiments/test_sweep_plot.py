@@ -173,13 +173,13 @@ class CollectTest(SweepTestCase):
     def test_a_summary_from_before_server_threads_reads_as_one_thread(self):
         runs = self.fixture_grid()
         threaded = dict(runs["dgs-ws5-1gbit"], server_threads=4)
-        write_fixture_run(os.path.join(self.sweep, "dgs-st4-ws5-1gbit"), threaded)
+        write_fixture_run(os.path.join(self.sweep, "dgs-threads4-ws5-1gbit"), threaded)
         result = self.run_tool(SWEEP, f"--out={self.sweep}", "--collect-only")
         self.assertEqual(result.returncode, 0, result.stderr)
         with open(os.path.join(self.sweep, "sweep.csv")) as f:
             rows = {r["run"]: r for r in csv.DictReader(f)}
         self.assertEqual(rows["dgs-ws5-1gbit"]["server_threads"], "1")  # fixture: no such key
-        self.assertEqual(rows["dgs-st4-ws5-1gbit"]["server_threads"], "4")
+        self.assertEqual(rows["dgs-threads4-ws5-1gbit"]["server_threads"], "4")
 
     def test_the_sweep_writes_a_comparison_page_of_its_runs(self):
         runs = self.fixture_grid()
