@@ -66,9 +66,8 @@ namespace {
 
 // The model's defaults (ModelInfo) for the flags not given: the rate rule and the crop.
 absl::Status applyModelDefaults(DriverConfig* c, const std::set<std::string>& given) {
-  const auto info = std::find_if(knownModels().begin(), knownModels().end(),
-                                 [c](const ModelInfo& m) { return m.name == c->model; });
-  if (info == knownModels().end()) return absl::OkStatus();  // the flag's check reports it
+  const ModelInfo* info = findModel(c->model);
+  if (info == nullptr) return absl::OkStatus();  // the flag's check reports it
   if (info->lr_per_256 > 0 && c->preset.empty()) {
     if (given.count("--lr") == 0) {  // the examples one server update averages over
       const int update_batch =

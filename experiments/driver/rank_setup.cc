@@ -24,10 +24,8 @@ absl::StatusOr<std::unique_ptr<Dataset>> loadDataset(const DriverConfig& config)
   options.setSyntheticClasses(config.synthetic_classes);
   // A model of one input size (the MLP, made for Fashion-MNIST) gets synthetic images of that
   // size in one channel; the others get the default's CIFAR-sized ones.
-  for (const ModelInfo& m : knownModels()) {
-    if (m.name == config.model && !m.any_size) {
-      options.setSyntheticShape({1, m.image_size, m.image_size});
-    }
+  if (const ModelInfo* m = findModel(config.model); m != nullptr && !m->any_size) {
+    options.setSyntheticShape({1, m->image_size, m->image_size});
   }
   return makeDataset(config.dataset, config.data_dir, options);
 }

@@ -24,17 +24,22 @@ const std::vector<ModelInfo>& knownModels() {
   return kModels;
 }
 
-absl::Status checkImageSize(std::string_view name, int64_t height, int64_t width) {
+const ModelInfo* findModel(std::string_view name) {
   for (const ModelInfo& m : knownModels()) {
-    if (m.name != name || m.any_size || (height == m.image_size && width == m.image_size)) {
-      continue;
-    }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--model=", m.name, " takes ", m.image_size, " x ", m.image_size, " images; the data "
-        "set's are ", height, " x ", width, ": pick a data set of that size (fashion-mnist, "
-        "synthetic) or another model"));
+    if (m.name == name) return &m;
   }
-  return absl::OkStatus();
+  return nullptr;
+}
+
+absl::Status checkImageSize(std::string_view name, int64_t height, int64_t width) {
+  const ModelInfo* m = findModel(name);
+  if (m == nullptr || m->any_size || (height == m->image_size && width == m->image_size)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--model=", m->name, " takes ", m->image_size, " x ", m->image_size, " images; the data "
+      "set's are ", height, " x ", width, ": pick a data set of that size (fashion-mnist, "
+      "synthetic) or another model"));
 }
 
 absl::StatusOr<std::shared_ptr<ImageClassifier>> makeModel(std::string_view name,

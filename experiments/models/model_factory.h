@@ -29,6 +29,8 @@ struct ModelInfo {
 
 // Every model the factory knows, in a fixed order.
 const std::vector<ModelInfo>& knownModels();
+// The model called `name`, or null.
+const ModelInfo* findModel(std::string_view name);
 
 // InvalidArgument, naming the model and the size it takes, when `name` cannot classify
 // images of height x width; OK for an unknown name (makeModel reports it).

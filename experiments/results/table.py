@@ -42,12 +42,12 @@ BASELINE_METHOD = "msgd"
 
 COLUMNS = [
     "run", "clock", "method", "model", "dataset", "mode", "bandwidth", "bandwidth_bps",
-    "latency_ns", "step_time", "world_size", "servers", "server_threads", "workers", "batch_size", "epochs",
-    "max_steps", "epochs_trained", "samples", "updates", "throughput", "steady_throughput",
-    "baseline_run", "baseline_throughput", "speedup", "speedup_closed_form", "final_accuracy",
-    "best_accuracy", "wall_seconds", "train_seconds", "bytes_up", "bytes_down",
-    "bytes_up_per_sample", "bytes_down_per_sample", "mean_staleness", "diverged_at_step",
-    "diverged_worker",
+    "latency_ns", "step_time", "world_size", "servers", "server_threads", "workers",
+    "batch_size", "epochs", "max_steps", "epochs_trained", "samples", "updates",
+    "throughput", "steady_throughput", "baseline_run", "baseline_throughput", "speedup",
+    "speedup_closed_form", "final_accuracy", "best_accuracy", "wall_seconds",
+    "train_seconds", "bytes_up", "bytes_down", "bytes_up_per_sample",
+    "bytes_down_per_sample", "mean_staleness", "diverged_at_step", "diverged_worker",
 ]
 
 
@@ -119,11 +119,17 @@ def _per_sample(total, samples):
     return total / samples if samples else None
 
 
+def server_threads(record):
+    """A run's server threads per shard, from its summary or its row (runs from before the
+    option: 1)."""
+    return record.get("server_threads") or 1
+
+
 def _sort_key(row):
     bps = row.get("bandwidth_bps") or 0
     return (str(row.get("clock")), str(row.get("model")), str(row.get("dataset")),
             bps if bps > 0 else float("inf"), row.get("method") != BASELINE_METHOD,
-            str(row.get("method")), row.get("server_threads") or 1, row.get("workers") or 0,
+            str(row.get("method")), server_threads(row), row.get("workers") or 0,
             row["run"])
 
 
@@ -150,7 +156,7 @@ def build_rows(runs):
         row = {c: s.get(c) for c in COLUMNS}
         row["clock"] = s.get("clock", "real")
         row["step_time"] = step_model(s)
-        row["server_threads"] = s.get("server_threads") or 1  # runs from before the option: 1
+        row["server_threads"] = server_threads(s)
         row["run"] = os.path.basename(os.path.normpath(run_dir))
         row["steady_throughput"] = steady_throughput(run_dir)
         rate = row["steady_throughput"] or s.get("throughput") or 0.0
@@ -244,7 +250,7 @@ def diverged(row):
 def format_table(rows):
     """A fixed-width text table of the main columns (the server threads where any run had
     more than one)."""
-    threads = any((r.get("server_threads") or 1) > 1 for r in rows)
+    threads = any(server_threads(r) > 1 for r in rows)
     head = ["method", "bandwidth", "ws", "workers", "samples/s", "speedup", "closed form",
             "final acc", "best acc", "up B/sample", "down B/sample", "staleness", "diverged"]
     body = []
@@ -259,7 +265,7 @@ def format_table(rows):
                      _fmt(r["bytes_down_per_sample"], ".0f"), _fmt(r["mean_staleness"], ".2f"),
                      diverged(r)])
         if threads:
-            body[-1].insert(4, str(r.get("server_threads") or 1))
+            body[-1].insert(4, str(server_threads(r)))
     if threads:
         head.insert(4, "server threads")
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h)
