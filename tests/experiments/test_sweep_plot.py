@@ -20,6 +20,7 @@ import unittest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SWEEP = os.path.join(REPO, "experiments", "sweep-bandwidth")
 PLOT = os.path.join(REPO, "experiments", "plot")
+CROSSCHECK = os.path.join(REPO, "experiments", "crosscheck-virtual")
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 from results import table  # noqa: E402
 
@@ -359,6 +360,23 @@ class RepetitionTest(unittest.TestCase):
 
 
 class GridTest(SweepTestCase):
+    def test_crosscheck_runs_the_kinds_asked_for_and_refuses_others(self):
+        result = self.run_tool(CROSSCHECK, f"--out={self.sweep}", "--kinds=bogus")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--kinds: unknown bogus; known: link-bound, server-bound", result.stderr)
+        result = self.run_tool(CROSSCHECK, f"--out={self.sweep}", "--dry-run",
+                               "--kinds=server-bound", "--run-command=launch")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = [shlex.split(line) for line in result.stdout.strip().splitlines()]
+        # A real and a virtual run at 4 and at 8 workers, ten times --steps each.
+        self.assertEqual(len(lines), 4)
+        for line in lines:
+            self.assertEqual(line[0], "launch")
+            self.assertIn("--model=mlp", line)
+            self.assertIn("--max-steps=300", line)
+        clocks = sorted(next(f for f in line if f.startswith("--clock=")) for line in lines)
+        self.assertEqual(clocks, ["--clock=real"] * 2 + ["--clock=virtual"] * 2)
+
     def test_dry_run_prints_grid_with_baselines(self):
         result = self.run_tool(SWEEP, f"--out={self.sweep}", "--dry-run",
                                "--methods=dgs,asgd", "--bandwidths=100mbit,1gbit",
