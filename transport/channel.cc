@@ -111,6 +111,10 @@ Channel::~Channel() {
     peers_[peer].control->abortWaitRecv();
     if (peers_[peer].watcher.joinable()) peers_[peer].watcher.join();
   }
+  for (auto& a : set_aside_) {
+    a->buffer->abortWaitRecv();
+    if (a->waiter.joinable()) a->waiter.join();
+  }
   // The watchers' and the header receive's buffers die with us; close the pairs first so
   // no late message lands in them.
   try {
@@ -438,8 +442,9 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
       reportEvent(*peer, frame);
       return absl::OkStatus();
     }
+    if (takeSetAsideHeader(frame)) return absl::OkStatus();
     std::vector<int> live;
-    bool give_up_posted = false;
+    bool set_aside = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (interrupted_) {
@@ -463,15 +468,15 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
       }
       if (!posted_ranks_.empty()) {
         // A header receive is still posted (an earlier wait was woken early). It must serve
-        // this call: the live ranks asked for must be exactly its live ranks. One whose
-        // ranks are all gone can only be completed by them: it is given up.
+        // this call: the live ranks asked for must be exactly its live ranks. One posted on
+        // a rank that left since is set aside (setAsideHeader says why).
         std::vector<int> posted_live;
         for (int r : posted_ranks_) {
           if (sending(peers_[r].state)) posted_live.push_back(r);
         }
-        if (posted_live.empty()) {
+        if (posted_live.size() != posted_ranks_.size()) {
           posted_ranks_.clear();
-          give_up_posted = true;
+          set_aside = true;
         } else if (posted_live != live) {
           return absl::FailedPreconditionError(
               absl::StrCat("channel: a receive from ranks ", rankList(posted_ranks_),
@@ -479,7 +484,7 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
         }
       }
     }
-    if (give_up_posted) renewHeaderBuffer();
+    if (set_aside) setAsideHeader();
     int src = -1;
     try {
       if (posted_ranks_.empty()) {
@@ -510,7 +515,7 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
           absl::StrCat("channel: receive from ranks ", rankList(live), " failed: ", e.what()));
     }
     posted_ranks_.clear();
-    receivePosted(src, frame);
+    receivePosted(src, recv_frame_, frame);
     return absl::OkStatus();
   }
 }
@@ -528,22 +533,70 @@ void Channel::wakeReceive() {
 
 void Channel::renewHeaderBuffer() {
   // Gloo keeps a failed pair's error in every buffer posted on it (each later wait would
-  // rethrow it, whichever ranks it listens to), and a receive matched to a gone peer never
-  // completes: a fresh buffer takes the next receive.
+  // rethrow it, whichever ranks it listens to): a fresh buffer takes the next receive.
   auto fresh = context_->createUnboundBuffer(recv_frame_.data(), recv_frame_.size());
   std::lock_guard<std::mutex> lock(header_mu_);
   given_up_headers_.push_back(std::exchange(recv_header_, std::move(fresh)));
 }
 
-void Channel::receivePosted(int src, Frame* frame) {
+void Channel::setAsideHeader() {
+  auto a = std::make_unique<SetAside>();
+  std::vector<uint8_t> fresh(recv_frame_.size());
+  a->bytes.swap(recv_frame_);  // the vector's memory, where Gloo may still write, moves along
+  recv_frame_.swap(fresh);
+  auto buffer = context_->createUnboundBuffer(recv_frame_.data(), recv_frame_.size());
+  {
+    std::lock_guard<std::mutex> lock(header_mu_);
+    a->buffer = std::exchange(recv_header_, std::move(buffer));
+  }
+  SetAside* raw = a.get();
+  a->waiter = std::thread([this, raw] {
+    int src = -1;
+    try {
+      // A wake meant for the receive it was (wakeReceive) may still be pending on it.
+      while (!raw->buffer->waitRecv(&src, kWatchTimeout)) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stop_threads_) return;
+      }
+    } catch (const std::exception&) {
+      return;  // taken by a pair that failed
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      raw->src = src;
+    }
+    wakeReceive();
+  });
+  set_aside_.push_back(std::move(a));
+}
+
+bool Channel::takeSetAsideHeader(Frame* frame) {
+  SetAside* done = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& a : set_aside_) {
+      if (a->src >= 0 && !a->taken) {
+        a->taken = true;
+        done = a.get();
+        break;
+      }
+    }
+  }
+  if (done == nullptr) return false;
+  done->waiter.join();
+  receivePosted(done->src, done->bytes, frame);
+  return true;
+}
+
+void Channel::receivePosted(int src, absl::Span<const uint8_t> message, Frame* frame) {
   frame->src = src;
   frame->peer_status = absl::OkStatus();
   int64_t stamp = 0;
-  std::memcpy(&stamp, recv_frame_.data(), kFrameBytes);
-  const auto header_end = recv_frame_.end() - kTailBytes;
-  frame->header.assign(recv_frame_.begin() + kFrameBytes, header_end);
+  std::memcpy(&stamp, message.data(), kFrameBytes);
+  const auto header_end = message.end() - kTailBytes;
+  frame->header.assign(message.begin() + kFrameBytes, header_end);
   uint8_t tail[kTailBytes];
-  std::copy(header_end, recv_frame_.end(), tail);
+  std::copy(header_end, message.end(), tail);
   auto refuse = [&](std::string why) {
     cut(src, why, /*reported=*/true);
     frame->payload.clear();

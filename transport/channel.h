@@ -234,15 +234,25 @@ class Channel : public Endpoint {
   // A closed or dead peer of `ranks` whose state receive has not reported yet.
   std::optional<int> unreportedEvent(absl::Span<const int> ranks);
   void reportEvent(int peer, Frame* frame);
-  // Receives the payload of the header that arrived from src; a failure is src's.
-  void receivePosted(int src, Frame* frame);
+  // Receives the payload of the header message that arrived from src; a failure is src's.
+  void receivePosted(int src, absl::Span<const uint8_t> message, Frame* frame);
   // Whether one of ranks is no longer live (dead, dropped or closed).
   bool anyGone(absl::Span<const int> ranks) const;
   // Wakes the header receive so that it looks again (any thread).
   void wakeReceive();
   // Moves the header receive to a fresh buffer (the receiving thread), leaving one that a
-  // failed pair poisoned or that only gone peers could complete.
+  // failed pair poisoned.
   void renewHeaderBuffer();
+  // Sets the posted header receive aside (the receiving thread), when one of the ranks it was
+  // posted on left: that rank's pair may have taken it with a message it never finished (a
+  // death mid-header, or a message longer than the buffer: Gloo fails no receive it has begun
+  // reading), so it may never complete; or it may still be waiting for any rank, and Gloo
+  // gives it the next header before a later receive. It keeps its memory, a thread waits on
+  // it, and receive takes what it gets before anything else. The next receive is posted on
+  // fresh memory.
+  void setAsideHeader();
+  // A set-aside header that completed, received as a message of its sender.
+  bool takeSetAsideHeader(Frame* frame);
 
   std::shared_ptr<gloo::Context> context_;
   const ChannelOptions options_;
@@ -272,11 +282,19 @@ class Channel : public Endpoint {
   // The header receive from ANY rank stays posted until it completes.
   std::vector<uint8_t> recv_frame_;
   std::unique_ptr<gloo::transport::UnboundBuffer> recv_header_;
-  std::mutex header_mu_;  // guards recv_header_ against renewHeaderBuffer for other threads
+  std::mutex header_mu_;  // guards recv_header_ against its renewal, for other threads
   // Header buffers given up (renewHeaderBuffer). They live as long as the channel: a
   // failed pair's I/O thread may still hold one when our wait on it wakes.
   std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> given_up_headers_;
   std::vector<int> posted_ranks_;  // empty: no header receive posted
+  struct SetAside {
+    std::vector<uint8_t> bytes;
+    std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
+    std::thread waiter;
+    int src = -1;  // the sender, once it completed (guarded by mu_)
+    bool taken = false;
+  };
+  std::vector<std::unique_ptr<SetAside>> set_aside_;  // the receiving thread's
   // The random bytes after an announced payload (receivePosted; the receiving thread's).
   std::mt19937_64 canary_rng_;
   // The payload receive in progress, for the watcher to abort (guarded by mu_).

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "transport/gloo_pair_guard.h"
 
 namespace sparseps {
 namespace {
@@ -144,6 +145,7 @@ absl::StatusOr<Mesh> connectOver(const RendezvousOptions& options, KeyValueStore
                                                options.world_size, " (run ", options.run_id,
                                                ") could not connect: ", why));
   };
+  if (absl::Status guarded = guardGlooPairs(); !guarded.ok()) return failed(std::string(guarded.message()));
   Mesh mesh;
   try {
     gloo::transport::tcp::attr attr;

@@ -33,6 +33,44 @@ SPARSEPS_MULTIVERSION void scatterKernel(float a, const uint32_t* __restrict idx
   for (size_t j = 0; j < n; ++j) y[idx[j]] += a * v[j];
 }
 
+// A sum of squares in double, over kLanes independent partial sums so that the loop is not
+// one chain of dependent additions (the compiler may not reorder a floating-point sum).
+constexpr size_t kLanes = 8;
+
+template <typename Load>
+inline double sumSquares(Load load, size_t n) {
+  double lanes[kLanes] = {};
+  size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (size_t j = 0; j < kLanes; ++j) {
+      const double v = load(i + j);
+      lanes[j] += v * v;
+    }
+  }
+  for (; i < n; ++i) {
+    const double v = load(i);
+    lanes[0] += v * v;
+  }
+  double sum = 0;
+  for (double l : lanes) sum += l;
+  return sum;
+}
+
+SPARSEPS_MULTIVERSION double squaresKernel(const float* __restrict x, size_t n) {
+  return sumSquares([x](size_t i) { return x[i]; }, n);
+}
+
+// The same over little-endian f32 bytes at any alignment (a borrowed dense segment).
+SPARSEPS_MULTIVERSION double squaresBytesKernel(const uint8_t* __restrict x, size_t n) {
+  return sumSquares(
+      [x](size_t i) {
+        float v;
+        std::memcpy(&v, x + 4 * i, sizeof v);
+        return v;
+      },
+      n);
+}
+
 }  // namespace
 
 void scatterAdd(absl::Span<float> dst, const SegmentData& s, float scale) {
@@ -60,6 +98,16 @@ void copyDense(const SegmentData& s, absl::Span<float> dst) {
   const void* src = s.borrowed != nullptr ? static_cast<const void*>(s.borrowed)
                                           : static_cast<const void*>(s.values.data());
   std::memcpy(dst.data(), src, dst.size() * sizeof(float));
+}
+
+double squaredNorm(const SegmentData& s, std::vector<float>* scratch) {
+  if (s.coded()) {
+    scratch->assign(s.numel, 0.0f);
+    addCoded(absl::MakeSpan(*scratch), s, 1.0f);
+    return squaresKernel(scratch->data(), scratch->size());
+  }
+  if (s.dense && s.borrowed != nullptr) return squaresBytesKernel(s.borrowed, s.numel);
+  return squaresKernel(s.values.data(), s.values.size());
 }
 
 }  // namespace sparseps

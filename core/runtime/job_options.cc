@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 
 namespace sparseps {
@@ -17,6 +18,9 @@ absl::StatusOr<JobSpec> JobOptions::jobSpec(int num_servers, int num_workers) co
   if (!parsed_mode.ok()) return parsed_mode.status();
   job.server.mode = *parsed_mode;
   job.server.staleness = staleness;
+  auto guard = parseName(kPushGuardNames, "push_guard", push_guard);
+  if (!guard.ok()) return guard.status();
+  job.server.guard = *guard;
   job.server.threads = server_threads;
   job.server.lr = LrSchedule{lr, lr_milestones, lr_gamma, warmup_epochs};
   if (pushes_per_epoch <= 0 && (!lr_milestones.empty() || warmup_epochs > 0)) {
@@ -49,6 +53,12 @@ const std::vector<JobOptionRow>& jobOptionRows() {
        "cores each server shard serves one push with: its segments updated and its reply "
        "made on that many threads, the result the same as with one",
        JobField<int>{&J::server_threads}},
+      {"push_guard",
+       absl::StrCat("how a push is bounded against the other workers' recent pushes: clip "
+                    "(refuse one far beyond them, scale down one over ", kClipFactor,
+                    " times their median norm, and keep a worker from running far ahead of "
+                    "the median worker) or refuse (the refusal alone)"),
+       JobField<std::string>{&J::push_guard}},
       {"lr", "the initial learning rate lr0", JobField<double>{&J::lr}},
       {"lr_milestones", "epochs at which the rate is multiplied by lr_gamma",
        JobField<std::vector<double>>{&J::lr_milestones}},

@@ -21,6 +21,7 @@ struct JobOptions {
   std::string mode = "async";        // kConsistencyModeNames
   int staleness = 0;                 // the bound of mode staleness
   int server_threads = 1;            // cores each server shard serves a push with
+  std::string push_guard = "clip";   // kPushGuardNames
   double lr = 0.1;                   // the initial rate lr0
   std::vector<double> lr_milestones;  // epochs at which the rate is multiplied by lr_gamma
   double lr_gamma = 0.1;

@@ -1,7 +1,9 @@
 #include "core/runtime/shard_core.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -36,7 +38,9 @@ ShardCore::ShardCore(std::unique_ptr<ServerRule> rule, std::vector<float> model,
       steps_(num_workers, 0),
       buffers_(num_workers),
       spare_(num_workers),
-      num_buffers_(num_buffers) {
+      num_buffers_(num_buffers),
+      guard_(options_.guard, num_workers),
+      scale_(num_workers, 1.0f) {
   if (options_.threads > 1) {
     runner_ = options_.make_runner(options_.threads, options_.min_fan_out);
     rule_->useThreads(runner_.get());
@@ -52,7 +56,9 @@ int ShardCore::liveWorkers() const {
 bool ShardCore::finished() const { return liveWorkers() == 0; }
 
 void ShardCore::applyOne(int worker, const Message& push, float scale) {
-  rule_->applyPush(worker, push, scale, absl::MakeSpan(model_));
+  // The guard's factor for this push (acceptPush), once.
+  const float guarded = std::exchange(scale_[worker], 1.0f);
+  rule_->applyPush(worker, push, scale * guarded, absl::MakeSpan(model_));
   ++steps_[worker];
   ++pushes_;
 }
@@ -82,7 +88,8 @@ bool ShardCore::awaitsReply(int worker) const {
          std::find(held_.begin(), held_.end(), worker) != held_.end();
 }
 
-absl::Status ShardCore::acceptPush(int worker, uint64_t worker_step, float largest) {
+absl::Status ShardCore::acceptPush(int worker, uint64_t worker_step, float largest,
+                                   const Message& push) {
   const auto w = static_cast<size_t>(worker);
   if (awaitsReply(worker)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -94,24 +101,26 @@ absl::Status ShardCore::acceptPush(int worker, uint64_t worker_step, float large
         "push of its step ", worker_step, " where step ", steps_[w],
         " is next (a replayed or reordered push)"));
   }
-  if (magnitudes_taken_ >= kPoisonWarmup) {
-    median_scratch_ = magnitudes_;
-    const auto middle = median_scratch_.begin() + static_cast<ptrdiff_t>(median_scratch_.size() / 2);
-    std::nth_element(median_scratch_.begin(), middle, median_scratch_.end());
-    if (largest > kPoisonFactor * std::max<double>(*middle, kPoisonFloor)) {
+  if (options_.guard == PushGuardRule::kClip) {
+    std::optional<uint64_t> finished;
+    for (size_t v = 0; v < states_.size(); ++v) {
+      if (states_[v] == WorkerState::kDone) finished = std::max(finished.value_or(0), steps_[v]);
+    }
+    if (finished && worker_step >= *finished + shareLead(*finished)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "its largest value ", largest, " is over ", kPoisonFactor,
-          " times the median largest value of the last ", median_scratch_.size(),
-          " accepted pushes (", *middle, "; ", kPoisonFloor, " if less): a poisoned or "
-          "diverged push"));
+          "push of its step ", worker_step, ", more than ", shareLead(*finished),
+          " steps beyond the ", *finished, " of the workers that finished"));
     }
   }
-  if (magnitudes_.size() < kPoisonWindow) {
-    magnitudes_.push_back(largest);
-  } else {
-    magnitudes_[magnitudes_taken_ % kPoisonWindow] = largest;
-  }
-  ++magnitudes_taken_;
+  double squares = 0;
+  for (const SegmentData& s : push) squares += squaredNorm(s, &norm_scratch_);
+  auto scale = guard_.admit(worker, largest, std::sqrt(squares), [&] {
+    float most = 0;
+    for (float v : model_) most = std::max(most, std::abs(v));
+    return most;
+  });
+  if (!scale.ok()) return scale.status();
+  scale_[w] = *scale;
   return absl::OkStatus();
 }
 
@@ -122,7 +131,8 @@ void ShardCore::onPush(int worker, const Message& push, std::vector<Reply>* out)
       applyOne(worker, push, 1.0f);
       ++version_;
       maybeSnapshot();
-      reply(worker, out);
+      held_.push_back(worker);  // answered at once unless it is ahead of its share
+      releaseHeld(out);
       break;
     case ConsistencyMode::kSync:
       round_.emplace_back(worker, push);
@@ -178,13 +188,39 @@ uint64_t ShardCore::slowestActiveStep() const {
   return slowest;
 }
 
+bool ShardCore::aheadOfShare(int worker) const {
+  steps_scratch_.clear();
+  for (size_t w = 0; w < states_.size(); ++w) {
+    if (states_[w] != WorkerState::kLost) steps_scratch_.push_back(steps_[w]);
+  }
+  const auto middle = steps_scratch_.begin() + static_cast<ptrdiff_t>(steps_scratch_.size() / 2);
+  std::nth_element(steps_scratch_.begin(), middle, steps_scratch_.end());
+  return steps_[worker] > *middle + shareLead(*middle);
+}
+
+bool ShardCore::othersCanPush(int worker) const {
+  for (int w = 0; w < static_cast<int>(states_.size()); ++w) {
+    if (w != worker && active(w) && std::find(held_.begin(), held_.end(), w) == held_.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ShardCore::mayReply(int worker) const {
+  if (options_.mode == ConsistencyMode::kStaleness) {
+    return steps_[worker] <= slowestActiveStep() + static_cast<uint64_t>(options_.staleness);
+  }
+  // Async: a worker ahead of its share waits while another worker can still catch up.
+  return options_.guard != PushGuardRule::kClip || !aheadOfShare(worker) ||
+         !othersCanPush(worker);
+}
+
 void ShardCore::releaseHeld(std::vector<Reply>* out) {
-  const uint64_t slowest = slowestActiveStep();
-  const auto bound = static_cast<uint64_t>(options_.staleness);
   std::vector<int> still_held;
   for (int worker : held_) {
     if (!active(worker)) continue;
-    if (steps_[worker] <= slowest + bound) {
+    if (mayReply(worker)) {
       reply(worker, out);
     } else {
       still_held.push_back(worker);
@@ -207,9 +243,10 @@ void ShardCore::removeWorker(int worker, WorkerState state, std::vector<Reply>* 
     if (liveWorkers() > 0 && static_cast<int>(round_.size()) >= liveWorkers()) {
       flushSyncRound(out);
     }
-  } else if (options_.mode == ConsistencyMode::kStaleness) {
-    releaseHeld(out);  // the slowest worker may be the one that left
+  } else {
+    releaseHeld(out);  // the slowest (or the median) worker may be the one that left
   }
+  if (state == WorkerState::kLost) guard_.forget(worker);
   if (finished() && !final_snapshot_ && options_.snapshot_every > 0) {
     final_snapshot_ = true;
     options_.on_snapshot(*this);

@@ -23,6 +23,7 @@
 #include "compressors/kernels/thread_pool.h"
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/lr_schedule.h"
+#include "core/runtime/push_guard.h"
 #include "optim/method.h"
 #include "optim/option_names.h"
 
@@ -36,24 +37,13 @@ inline constexpr NameTable<ConsistencyMode, 3> kConsistencyModeNames{
 
 class ShardCore;
 
-// The poisoning guard (ShardCore::acceptPush). No honest push jumps four orders of
-// magnitude above the pushes just before it (a learning-rate warm-up or a loss spike moves
-// them by one or two), while a hostile finite push of 1e18, under the wire's 2^64 bound on
-// any value, would wreck the model and every worker's BN statistics. The median is the
-// window's middle value, so one rank's pushes cannot drag it up while they are at most
-// half of the window. The floor keeps a converged job, whose pushes shrink towards zero
-// (7e-8 in a test's quadratic), from refusing a stale worker's honest 5e-3: below it the
-// bound stays at kPoisonFactor * kPoisonFloor (100), far above any honest value there.
-inline constexpr double kPoisonFactor = 1e4;
-inline constexpr double kPoisonFloor = 1e-2;
-inline constexpr size_t kPoisonWindow = 64;
-inline constexpr size_t kPoisonWarmup = 8;
-
 inline constexpr int kMaxServerThreads = 256;
 
 struct ShardCoreOptions {
   ConsistencyMode mode = ConsistencyMode::kAsync;
   int staleness = 0;             // kStaleness: the bound s
+  // How pushes are bounded against the other workers' (push_guard.h).
+  PushGuardRule guard = PushGuardRule::kClip;
   // Cores one push's service uses (ServerRule::useThreads): its segments are updated and
   // its reply made on that many threads, pushes still served one at a time in arrival
   // order. In [1, kMaxServerThreads].
@@ -96,17 +86,16 @@ class ShardCore {
 
   // The runtime sent `worker` the dense model it starts from (see ServerRule::onWorkerStart).
   void onWorkerStart(int worker);
-  // Whether `worker` may push now with the step its header states, its values' largest
-  // magnitude being `largest` (decodePayload finds it). Refused, naming why, are
+  // Whether `worker` may push `push` now with the step its header states, its values'
+  // largest magnitude being `largest` (decodePayload finds it). Refused, naming why, are
   // - a replayed or reordered push: the step must be the worker's pushes so far (each push
   //   states how many of its pushes were applied before it), none of them unanswered;
-  // - a poisoned one: once kPoisonWarmup pushes were accepted, a largest magnitude over
-  //   kPoisonFactor times the median of the last kPoisonWindow accepted pushes' largest,
-  //   or times kPoisonFloor if that is more. (No absolute bound before: a first push's
-  //   scale follows the method and the rate, msgd at lr 1000 pushes values over 100.)
-  // An accepted push's magnitude joins the window. A refused push must not reach onPush,
-  // so the model, the schedule and the epoch count only follow accepted pushes.
-  absl::Status acceptPush(int worker, uint64_t worker_step, float largest);
+  // - a push far beyond the other workers' or the model's scale (PushGuard);
+  // - with the clip rule, a push of a step far beyond the finished workers' (push_guard.h).
+  // An accepted push may be clipped: onPush applies it scaled as the guard said. A refused
+  // push must not reach onPush, so the model, the schedule and the epoch count only follow
+  // accepted pushes.
+  absl::Status acceptPush(int worker, uint64_t worker_step, float largest, const Message& push);
   // Whether a push of `worker` waits for its reply (a sync round, a held reply).
   bool awaitsReply(int worker) const;
   void onPush(int worker, const Message& push, std::vector<Reply>* out);
@@ -137,6 +126,8 @@ class ShardCore {
   // async mode and whenever no reply is held.
   std::vector<int> waitingOn() const;
   int liveWorkers() const;
+  // Pushes of each worker that the guard scaled down so far.
+  const std::vector<uint64_t>& clippedPushes() const { return guard_.clipped(); }
   size_t numBuffers() const { return num_buffers_; }  // BN buffer floats this shard keeps
 
   ShardCheckpoint checkpoint(uint64_t layout_fingerprint) const;
@@ -151,6 +142,13 @@ class ShardCore {
   void flushSyncRound(std::vector<Reply>* out);
   void releaseHeld(std::vector<Reply>* out);
   uint64_t slowestActiveStep() const;
+  // Whether a held reply may go to `worker` now (staleness bound; async: its share).
+  bool mayReply(int worker) const;
+  // Async with the clip rule: whether `worker` is more than shareLead steps ahead of the
+  // median worker.
+  bool aheadOfShare(int worker) const;
+  // Whether an active worker other than `worker` could still push (is not held).
+  bool othersCanPush(int worker) const;
   // Calls on_snapshot when the pushes crossed the next snapshot boundary.
   void maybeSnapshot();
 
@@ -170,11 +168,10 @@ class ShardCore {
   // sync mode: pushes of the current round; staleness mode: workers whose reply waits.
   std::vector<std::pair<int, Message>> round_;
   std::vector<int> held_;
-  // The largest magnitudes of the last kPoisonWindow accepted pushes (a ring), and how many
-  // pushes it has taken in all.
-  std::vector<float> magnitudes_;
-  uint64_t magnitudes_taken_ = 0;
-  std::vector<float> median_scratch_;
+  PushGuard guard_;
+  std::vector<float> scale_;  // per worker: the factor its accepted push is applied with
+  std::vector<float> norm_scratch_;
+  mutable std::vector<uint64_t> steps_scratch_;
 };
 
 }  // namespace sparseps

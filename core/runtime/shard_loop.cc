@@ -34,6 +34,7 @@ void ShardLoop::send() {
     if (s.ok()) {
       stats_.bytes_out += out_[i].bytes.size();
       ++stats_.messages_out;
+      served_[worker] = std::chrono::steady_clock::now();
     } else {
       drop(worker, absl::StrCat("cannot send to it: ", s.message()));
     }
@@ -87,17 +88,17 @@ void ShardLoop::dropStallers() {
 }
 
 void ShardLoop::notePush(int worker) {
-  const auto now = std::chrono::steady_clock::now();
-  interval_[worker] = now - last_push_[worker];
-  last_push_[worker] = now;
+  longest_step_[worker] =
+      std::max(longest_step_[worker], std::chrono::steady_clock::now() - served_[worker]);
 }
 
-std::chrono::steady_clock::duration ShardLoop::pushBound() {
+std::chrono::steady_clock::duration ShardLoop::progressBound(int worker) {
   scratch_.clear();
-  for (const auto& interval : interval_) {
-    if (interval.count() > 0) scratch_.push_back(interval);
+  for (const auto& step : longest_step_) {
+    if (step.count() > 0) scratch_.push_back(step);
   }
   std::chrono::steady_clock::duration bound = kIdlePeerTimeouts * job_.peer_timeout;
+  bound = std::max(bound, kIdleSteps * longest_step_[worker]);
   if (!scratch_.empty()) {
     const auto middle = scratch_.begin() + static_cast<ptrdiff_t>(scratch_.size() / 2);
     std::nth_element(scratch_.begin(), middle, scratch_.end());
@@ -110,24 +111,25 @@ Deadline ShardLoop::pushDeadline() {
   Deadline first = kNoDeadline;
   for (int rank : live_ranks_) {
     const int w = workerOf(rank);
-    if (!core_.awaitsReply(w)) first = std::min(first, last_push_[w]);
+    if (!core_.awaitsReply(w)) first = std::min(first, served_[w] + progressBound(w));
   }
-  return first == kNoDeadline ? first : first + pushBound();
+  return first;
 }
 
 void ShardLoop::dropIdle() {
   const auto now = std::chrono::steady_clock::now();
-  const auto bound = pushBound();
   auto seconds = [](std::chrono::steady_clock::duration d) {
     return std::chrono::duration<double>(d).count();
   };
   for (int rank : std::vector<int>(live_ranks_)) {
     const int w = workerOf(rank);
-    if (core_.awaitsReply(w) || now - last_push_[w] < bound) continue;
+    const auto bound = progressBound(w);
+    if (core_.awaitsReply(w) || now - served_[w] < bound) continue;
     drop(w,
-         absl::StrFormat("made no push for %.1f s (the bound: %d peer timeouts, or %d of the "
-                         "workers' median step if longer: %.1f s)",
-                         seconds(now - last_push_[w]), kIdlePeerTimeouts, kIdleSteps,
+         absl::StrFormat("made no push for %.1f s after it was served (the bound: %d peer "
+                         "timeouts, or %d of its longest step or of the workers' median "
+                         "step if longer: %.1f s)",
+                         seconds(now - served_[w]), kIdlePeerTimeouts, kIdleSteps,
                          seconds(bound)),
          /*stalled=*/true);
   }
@@ -144,8 +146,8 @@ absl::Status ShardLoop::maybeCheckpoint(bool final) {
 
 absl::Status ShardLoop::run() {
   started_ = std::chrono::steady_clock::now();
-  last_push_.assign(worker_ranks_.size(), started_);
-  interval_.assign(worker_ranks_.size(), std::chrono::steady_clock::duration::zero());
+  served_.assign(worker_ranks_.size(), started_);
+  longest_step_.assign(worker_ranks_.size(), std::chrono::steady_clock::duration::zero());
   for (size_t w = 0; w < worker_ranks_.size(); ++w) session_.start(static_cast<int>(w), &out_);
   while (!live_ranks_.empty()) {
     send();
@@ -174,6 +176,10 @@ absl::Status ShardLoop::run() {
     if (auto s = maybeCheckpoint(false); !s.ok()) return s;
   }
   send();
+  for (size_t w = 0; w < worker_ranks_.size(); ++w) {
+    const uint64_t clipped = core_.clippedPushes()[w];
+    if (clipped > 0) stats_.clipped.push_back({static_cast<int>(w), worker_ranks_[w], clipped});
+  }
   stats_.pushes = core_.pushes();
   stats_.epochs = core_.epoch();
   return maybeCheckpoint(true);

@@ -3,8 +3,9 @@
 // initial model, then receives from any live worker, hands each message to the shard's
 // session (shard_session.h: the checks, the core, the replies) and sends what it answers.
 // A worker that dies or sends a malformed message is logged by rank and dropped; the
-// others go on. A worker that makes no push for kIdlePeerTimeouts peer timeouts, or
-// kIdleSteps of the workers' median step if that is longer, is dropped too. The job
+// others go on. A worker that makes no push is dropped too, at a bound that follows the steps
+// seen (progressBound): the clock starts when the message it waits for was sent to it, so
+// neither the server's own delays nor a slow link count against it. The job
 // says who the workers are, how replies are encoded, where the log goes and the
 // checkpoints (every checkpoint_every versions and when the loop ends).
 
@@ -33,12 +34,20 @@ struct DroppedWorker {
   std::string reason;
 };
 
+// A worker whose pushes the push guard scaled down (push_guard.h), and how many.
+struct ClippedWorker {
+  int worker = -1;
+  int rank = -1;
+  uint64_t pushes = 0;
+};
+
 struct ShardStats {
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   uint64_t messages_in = 0;
   uint64_t messages_out = 0;
   std::vector<DroppedWorker> dropped;  // in the order they were dropped
+  std::vector<ClippedWorker> clipped;  // when the loop ended, by worker
   // When the loop ended: the pushes this shard applied and the global epochs they make, a
   // resumed run's earlier ones included.
   uint64_t pushes = 0;
@@ -47,6 +56,10 @@ struct ShardStats {
 
 class ShardLoop {
  public:
+  // A worker is dropped once it has made no push for kIdlePeerTimeouts peer timeouts, or for
+  // kIdleSteps of its own longest step or of the workers' median step, whichever is longest:
+  // a worker that is only slow keeps the bound of its own pace (a step is the time from the
+  // message it waited for, its model or its reply, being sent to its next push).
   static constexpr int kIdlePeerTimeouts = 4;
   static constexpr int kIdleSteps = 10;
   // The session (and the job it was made with) outlives the server.
@@ -68,10 +81,10 @@ class ShardLoop {
   // reply is held), and the drop of the workers it still waits on.
   Deadline roundDeadline();
   void dropStallers();
-  // Progress: a live worker that makes no push for pushBound() while none of its pushes is
-  // unanswered is dropped, in every mode (an async job would otherwise wait for it
-  // forever).
-  std::chrono::steady_clock::duration pushBound();
+  // Progress: a live worker that makes no push for progressBound(w) after it was served,
+  // while none of its pushes is unanswered, is dropped, in every mode (an async job would
+  // otherwise wait for it forever).
+  std::chrono::steady_clock::duration progressBound(int worker);
   Deadline pushDeadline();
   void dropIdle();
   void notePush(int worker);
@@ -89,8 +102,9 @@ class ShardLoop {
   uint64_t last_checkpoint_version_ = 0;
   std::chrono::steady_clock::time_point started_;  // when run() began
   std::optional<Deadline> waiting_since_;  // since when a held reply waits on a worker
-  std::vector<Deadline> last_push_;        // per worker: its last push, or its start
-  std::vector<std::chrono::steady_clock::duration> interval_;  // between its last two pushes
+  std::vector<Deadline> served_;  // per worker: when its model or last reply was sent to it
+  // Per worker: its longest step so far (zero before its first push).
+  std::vector<std::chrono::steady_clock::duration> longest_step_;
   std::vector<std::chrono::steady_clock::duration> scratch_;
   ShardStats stats_;
   // Reused across messages: the frame received, the messages to send.

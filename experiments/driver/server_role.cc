@@ -118,6 +118,10 @@ absl::Status runServerRole(const DriverConfig& config) {
                        {"reason", d.reason}});
     dropped_indices.push_back(d.worker);
   }
+  nlohmann::json clipped = nlohmann::json::array();
+  for (const ClippedWorker& c : stats->clipped) {
+    clipped.push_back({{"worker", c.worker}, {"rank", c.rank}, {"pushes", c.pushes}});
+  }
   const nlohmann::json report = {
       {"shard", rank},
       {"bytes_in", stats->bytes_in},
@@ -125,6 +129,7 @@ absl::Status runServerRole(const DriverConfig& config) {
       {"messages_in", stats->messages_in},
       {"messages_out", stats->messages_out},
       {"dropped_workers", dropped},
+      {"clipped_workers", clipped},
       {"train_seconds", train_seconds},
       {"wall_seconds", secondsSince(start)},
       {"peak_rss_mb", peakRssMb()},
@@ -148,6 +153,7 @@ absl::Status runServerRole(const DriverConfig& config) {
                       secondsSince(start), (*dataset)->size(Split::kTrain),
                       {{"server_peak_rss_mb", peakRssMb()},
                        {"dropped_workers", dropped},
+                       {"clipped_workers", clipped},
                        // The run's, a resumed run's earlier attempts included (the workers'
                        // reports count this attempt's steps).
                        {"updates", stats->pushes},

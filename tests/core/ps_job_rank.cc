@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "core/net/connect.h"
 #include "core/runtime/job.h"
@@ -85,8 +86,9 @@ double accuracy(const std::vector<float>& w, const Data& d) {
 int run(int argc, char** argv) {
   CLI::App app{"sparseps test rank"};
   int rank = 0, world = 5, servers = 1, steps = 100, die_at = -1, peer_timeout_ms = 30000;
-  int connect_timeout_ms = 20000;
+  int connect_timeout_ms = 20000, compute_ms = 0;
   std::string store, run_id, method = "dgs", out, mode = "async", checkpoint, secret;
+  std::string push_guard = "clip";
   double density = 0.05, lr = 0.1;
   bool resume = false;
   app.add_option("--rank", rank);
@@ -105,6 +107,8 @@ int run(int argc, char** argv) {
   app.add_option("--peer-timeout-ms", peer_timeout_ms);
   app.add_option("--connect-timeout-ms", connect_timeout_ms);
   app.add_option("--run-secret", secret);
+  app.add_option("--push-guard", push_guard);
+  app.add_option("--compute-ms", compute_ms, "each step computes for this long (a sleep)");
   app.add_option("--out", out)->required();
   CLI11_PARSE(app, argc, argv);
 
@@ -122,6 +126,9 @@ int run(int argc, char** argv) {
     return 2;
   }
   job.server.mode = *parsed_mode;
+  auto guard = parseName(kPushGuardNames, "--push-guard", push_guard);
+  if (!guard.ok()) return 2;
+  job.server.guard = *guard;
   job.server.pushes_per_epoch = 1e9;
   job.server.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   job.encode.force(Encoding::kIndexValueF32);  // exact byte predictions in the test
@@ -176,6 +183,7 @@ int run(int argc, char** argv) {
   for (int step = 0; step < steps; ++step) {
     if (step == die_at) raise(SIGKILL);
     gradient(w, train, (step % 50) * batch, batch, &g);
+    if (compute_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(compute_ms));
     StepStats stats;
     if (auto s = client.step(g, absl::MakeSpan(w), 0, &stats); !s.ok()) {
       std::fprintf(stderr, "worker %d: %s\n", rank, std::string(s.message()).c_str());

@@ -11,6 +11,9 @@
 #include <memory>
 #include <thread>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "compressors/segment_spec.h"
 #include "core/runtime/checkpoint.h"
 #include "core/wire/wire_header.h"
@@ -186,7 +189,7 @@ TEST_F(PsJobTest, AServerKilledMidRunResumesFromItsCheckpoint) {
 struct RogueCase {
   const char* rogue;
   const char* mode;
-  const char* reason;  // in the server's dropped_reason
+  const char* reason;  // in the server's dropped_reason (one of those split by '|')
 };
 
 class RoguePeerTest : public PsJobTest, public ::testing::WithParamInterface<RogueCase> {};
@@ -196,6 +199,7 @@ TEST_P(RoguePeerTest, IsDroppedAndTheJobFinishesWithoutIt) {
   const std::string run_id = std::string("rogue-") + c.rogue;
   const std::vector<std::string> common = {"--method", "asgd", "--mode", c.mode,
                                            "--peer-timeout-ms", "1000", "--steps", "60",
+                                           "--compute-ms", "5",
                                            "--connect-timeout-ms", "4000",
                                            "--run-secret", "s3cret"};
   const auto start = std::chrono::steady_clock::now();
@@ -218,8 +222,10 @@ TEST_P(RoguePeerTest, IsDroppedAndTheJobFinishesWithoutIt) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(job.exit_codes[0], 0) << "the server survives";
   EXPECT_EQ(job.results[0].at("dropped"), "1");
-  EXPECT_NE(job.results[0].at("dropped_reason").find(c.reason), std::string::npos)
-      << job.results[0].at("dropped_reason");
+  const std::string reason = job.results[0].at("dropped_reason");
+  EXPECT_TRUE(absl::c_any_of(absl::StrSplit(c.reason, '|'), [&](absl::string_view r) {
+    return absl::StrContains(reason, r);
+  })) << reason;
   for (int r = 1; r < 3; ++r) {
     ASSERT_EQ(job.exit_codes[r], 0) << "worker rank " << r;
     EXPECT_GE(std::stod(job.results[r].at("accuracy")), 0.9) << "worker rank " << r;
@@ -245,13 +251,47 @@ INSTANTIATE_TEST_SUITE_P(
         RogueCase{"bad-then-good", "async", "checksum"},
         RogueCase{"stop", "async", "sent no message and no pulse"},
         RogueCase{"no-secret", "async", "did not present this run's secret"},
-        RogueCase{"mute", "async", "did not complete the handshake"}),
+        RogueCase{"mute", "async", "did not complete the handshake"},
+        RogueCase{"oversized", "async", "broke Gloo's framing"},
+        RogueCase{"fast", "async", "steps beyond the 60 of the workers that finished"},
+        RogueCase{"fast", "sync", "steps beyond the 60 of the workers that finished"},
+        RogueCase{"fast", "staleness", "steps beyond the 60 of the workers that finished"},
+        RogueCase{"fastsmall", "async", "steps beyond the 60 of the workers that finished"},
+        RogueCase{"fastsmall", "sync", "steps beyond the 60 of the workers that finished"},
+        RogueCase{"fastsmall", "staleness", "steps beyond the 60 of the workers that finished"},
+        RogueCase{"doubling", "async", "steps beyond the 60 of the workers that finished"},
+        RogueCase{"firstpoison", "async", "a poisoned or diverged push"}),
     [](const ::testing::TestParamInfo<RogueCase>& info) {
       std::string name = info.param.rogue;
       name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
       if (std::string(info.param.mode) != "async") name += info.param.mode;
       return name;
     });
+
+// The contrast for the push guard's clip rule: with --push-guard=refuse, the same rank that
+// pushes 0.004 everywhere without computing (RoguePeerTest.*/fastsmall), while the honest
+// workers compute for 5 ms a step, is never refused and steers the model the honest workers
+// end with. (It never stops, so the server is killed.)
+TEST_F(PsJobTest, WithoutTheClipRuleARankThatPushesWithoutComputingSteersTheModel) {
+  const std::string run_id = "steered";
+  fs::create_directories(dir_ / run_id);
+  std::vector<std::unique_ptr<testing::ChildProcess>> ranks;
+  for (int r = 0; r < 3; ++r) {
+    ranks.push_back(std::make_unique<testing::ChildProcess>(std::vector<std::string>{
+        SPARSEPS_PS_JOB_RANK, "--rank", std::to_string(r), "--world-size", "4", "--store",
+        (dir_ / run_id / "store").string(), "--run-id", run_id, "--out", outPath(run_id, r),
+        "--method", "asgd", "--steps", "60", "--compute-ms", "5", "--run-secret", "s3cret",
+        "--push-guard", "refuse"}));
+  }
+  testing::ChildProcess rogue({SPARSEPS_ROGUE_RANK, "--rank", "3", "--world-size", "4",
+                               "--store", (dir_ / run_id / "store").string(), "--run-id",
+                               run_id, "--run-secret", "s3cret", "--rogue", "fastsmall"});
+  for (int r = 1; r < 3; ++r) {
+    ASSERT_EQ(ranks[r]->wait(std::chrono::seconds(60)), 0) << "worker rank " << r;
+    // Under the 0.9 every guarded job reaches (0.71 to 0.74 in runs here).
+    EXPECT_LT(std::stod(readResult(outPath(run_id, r)).at("accuracy")), 0.9) << "worker rank " << r;
+  }
+}
 
 // A worker that never starts: the server starts with the two that came once the connect
 // timeout has passed, names the missing one, and the job trains without it. The workers,

@@ -18,6 +18,13 @@
 //   bad-then-good  pushes a damaged message and at once a good one (the server's
 //                goodbye to it and its push to the server wait on each other)
 //   stop         takes its model, then stops itself (SIGSTOP): no pulse, nothing
+//   oversized    sends a small push's header, then 4 MiB on the payload slot (more than the
+//                server posted: Gloo's pair refuses it on its device thread)
+//   fast         pushes without computing, each right after its reply: 0.01 on every
+//                parameter, raising class 0's weights and bias and lowering the others'
+//   fastsmall    the same at 0.004 (within the honest pushes' scale: bounded by its share)
+//   doubling     the same as fast, its value doubling every 20 pushes
+//   firstpoison  pushes values of 1e18 at its first push
 //   no-secret    handshakes without the run secret
 //   mute         connects and never handshakes (its channel pulses)
 #include <gloo/context.h>
@@ -59,6 +66,32 @@ std::vector<uint8_t> push(int rank, float value, uint64_t step = 0) {
     std::abort();
   }
   return std::move(*bytes);
+}
+
+// A steering push of `value`: W -= push raises class 0's weights and bias, lowers the rest.
+std::vector<uint8_t> steeringPush(int rank, float value, uint64_t step) {
+  const SegmentSpecs specs = {{0, 0, 64 * 8, true}, {1, 64 * 8, 8, false}};
+  std::vector<float> flat(kNumel, value);
+  for (size_t f = 0; f < 64; ++f) flat[f] = -value;  // class 0's row of weights
+  flat[64 * 8] = -value;                             // its bias
+  MessageHeader header;
+  header.kind = MessageKind::kPush;
+  header.sender_rank = static_cast<uint32_t>(rank);
+  header.worker_step = step;
+  auto bytes = encodeMessage(header, denseMessage(specs, flat));
+  if (!bytes.ok()) std::abort();
+  return std::move(*bytes);
+}
+
+// Steering pushes of `value`, each right after its reply, until cut off; the value doubles
+// every `doubling` pushes (0: never).
+void steer(Channel& ch, int rank, float value, int doubling) {
+  for (uint64_t step = 0; ch.isLive(0); ++step) {
+    if (doubling > 0 && step > 0 && step % static_cast<uint64_t>(doubling) == 0) value *= 2;
+    if (!ch.send(0, steeringPush(rank, value, step)).ok()) return;
+    auto reply = ch.receive(std::vector<int>{0});
+    if (!reply.ok() || !reply->peer_status.ok()) return;
+  }
 }
 
 // A push of the 8 biases alone (a small message: its payload gets a tenth of the timeout).
@@ -204,6 +237,22 @@ int run(int argc, char** argv) {
     }
   } else if (rogue == "push-unread") {
     (void)ch.send(0, push(rank, 0.5f));
+  } else if (rogue == "oversized") {
+    std::vector<uint8_t> whole = smallPush(rank);
+    std::vector<uint8_t> huge(4 << 20, 0xAB);
+    try {  // the server closes the connection
+      sendRaw(context, absl::MakeConstSpan(whole).subspan(0, kHeaderBytes),
+              absl::MakeConstSpan(whole).subspan(kHeaderBytes), huge);
+    } catch (const std::exception&) {
+    }
+  } else if (rogue == "fast") {
+    steer(ch, rank, 0.01f, 0);
+  } else if (rogue == "fastsmall") {
+    steer(ch, rank, 0.004f, 0);
+  } else if (rogue == "doubling") {
+    steer(ch, rank, 0.01f, 20);
+  } else if (rogue == "firstpoison") {
+    if (auto s = ch.send(0, push(rank, 1e18f)); !s.ok()) return fail(std::string(s.message()));
   } else if (rogue == "stop") {
     raise(SIGSTOP);
   } else if (rogue != "no-read" && rogue != "silent") {

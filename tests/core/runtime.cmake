@@ -1,6 +1,7 @@
 sparseps_test(runtime_core_test
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/shard_core_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/push_guard_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/checkpoint_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/lr_schedule_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/shard_plan_test.cc

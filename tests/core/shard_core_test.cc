@@ -105,70 +105,96 @@ TEST(ShardCoreTest, ServerThreadsOutsideTheirRangeAreRefusedNamingIt) {
 TEST(ShardCoreTest, APushOutOfItsWorkersTurnIsRefusedNamingBothSteps) {
   auto async = makeCore(ConsistencyMode::kAsync, 2);
   std::vector<Reply> out;
-  ASSERT_TRUE(async.acceptPush(0, 0, 1.0f).ok());
+  ASSERT_TRUE(async.acceptPush(0, 0, 1.0f, densePush({1, 1})).ok());
   async.onPush(0, densePush({1, 1}), &out);
-  ASSERT_TRUE(async.acceptPush(0, 1, 1.0f).ok());
-  absl::Status replay = async.acceptPush(0, 0, 1.0f);
+  ASSERT_TRUE(async.acceptPush(0, 1, 1.0f, densePush({1, 1})).ok());
+  absl::Status replay = async.acceptPush(0, 0, 1.0f, densePush({1, 1}));
   EXPECT_TRUE(absl::IsInvalidArgument(replay));
   EXPECT_EQ(replay.message(), "push of its step 0 where step 1 is next (a replayed or reordered push)");
-  EXPECT_FALSE(async.acceptPush(0, 2, 1.0f).ok());  // one from the future
-  EXPECT_TRUE(async.acceptPush(1, 0, 1.0f).ok());   // each worker counts its own
+  EXPECT_FALSE(async.acceptPush(0, 2, 1.0f, densePush({1, 1})).ok());  // one from the future
+  EXPECT_TRUE(async.acceptPush(1, 0, 1.0f, densePush({1, 1})).ok());   // each worker counts its own
   EXPECT_EQ(async.pushes(), 1u);
 
   auto sync = makeCore(ConsistencyMode::kSync, 2);
   sync.onPush(0, densePush({1, 1}), &out);  // the round waits for worker 1
-  absl::Status again = sync.acceptPush(0, 0, 1.0f);
+  absl::Status again = sync.acceptPush(0, 0, 1.0f, densePush({1, 1}));
   EXPECT_EQ(again.message(),
             "push of its step 0 while its push of step 0 is unanswered (a replayed or "
             "out-of-turn push)");
   sync.onPush(1, densePush({1, 1}), &out);  // the round is answered
-  EXPECT_TRUE(sync.acceptPush(0, 1, 1.0f).ok());
-  EXPECT_FALSE(sync.acceptPush(0, 0, 1.0f).ok());
+  EXPECT_TRUE(sync.acceptPush(0, 1, 1.0f, densePush({1, 1})).ok());
+  EXPECT_FALSE(sync.acceptPush(0, 0, 1.0f, densePush({1, 1})).ok());
 
   auto stale = makeCore(ConsistencyMode::kStaleness, 2, /*staleness=*/0);
   stale.onPush(0, densePush({1, 1}), &out);  // applied, its reply held for worker 1
-  EXPECT_FALSE(stale.acceptPush(0, 1, 1.0f).ok()) << "the held reply is not answered yet";
+  EXPECT_FALSE(stale.acceptPush(0, 1, 1.0f, densePush({1, 1})).ok()) << "the held reply is not answered yet";
   stale.onPush(1, densePush({1, 1}), &out);
-  EXPECT_TRUE(stale.acceptPush(0, 1, 1.0f).ok());
+  EXPECT_TRUE(stale.acceptPush(0, 1, 1.0f, densePush({1, 1})).ok());
 }
 
-// The poisoning guard against a plain statement of its rule: after 8 accepted pushes, one
-// whose largest value is over 1e4 times the median (the middle of the sorted window, upper
-// middle for an even count) of the last 64 accepted pushes' largest values, or over 1e4 *
-// 0.01 when that median is smaller, is refused. The series: a warm-up (even a huge push
-// passes there), a slow honest drift the window follows, a 100x spike, 1e18 pushes, a
-// converged tail of tiny pushes with a stale worker's 5e-3 and 99 among them, then 101.
-TEST(ShardCoreTest, APushFarAboveTheRecentPushesIsRefused) {
-  std::vector<float> series = {1, 2, 1e18f, 0.5f, 1, 1, 1, 1};  // the warm-up: all pass
-  for (int i = 0; i < 100; ++i) series.push_back(1.0f + 0.05f * static_cast<float>(i));
-  series.push_back(100.0f * series.back());
-  for (int i = 0; i < 3; ++i) series.push_back(1e18f);
-  for (int i = 0; i < 70; ++i) series.push_back(i % 20 == 0 ? 5e-3f : 7e-8f);
-  series.push_back(99.0f);   // under the floor's bound
-  series.push_back(101.0f);  // over it
-  auto core = makeCore(ConsistencyMode::kAsync, 1);
-  std::vector<float> accepted;
-  int refusals = 0;
-  for (size_t i = 0; i < series.size(); ++i) {
-    bool refuse = false;
-    if (accepted.size() >= 8) {
-      std::vector<float> window(accepted.end() - std::min<ptrdiff_t>(64, accepted.size()),
-                                accepted.end());
-      std::sort(window.begin(), window.end());
-      refuse = series[i] > 1e4 * std::max(window[window.size() / 2], 0.01f);
-    }
-    const absl::Status s = core.acceptPush(0, 0, series[i]);
-    ASSERT_EQ(s.ok(), !refuse) << "push " << i << " of " << series[i] << ": " << s;
-    if (refuse) {
-      ++refusals;
-      EXPECT_NE(s.message().find("is over 10000 times the median largest value"),
-                std::string::npos)
-          << s;
-    } else {
-      accepted.push_back(series[i]);
-    }
+// Pushes its largest value's worth on both parameters, accepted first (as the session does).
+absl::Status acceptAndPush(ShardCore& core, int worker, float value, std::vector<Reply>* out) {
+  Message push = densePush({value, value});
+  if (absl::Status s = core.acceptPush(worker, core.workerSteps(worker), value, push); !s.ok()) {
+    return s;
   }
-  EXPECT_EQ(refusals, 4);  // the three 1e18 pushes after the warm-up and 101, nothing honest
+  core.onPush(worker, push, out);
+  return absl::OkStatus();
+}
+
+// The clip rule's frequency filter in async mode: a worker more than 16 steps ahead of the
+// median worker (lost workers not counted) gets its reply only when the others catch up, or
+// when no other worker could still push.
+TEST(ShardCoreTest, AsyncHoldsAWorkerFarAheadOfTheMedianWorker) {
+  ShardCore core(std::make_unique<PlainRule>(), {0.0f, 0.0f}, 0, 3,
+                 optionsFor(ConsistencyMode::kAsync));
+  std::vector<Reply> out;
+  for (int i = 0; i < 16; ++i) ASSERT_TRUE(acceptAndPush(core, 0, 0.01f, &out).ok());
+  EXPECT_EQ(out.size(), 16u) << "16 ahead of the median (0) is within the lead";
+  ASSERT_TRUE(acceptAndPush(core, 0, 0.01f, &out).ok());
+  EXPECT_EQ(out.size(), 16u) << "the 17th step's reply waits";
+  EXPECT_TRUE(core.awaitsReply(0));
+  EXPECT_TRUE(core.waitingOn().empty()) << "a slow worker is not held responsible";
+  ASSERT_TRUE(acceptAndPush(core, 2, 0.01f, &out).ok());  // median 1: 17 <= 1 + 16
+  ASSERT_EQ(out.size(), 18u);
+  EXPECT_EQ(out[16].worker, 0);
+  EXPECT_EQ(out[17].worker, 2);
+  // With the others done, nobody can catch up: the held reply goes.
+  ShardCore alone(std::make_unique<PlainRule>(), {0.0f, 0.0f}, 0, 3,
+                  optionsFor(ConsistencyMode::kAsync));
+  std::vector<Reply> replies;
+  for (int i = 0; i < 17; ++i) ASSERT_TRUE(acceptAndPush(alone, 0, 0.01f, &replies).ok());
+  alone.onWorkerDone(1, &replies);
+  EXPECT_EQ(replies.size(), 16u);
+  alone.onWorkerDone(2, &replies);
+  EXPECT_EQ(replies.size(), 17u);
+  // ... and its next push, 17 steps beyond the finished workers' 0, is refused.
+  const absl::Status beyond = acceptAndPush(alone, 0, 0.01f, &replies);
+  EXPECT_EQ(beyond.message(),
+            "push of its step 17, more than 16 steps beyond the 0 of the workers that finished");
+  // The refuse rule keeps neither.
+  ShardCoreOptions refuse = optionsFor(ConsistencyMode::kAsync);
+  refuse.guard = PushGuardRule::kRefuse;
+  ShardCore free(std::make_unique<PlainRule>(), {0.0f, 0.0f}, 0, 3, refuse);
+  std::vector<Reply> all;
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(acceptAndPush(free, 0, 0.01f, &all).ok());
+  EXPECT_EQ(all.size(), 40u);
+}
+
+// A clipped push reaches the rule scaled: worker 1's norm is sqrt(2) * 1, so worker 0's push
+// of norm sqrt(2) * 100 is applied at 2 / 100 of itself, in async and within a sync round.
+TEST(ShardCoreTest, AClippedPushIsAppliedScaledDown) {
+  for (ConsistencyMode mode : {ConsistencyMode::kAsync, ConsistencyMode::kSync}) {
+    ShardCore core(std::make_unique<PlainRule>(), {0.0f, 0.0f}, 0, 2, optionsFor(mode));
+    std::vector<Reply> out;
+    ASSERT_TRUE(core.acceptPush(1, 0, 1.0f, densePush({1, 1})).ok());
+    core.onPush(1, densePush({1, 1}), &out);
+    ASSERT_TRUE(core.acceptPush(0, 0, 100.0f, densePush({100, 100})).ok());
+    core.onPush(0, densePush({100, 100}), &out);
+    const float scale = mode == ConsistencyMode::kSync ? 0.5f : 1.0f;
+    EXPECT_NEAR(core.model()[0], -scale * (1.0f + 2.0f), 1e-5) << nameOf(kConsistencyModeNames, mode);
+    EXPECT_EQ(core.clippedPushes(), (std::vector<uint64_t>{1, 0}));
+  }
 }
 
 TEST(ShardCoreTest, LearningRateFollowsTheEpochOfPushesApplied) {

@@ -1,16 +1,21 @@
 #include "transport/channel.h"
 
+#include <gmock/gmock.h>
+#include <gloo/context.h>
+#include <gloo/transport/unbound_buffer.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <map>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "tests/transport/mesh.h"
 #include "tests/transport/test_header.h"
+#include "transport/channel_wire.h"
 
 namespace sparseps {
 namespace {
@@ -155,6 +160,71 @@ TEST(Channel, OversizeAnnouncementIsRefusedAndReceiverGoesOn) {
   bad.join();
   EXPECT_FALSE(channels[1]->isLive(0));
 }
+
+// A peer outside any Channel writes a message longer than the receive posted for it, on the
+// payload slot after a valid header (announcing 29 bytes, then 4 MiB) or on the header slot
+// itself. Gloo's pair refuses it with an exception on its device thread, which would end the
+// process; guarded (gloo_pair_guard.h), it fails that pair alone: the receiver reports rank 1
+// gone and goes on with rank 2.
+class OversizedFrame : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(OversizedFrame, DropsTheSenderAndTheReceiverGoesOn) {
+  const uint64_t slot = GetParam();
+  auto contexts = connectMesh(3);
+  auto channels = makeChannels({contexts[0], contexts[2]},
+                               {testChannelOptions(1024), testChannelOptions(1024)});
+  std::thread rogue([&] {
+    std::vector<uint8_t> header(channel_wire::headerMessageBytes(testing::kTestHeaderBytes));
+    const std::vector<uint8_t> announced(29, 7);
+    const std::vector<uint8_t> message = testMessage(announced.size(), announced);
+    channel_wire::writeHeaderMessage(
+        header.data(), 0, absl::MakeConstSpan(message).subspan(0, testing::kTestHeaderBytes),
+        announced);
+    std::vector<uint8_t> huge(4 << 20, 0xAB);
+    try {
+      std::unique_ptr<gloo::transport::UnboundBuffer> h;
+      if (slot == channel_wire::kPayloadSlot) {
+        h = contexts[1]->createUnboundBuffer(header.data(), header.size());
+        h->send(0, channel_wire::kHeaderSlot);
+        h->waitSend(std::chrono::seconds(10));
+      }
+      auto b = contexts[1]->createUnboundBuffer(huge.data(), huge.size());
+      b->send(0, slot);
+      // Rank 0 takes none of it: the wait ends at its bound (this context only breaks).
+      b->waitSend(std::chrono::seconds(1));
+    } catch (const std::exception&) {  // rank 0 closed the connection
+    }
+  });
+  std::thread good([&] {
+    std::vector<uint8_t> payload(100, 2);
+    EXPECT_TRUE(channels[1]->send(0, testMessage(payload.size(), payload)).ok());
+  });
+  std::set<int> seen;
+  for (int i = 0; i < 2; ++i) {
+    auto m = channels[0]->receive(std::vector<int>{1, 2});
+    ASSERT_TRUE(m.ok()) << m.status();
+    seen.insert(m->src);
+    if (m->src == 1) {
+      EXPECT_FALSE(m->peer_status.ok());
+      EXPECT_THAT(std::string(m->peer_status.message()), ::testing::HasSubstr("framing"))
+          << m->peer_status;
+    } else {
+      EXPECT_EQ(testing::payloadOf(*m), std::vector<uint8_t>(100, 2));
+    }
+  }
+  EXPECT_EQ(seen, (std::set<int>{1, 2}));
+  EXPECT_FALSE(channels[0]->isLive(1));
+  EXPECT_TRUE(channels[0]->isLive(2));
+  rogue.join();
+  good.join();
+}
+
+INSTANTIATE_TEST_SUITE_P(Slots, OversizedFrame,
+                         ::testing::Values(channel_wire::kPayloadSlot, channel_wire::kHeaderSlot),
+                         [](const ::testing::TestParamInfo<uint64_t>& info) {
+                           return info.param == channel_wire::kPayloadSlot ? "OnThePayloadSlot"
+                                                                           : "OnTheHeaderSlot";
+                         });
 
 TEST(Channel, InterruptWakesABlockedReceiveWhichCanBeRetried) {
   auto contexts = connectMesh(2);

@@ -1,0 +1,95 @@
+#include "core/runtime/push_guard.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace sparseps {
+
+namespace {
+
+// The middle of v (the upper middle for an even count), reordering v.
+template <typename T>
+T median(std::vector<T>& v) {
+  const auto middle = v.begin() + static_cast<ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), middle, v.end());
+  return *middle;
+}
+
+}  // namespace
+
+PushGuard::PushGuard(PushGuardRule rule, int num_workers)
+    : rule_(rule), views_(num_workers), clipped_(num_workers, 0) {}
+
+bool PushGuard::gatherOthers(int worker) {
+  scratch_largest_.clear();
+  scratch_norm_.clear();
+  for (size_t w = 0; w < views_.size(); ++w) {
+    if (static_cast<int>(w) == worker || views_[w].taken == 0) continue;
+    viewMedians(views_[w]);
+    scratch_largest_.push_back(view_largest_);
+    scratch_norm_.push_back(view_norm_);
+  }
+  if (scratch_largest_.empty()) return false;
+  others_largest_ = median(scratch_largest_);
+  others_norm_ = median(scratch_norm_);
+  return true;
+}
+
+void PushGuard::viewMedians(const View& v) {
+  one_largest_ = v.largest;
+  one_norm_ = v.norm;
+  view_largest_ = median(one_largest_);
+  view_norm_ = median(one_norm_);
+}
+
+absl::StatusOr<float> PushGuard::admit(int worker, float largest, double norm,
+                                       absl::FunctionRef<float()> model_largest) {
+  View& own = views_[static_cast<size_t>(worker)];
+  bool compared = gatherOthers(worker);
+  if (!compared && own.taken >= kPoisonWarmup) {  // alone in its job: its own history
+    viewMedians(own);
+    others_largest_ = view_largest_;
+    others_norm_ = view_norm_;
+    compared = true;
+  }
+  if (!compared) {
+    const double bound = kModelFactor * std::max(1.0f, model_largest());
+    if (largest > bound) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "its largest value ", largest, " is over ", kModelFactor,
+          " times the model's largest value (1 if less) before any other worker pushed: ",
+          "a poisoned or diverged push"));
+    }
+    remember(worker, largest, norm);
+    return 1.0f;
+  }
+  if (largest > kPoisonFactor * std::max<double>(others_largest_, kPoisonFloor)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "its largest value ", largest, " is over ", kPoisonFactor,
+        " times the median largest value of the other workers' recent pushes (",
+        others_largest_, "; ", kPoisonFloor, " if less): a poisoned or diverged push"));
+  }
+  remember(worker, largest, norm);
+  // Others that pushed only zeros give no radius.
+  const double radius = kClipFactor * others_norm_;
+  if (rule_ != PushGuardRule::kClip || !(radius > 0) || !(norm > radius)) return 1.0f;
+  ++clipped_[static_cast<size_t>(worker)];
+  return static_cast<float>(radius / norm);
+}
+
+void PushGuard::remember(int worker, float largest, double norm) {
+  View& v = views_[static_cast<size_t>(worker)];
+  if (v.largest.size() < kGuardHistory) {
+    v.largest.push_back(largest);
+    v.norm.push_back(norm);
+  } else {
+    v.largest[v.taken % kGuardHistory] = largest;
+    v.norm[v.taken % kGuardHistory] = norm;
+  }
+  ++v.taken;
+}
+
+void PushGuard::forget(int worker) { views_[static_cast<size_t>(worker)] = View{}; }
+
+}  // namespace sparseps

@@ -1,0 +1,114 @@
+#include "transport/gloo_pair_guard.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+// The one member of Gloo's TCP pair this file calls (public and not virtual in
+// gloo/transport/tcp/pair.h, which cannot be included: it needs gloo/common/memory.h, which
+// Debian's package lacks). Declared, not defined: the call links to libgloo's definition.
+namespace gloo::transport::tcp {
+class Pair {
+ public:
+  std::exception_ptr signalExceptionExternal(const std::string& msg);
+};
+}  // namespace gloo::transport::tcp
+
+namespace sparseps {
+namespace {
+
+constexpr char kVtable[] = "_ZTVN4gloo9transport3tcp4PairE";
+constexpr char kHandleEvents[] = "_ZN4gloo9transport3tcp4Pair12handleEventsEi";
+// The thunk that the Handler base's entry points to: it moves `this` back by 16 bytes to the
+// Pair (the "n16" of its name), then runs handleEvents.
+constexpr char kHandleEventsThunk[] = "_ZThn16_N4gloo9transport3tcp4Pair12handleEventsEi";
+constexpr ptrdiff_t kHandlerOffset = 16;
+
+using HandleEvents = void (*)(void* self, int events);
+HandleEvents original_direct = nullptr;
+HandleEvents original_thunk = nullptr;
+
+void failPair(void* pair, const char* what) {
+  static_cast<gloo::transport::tcp::Pair*>(pair)->signalExceptionExternal(
+      absl::StrCat("the peer broke Gloo's framing: ", what));
+}
+
+// The pair's lock, taken inside the original, is released by the time the exception gets
+// here; signalExceptionExternal takes it again, and does nothing if the pair failed already.
+void guardedDirect(void* self, int events) {
+  try {
+    original_direct(self, events);
+  } catch (const std::exception& e) {
+    failPair(self, e.what());
+  }
+}
+
+void guardedThunk(void* handler, int events) {
+  try {
+    original_thunk(handler, events);
+  } catch (const std::exception& e) {
+    failPair(static_cast<char*>(handler) - kHandlerOffset, e.what());
+  }
+}
+
+absl::Status install() {
+  void* vtable = dlsym(RTLD_DEFAULT, kVtable);
+  void* direct = dlsym(RTLD_DEFAULT, kHandleEvents);
+  void* thunk = dlsym(RTLD_DEFAULT, kHandleEventsThunk);
+  Dl_info info;
+  void* entry = nullptr;
+  if (vtable == nullptr || direct == nullptr || thunk == nullptr ||
+      dladdr1(vtable, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr ||
+      static_cast<const ElfW(Sym)*>(entry)->st_size == 0) {
+    return absl::FailedPreconditionError(
+        "gloo: cannot find tcp::Pair's handleEvents in the loaded libgloo (built against "
+        "Debian 12's libgloo0; another Gloo build needs transport/gloo_pair_guard.cc updated)");
+  }
+  auto* slots = static_cast<void**>(vtable);
+  const size_t count = static_cast<const ElfW(Sym)*>(entry)->st_size / sizeof(void*);
+  size_t direct_at = count, thunk_at = count;
+  for (size_t i = 0; i < count; ++i) {
+    if (slots[i] == direct) direct_at = i;
+    if (slots[i] == thunk) thunk_at = i;
+  }
+  if (direct_at == count || thunk_at == count) {
+    return absl::FailedPreconditionError(
+        "gloo: tcp::Pair's virtual table has no handleEvents entries where expected");
+  }
+  // The table lies in memory made read-only after relocation: open its pages for the two
+  // writes, then close them again.
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(slots) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(slots + count);
+  void* pages = reinterpret_cast<void*>(begin);
+  if (mprotect(pages, end - begin, PROT_READ | PROT_WRITE) != 0) {
+    return absl::InternalError(absl::StrCat("gloo: cannot guard tcp::Pair: mprotect: ",
+                                            std::strerror(errno)));
+  }
+  original_direct = reinterpret_cast<HandleEvents>(direct);
+  original_thunk = reinterpret_cast<HandleEvents>(thunk);
+  slots[direct_at] = reinterpret_cast<void*>(&guardedDirect);
+  slots[thunk_at] = reinterpret_cast<void*>(&guardedThunk);
+  mprotect(pages, end - begin, PROT_READ);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status guardGlooPairs() {
+  static std::once_flag once;
+  static absl::Status status;
+  std::call_once(once, [] { status = install(); });
+  return status;
+}
+
+}  // namespace sparseps
