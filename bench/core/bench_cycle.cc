@@ -20,6 +20,9 @@
 // one thread, plainly): virtual_shard_us is what the virtual clock charges per push,
 // virtual_x_real that over the real shard_us. The twin takes the cycle's data out of cache
 // between cycles, in both rows alike; BM_Cycle's rows have no twin.
+// The shard takes each push as the runtime's does: the push guard (ShardCore::acceptPush),
+// then the push. BM_Cycle's rows run with each rule of --push-guard: guard:clip (the
+// default, which reads the push once more for its norm) and guard:refuse.
 // Before timing, each method's first cycle is checked: the worker must hold the server's
 // model after a dense reply, and asgd's must equal W0 - lr * (grad + wd * W0).
 // BM_CycleFloor/asgd: the least memory traffic of any dense cycle that keeps a message
@@ -98,7 +101,7 @@ class Cycle {
  public:
   // timed: the shard serves as in a virtual-time job (its threads modelled, not run).
   Cycle(const std::string& method, const SegmentSpecs& specs, int server_threads,
-        bool timed = false)
+        PushGuardRule guard = PushGuardRule::kClip, bool timed = false)
       : specs_(specs), worker_limits_(*DecodeLimits::fromSpecs(specs)), in_(flatNumel(specs)) {
     if (!registerBuiltinMethods(methods_).ok()) die("registering methods");
     absl::StatusOr<const Method*> m = methods_.find(method);
@@ -112,6 +115,7 @@ class Cycle {
     ShardCoreOptions server;
     server.pushes_per_epoch = 1e9;  // the rate stays lr0
     server.threads = server_threads;
+    server.guard = guard;
     if (timed) {
       server.make_runner = [this](int threads, size_t min_fan_out) {
         auto runner = std::make_unique<TimedRunner>(threads, min_fan_out);
@@ -137,9 +141,14 @@ class Cycle {
     h.worker_step = step_;
     if (!encodeMessage(h, push_, EncodeOptions{}, &up_).ok()) die("encoding the push");
     clock.lap(&seconds[kEncPush]);
-    decode(up_, server_limits_, &server_in_);
+    float largest = 0;
+    decode(up_, server_limits_, &server_in_, &largest);
     clock.lap(&seconds[kDecPush]);
     replies_.clear();
+    // As ShardSession does: the push guard, then the push.
+    if (auto s = core_->acceptPush(0, step_, largest, server_in_); !s.ok()) {
+      die(std::string(s.message()));
+    }
     core_->onPush(0, server_in_, &replies_);
     if (replies_.size() != 1) die("no reply");
     clock.lap(&seconds[kServer]);
@@ -169,10 +178,12 @@ class Cycle {
   float lr() const { return core_->lr(); }
 
  private:
-  void decode(const std::vector<uint8_t>& message, const DecodeLimits& limits, Message* out) {
+  void decode(const std::vector<uint8_t>& message, const DecodeLimits& limits, Message* out,
+              float* largest = nullptr) {
     absl::StatusOr<MessageHeader> h = decodeHeader(message);
     if (!h.ok()) die(std::string(h.status().message()));
-    absl::Status s = decodePayload(*h, absl::MakeConstSpan(message).subspan(kHeaderBytes), limits, out);
+    absl::Status s = decodePayload(*h, absl::MakeConstSpan(message).subspan(kHeaderBytes), limits,
+                                   out, largest);
     if (!s.ok()) die(std::string(s.message()));
   }
 
@@ -321,9 +332,10 @@ struct Layout {
 constexpr Layout kLayouts[] = {
     {"resnet20", resnet20Specs}, {"resnet18", resnet18CifarSpecs}, {"resnet50", resnet50Specs}};
 
-void BM_Cycle(benchmark::State& state, const std::string& method, const Layout& layout) {
+void BM_Cycle(benchmark::State& state, const std::string& method, const Layout& layout,
+              PushGuardRule guard) {
   const SegmentSpecs specs = layout.specs();
-  Cycle cycle(method, specs, 1);
+  Cycle cycle(method, specs, 1, guard);
   checkFirstCycle(method, cycle);
   timeCycles(state, cycle, flatNumel(specs));
 }
@@ -333,7 +345,7 @@ void BM_ServerThreads(benchmark::State& state, const std::string& method, const 
   const SegmentSpecs specs = layout.specs();
   Cycle cycle(method, specs, server_threads);
   checkFirstCycle(method, cycle);
-  Cycle twin(method, specs, server_threads, /*timed=*/true);
+  Cycle twin(method, specs, server_threads, PushGuardRule::kClip, /*timed=*/true);
   checkFirstCycle(method, twin);
   timeCycles(state, cycle, flatNumel(specs), &twin);
 }
@@ -352,10 +364,13 @@ void registerAll() {
   const int many = std::min(4, static_cast<int>(std::thread::hardware_concurrency()));
   for (const Layout& layout : kLayouts) {
     for (const char* method : {"asgd", "gd", "dgc", "dgs"}) {
-      const std::string name = std::string("BM_Cycle/") + method + "/" + layout.name;
-      benchmark::RegisterBenchmark(name.c_str(), BM_Cycle, std::string(method), layout)
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
+      for (const auto& [guard_name, guard] : kPushGuardNames) {
+        const std::string name = std::string("BM_Cycle/") + method + "/" + layout.name +
+                                 "/guard:" + std::string(guard_name);
+        benchmark::RegisterBenchmark(name.c_str(), BM_Cycle, std::string(method), layout, guard)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
     }
     const std::string floor = std::string("BM_CycleFloor/asgd/") + layout.name;
     benchmark::RegisterBenchmark(floor.c_str(), BM_CycleFloor, layout)

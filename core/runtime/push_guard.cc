@@ -46,11 +46,11 @@ void PushGuard::viewMedians(const View& v) {
 absl::StatusOr<float> PushGuard::admit(int worker, float largest, double norm,
                                        absl::FunctionRef<float()> model_largest) {
   View& own = views_[static_cast<size_t>(worker)];
-  bool compared = gatherOthers(worker);
-  if (!compared && own.taken >= kPoisonWarmup) {  // alone in its job: its own history
+  const bool others = gatherOthers(worker);
+  bool compared = others;
+  if (!others && own.taken >= kPoisonWarmup) {  // alone in its job: its own history
     viewMedians(own);
     others_largest_ = view_largest_;
-    others_norm_ = view_norm_;
     compared = true;
   }
   if (!compared) {
@@ -71,9 +71,10 @@ absl::StatusOr<float> PushGuard::admit(int worker, float largest, double norm,
         others_largest_, "; ", kPoisonFloor, " if less): a poisoned or diverged push"));
   }
   remember(worker, largest, norm);
-  // Others that pushed only zeros give no radius.
+  // A worker alone has nobody to be outvoted by; others that pushed only zeros give no
+  // radius.
   const double radius = kClipFactor * others_norm_;
-  if (rule_ != PushGuardRule::kClip || !(radius > 0) || !(norm > radius)) return 1.0f;
+  if (rule_ != PushGuardRule::kClip || !others || !(radius > 0) || !(norm > radius)) return 1.0f;
   ++clipped_[static_cast<size_t>(worker)];
   return static_cast<float>(radius / norm);
 }

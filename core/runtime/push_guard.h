@@ -16,7 +16,8 @@
 //    value over kModelFactor times the model's largest (or times 1, if more). That closes the
 //    job's first pushes, where there is nothing else to compare with, to 1e18 while leaving a
 //    diverging msgd at a rate of 1000 to its own loss check. A worker alone in its job (no
-//    other has ever pushed) is compared with its own view once it has kPoisonWarmup pushes.
+//    other has ever pushed) is compared with its own view once it has kPoisonWarmup pushes,
+//    for refusal only.
 //  - Clipped (rule kClip): a norm over kClipFactor times the others' median norm is scaled
 //    down to that: centered clipping (Karimireddy, He and Jaggi, ICML 2021) with the center
 //    at zero and the radius from the other workers' norms, so what a rank that pushes without
@@ -60,9 +61,9 @@ class PushGuard {
   PushGuard(PushGuardRule rule, int num_workers);
 
   // What a push of `worker` with this largest value and L2 norm may do: the factor to apply
-  // it with (1 unless clipped), or why it is refused. `model_largest` gives the model's
-  // largest magnitude; it is asked only while no other worker has pushed. An accepted push
-  // joins its worker's view.
+  // it with (1 unless clipped), or why it is refused. The norm is read by the clip rule only
+  // (the refuse rule may pass 0). `model_largest` gives the model's largest magnitude; it is
+  // asked only while no other worker has pushed. An accepted push joins its worker's view.
   absl::StatusOr<float> admit(int worker, float largest, double norm,
                               absl::FunctionRef<float()> model_largest);
   // A lost worker's view no longer counts.

@@ -112,8 +112,10 @@ absl::Status ShardCore::acceptPush(int worker, uint64_t worker_step, float large
           " steps beyond the ", *finished, " of the workers that finished"));
     }
   }
-  double squares = 0;
-  for (const SegmentData& s : push) squares += squaredNorm(s, &norm_scratch_);
+  double squares = 0;  // one more read of the push, for the clip rule only
+  if (options_.guard == PushGuardRule::kClip) {
+    for (const SegmentData& s : push) squares += squaredNorm(s, &norm_scratch_);
+  }
   auto scale = guard_.admit(worker, largest, std::sqrt(squares), [&] {
     float most = 0;
     for (float v : model_) most = std::max(most, std::abs(v));

@@ -1,6 +1,7 @@
 #include "experiments/driver/driver_config.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <variant>
 #include <vector>
@@ -68,6 +69,14 @@ CLI::Validator parsesWith(Parse parse, const std::string& type, const std::strin
       type, type);
 }
 
+// The help of the job option row `name` (core/runtime/job_options.h).
+const std::string& jobOptionHelp(const std::string& name) {
+  for (const JobOptionRow& row : jobOptionRows()) {
+    if (row.name == name) return row.help;
+  }
+  std::abort();  // a name this file spells wrong
+}
+
 // One flag per row of the method option table, bound to its field in `options`; the help
 // names the methods that read it. Ranges are checked by MethodOptions::validate when the
 // config resolves (flagError names the flag).
@@ -132,6 +141,8 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
       ->check(CLI::IsMember(namesOf(kConsistencyModeNames)))->group(job);
   app.add_option("--staleness", c->job.staleness, "the bound s of --mode=staleness")
       ->check(kNonNegative)->group(job);
+  app.add_option("--push-guard", c->job.push_guard, jobOptionHelp("push_guard"))
+      ->check(CLI::IsMember(namesOf(kPushGuardNames)))->group(job);
 
   auto* data = "Model and data";
   app.add_option("--model", c->model, modelHelp())->check(CLI::IsMember(modelNames()))

@@ -113,6 +113,7 @@ absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann
       {"world_size", config.world_size},
       {"servers", config.servers},
       {"server_threads", config.job.server_threads},
+      {"push_guard", config.job.push_guard},
       {"workers", config.numWorkers()},
       {"mode", config.job.mode},
       {"bandwidth", config.bandwidth},

@@ -36,10 +36,8 @@ struct Reference {
       l.push_back(own(v, 0));
       n.push_back(own(v, 1));
     }
-    if (l.empty() && accepted[w].size() >= 8) {
-      l.push_back(own(w, 0));
-      n.push_back(own(w, 1));
-    }
+    const bool alone = l.empty();  // then its own history, for refusal only
+    if (alone && accepted[w].size() >= 8) l.push_back(own(w, 0));
     if (l.empty()) {
       if (largest > 1e6 * std::max(1.0f, model_largest)) return -1;
       accepted[w].push_back({largest, norm});
@@ -47,8 +45,8 @@ struct Reference {
     }
     if (largest > 1e4 * std::max(middle(l), 1e-2)) return -1;
     accepted[w].push_back({largest, norm});
-    const double radius = 2 * middle(n);
-    return clip && radius > 0 && norm > radius ? radius / norm : 1;
+    const double radius = alone ? 0 : 2 * middle(n);
+    return clip && !alone && radius > 0 && norm > radius ? radius / norm : 1;
   }
 };
 
