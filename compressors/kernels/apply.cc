@@ -35,7 +35,7 @@ SPARSEPS_MULTIVERSION void scatterKernel(float a, const uint32_t* __restrict idx
 
 // A sum of squares in double, over kLanes independent partial sums so that the loop is not
 // one chain of dependent additions (the compiler may not reorder a floating-point sum).
-constexpr size_t kLanes = 8;
+constexpr size_t kLanes = 32;
 
 template <typename Load>
 inline double sumSquares(Load load, size_t n) {
