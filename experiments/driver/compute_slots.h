@@ -48,8 +48,8 @@ class ComputeSlots {
   };
   // A free slot, or none when every slot is held.
   std::optional<Held> tryAcquire();
-  // A free slot if there is one, else waits for slot `home` mod count (a worker's index).
-  Held acquire(int home);
+  // A free slot, waiting until one is (any one: a holder may never give its slot back).
+  Held acquire();
 
  private:
   ComputeSlots(std::vector<int> fds, std::vector<int> cpus)

@@ -198,7 +198,7 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
     if (!more.ok()) return more.status();
     if (!*more) break;
     std::optional<ComputeSlots::Held> slot;
-    if (slots_) slot.emplace(slots_->acquire(config_.workerIndex()));
+    if (slots_) slot.emplace(slots_->acquire());
     const auto t0 = RunClock::now();  // compute_s: the pass itself, not the wait for a slot
     worker_->zeroGrad();
     const torch::Tensor labels = batch.labels.to(device_);

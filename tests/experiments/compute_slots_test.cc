@@ -19,10 +19,10 @@ TEST(ComputeSlots, ASecondWorkerWaitsUntilTheSlotIsFree) {
   auto a = ComputeSlots::open(dir.str(), 1);
   auto b = ComputeSlots::open(dir.str(), 1);
   ASSERT_TRUE(a.ok() && b.ok());
-  std::optional<ComputeSlots::Held> held(a->acquire(0));
+  std::optional<ComputeSlots::Held> held(a->acquire());
   std::atomic<bool> got{false};
   std::thread other([&] {
-    ComputeSlots::Held slot = b->acquire(1);
+    ComputeSlots::Held slot = b->acquire();
     got = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -30,6 +30,33 @@ TEST(ComputeSlots, ASecondWorkerWaitsUntilTheSlotIsFree) {
   held.reset();
   other.join();
   EXPECT_TRUE(got);
+}
+
+// A holder that never gives its slot back (a stopped worker) holds up nobody while another
+// slot frees: the waiting worker takes that one.
+TEST(ComputeSlots, AWaitingWorkerTakesWhicheverSlotFrees) {
+  testing::TempDir dir("sparseps_slots_");
+  auto stopped = ComputeSlots::open(dir.str(), 2);
+  auto busy = ComputeSlots::open(dir.str(), 2);
+  auto waiting = ComputeSlots::open(dir.str(), 2);
+  ASSERT_TRUE(stopped.ok() && busy.ok() && waiting.ok());
+  std::optional<ComputeSlots::Held> forever = stopped->tryAcquire();  // slot 0, for good
+  std::optional<ComputeSlots::Held> pass = busy->tryAcquire();        // slot 1
+  ASSERT_TRUE(forever.has_value() && pass.has_value());
+  std::atomic<bool> got{false};
+  std::thread other([&] {
+    ComputeSlots::Held slot = waiting->acquire();
+    got = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(got);
+  pass.reset();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!got && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(got) << "the worker waited on the slot that is never given back";
+  other.join();
 }
 
 TEST(ComputeSlots, AsManyAsSlotsAtOnce) {
