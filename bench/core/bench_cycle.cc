@@ -20,9 +20,9 @@
 // one thread, plainly): virtual_shard_us is what the virtual clock charges per push,
 // virtual_x_real that over the real shard_us. The twin takes the cycle's data out of cache
 // between cycles, in both rows alike; BM_Cycle's rows have no twin.
-// The shard takes each push as the runtime's does: the push guard (ShardCore::acceptPush),
-// then the push. BM_Cycle's rows run with each rule of --push-guard: guard:clip (the
-// default, which reads the push once more for its norm) and guard:refuse.
+// The shard takes each push as the runtime's does: the push guard (ShardCore::acceptPush,
+// with the largest value and the squares the decoder's scan found), then the push. BM_Cycle's
+// rows run with each rule of --push-guard: guard:clip (the default) and guard:refuse.
 // Before timing, each method's first cycle is checked: the worker must hold the server's
 // model after a dense reply, and asgd's must equal W0 - lr * (grad + wd * W0).
 // BM_CycleFloor/asgd: the least memory traffic of any dense cycle that keeps a message
@@ -142,11 +142,12 @@ class Cycle {
     if (!encodeMessage(h, push_, EncodeOptions{}, &up_).ok()) die("encoding the push");
     clock.lap(&seconds[kEncPush]);
     float largest = 0;
-    decode(up_, server_limits_, &server_in_, &largest);
+    double squares = 0;
+    decode(up_, server_limits_, &server_in_, &largest, &squares);
     clock.lap(&seconds[kDecPush]);
     replies_.clear();
     // As ShardSession does: the push guard, then the push.
-    if (auto s = core_->acceptPush(0, step_, largest, server_in_); !s.ok()) {
+    if (auto s = core_->acceptPush(0, step_, largest, squares, server_in_); !s.ok()) {
       die(std::string(s.message()));
     }
     core_->onPush(0, server_in_, &replies_);
@@ -179,11 +180,11 @@ class Cycle {
 
  private:
   void decode(const std::vector<uint8_t>& message, const DecodeLimits& limits, Message* out,
-              float* largest = nullptr) {
+              float* largest = nullptr, double* squares = nullptr) {
     absl::StatusOr<MessageHeader> h = decodeHeader(message);
     if (!h.ok()) die(std::string(h.status().message()));
     absl::Status s = decodePayload(*h, absl::MakeConstSpan(message).subspan(kHeaderBytes), limits,
-                                   out, largest);
+                                   out, largest, squares);
     if (!s.ok()) die(std::string(s.message()));
   }
 

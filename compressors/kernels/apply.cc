@@ -110,4 +110,6 @@ double squaredNorm(const SegmentData& s, std::vector<float>* scratch) {
   return squaresKernel(s.values.data(), s.values.size());
 }
 
+double sumSquaresLe(const uint8_t* bytes, size_t n) { return squaresBytesKernel(bytes, n); }
+
 }  // namespace sparseps

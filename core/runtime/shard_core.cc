@@ -89,7 +89,7 @@ bool ShardCore::awaitsReply(int worker) const {
 }
 
 absl::Status ShardCore::acceptPush(int worker, uint64_t worker_step, float largest,
-                                   const Message& push) {
+                                   double squares, const Message& push) {
   const auto w = static_cast<size_t>(worker);
   if (awaitsReply(worker)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -112,9 +112,10 @@ absl::Status ShardCore::acceptPush(int worker, uint64_t worker_step, float large
           " steps beyond the ", *finished, " of the workers that finished"));
     }
   }
-  double squares = 0;  // one more read of the push, for the clip rule only
-  if (options_.guard == PushGuardRule::kClip) {
-    for (const SegmentData& s : push) squares += squaredNorm(s, &norm_scratch_);
+  if (options_.guard == PushGuardRule::kClip) {  // the norm: coded segments decoded here
+    for (const SegmentData& s : push) {
+      if (s.coded()) squares += squaredNorm(s, &norm_scratch_);
+    }
   }
   auto scale = guard_.admit(worker, largest, std::sqrt(squares), [&] {
     float most = 0;

@@ -87,7 +87,9 @@ class ShardCore {
   // The runtime sent `worker` the dense model it starts from (see ServerRule::onWorkerStart).
   void onWorkerStart(int worker);
   // Whether `worker` may push `push` now with the step its header states, its values'
-  // largest magnitude being `largest` (decodePayload finds it). Refused, naming why, are
+  // largest magnitude being `largest` and `squares` the sum of the squares of its dense and
+  // sparse values (decodePayload finds both; the squares of coded segments are added here).
+  // Refused, naming why, are
   // - a replayed or reordered push: the step must be the worker's pushes so far (each push
   //   states how many of its pushes were applied before it), none of them unanswered;
   // - a push far beyond the other workers' or the model's scale (PushGuard);
@@ -95,7 +97,8 @@ class ShardCore {
   // An accepted push may be clipped: onPush applies it scaled as the guard said. A refused
   // push must not reach onPush, so the model, the schedule and the epoch count only follow
   // accepted pushes.
-  absl::Status acceptPush(int worker, uint64_t worker_step, float largest, const Message& push);
+  absl::Status acceptPush(int worker, uint64_t worker_step, float largest, double squares,
+                          const Message& push);
   // Whether a push of `worker` waits for its reply (a sync round, a held reply).
   bool awaitsReply(int worker) const;
   void onPush(int worker, const Message& push, std::vector<Reply>* out);

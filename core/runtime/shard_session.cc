@@ -84,7 +84,10 @@ absl::StatusOr<Received> ShardSession::receive(int worker, absl::Span<const uint
                                                    header->sender_rank));
   }
   float largest = 0;
-  if (auto s = decodePayload(*header, payload, limits_, &in_, &largest); !s.ok()) return s;
+  double squares = 0;
+  if (auto s = decodePayload(*header, payload, limits_, &in_, &largest, &squares); !s.ok()) {
+    return s;
+  }
   switch (header->kind) {
     case MessageKind::kPush:
       for (const auto& s : in_) {
@@ -92,7 +95,7 @@ absl::StatusOr<Received> ShardSession::receive(int worker, absl::Span<const uint
           return absl::InvalidArgumentError("push carries BN buffers");
         }
       }
-      if (auto s = core_->acceptPush(worker, header->worker_step, largest, in_); !s.ok()) return s;
+      if (auto s = core_->acceptPush(worker, header->worker_step, largest, squares, in_); !s.ok()) return s;
       core_->onPush(worker, in_, &replies_);
       encodeReplies(out);
       return Received::kPush;

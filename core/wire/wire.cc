@@ -102,7 +102,7 @@ absl::Status checksumMismatch(uint32_t announced, uint32_t actual) {
 // and compared by the caller.
 absl::Status readSegments(const MessageHeader& header, absl::Span<const uint8_t> payload,
                           const DecodeLimits& limits, std::vector<SegmentData>* out,
-                          PayloadChecksum* checksum, uint32_t* largest) {
+                          PayloadChecksum* checksum, uint32_t* largest, double* squares) {
   // Each segment takes at least its own header: bound the count before sizing anything.
   if (uint64_t{header.segment_count} * kSegmentHeaderBytes > payload.size()) {
     return absl::InvalidArgumentError(absl::StrCat("truncated payload: ", header.segment_count,
@@ -142,7 +142,7 @@ absl::Status readSegments(const MessageHeader& header, absl::Span<const uint8_t>
     const auto encoding = static_cast<Encoding>(tag);
     absl::Status read = wire::readSegmentBody(encoding, id, numel, nonzeros, &p, end,
                                               limits.value_check, limits.borrow_dense,
-                                              &(*out)[s], checksum, largest);
+                                              &(*out)[s], checksum, largest, squares);
     if (!read.ok()) {
       return fail(absl::StrCat("(id ", id, ", ", encodingName(encoding), ") ", read.message()));
     }
@@ -158,7 +158,7 @@ absl::Status readSegments(const MessageHeader& header, absl::Span<const uint8_t>
 
 absl::Status decodePayload(const MessageHeader& header, absl::Span<const uint8_t> payload,
                            const DecodeLimits& limits, std::vector<SegmentData>* out,
-                           float* largest) {
+                           float* largest, double* squares) {
   if (payload.size() != header.payload_bytes) {
     return absl::InvalidArgumentError(absl::StrCat("payload size mismatch: header announces ",
                                                    header.payload_bytes, " bytes, got ",
@@ -166,7 +166,9 @@ absl::Status decodePayload(const MessageHeader& header, absl::Span<const uint8_t
   }
   PayloadChecksum checksum;
   uint32_t largest_bits = 0;
-  absl::Status read = readSegments(header, payload, limits, out, &checksum, &largest_bits);
+  double sum = 0;
+  absl::Status read = readSegments(header, payload, limits, out, &checksum, &largest_bits,
+                                   squares != nullptr ? &sum : nullptr);
   if (!read.ok()) {
     // A damaged payload is reported as damaged, not by the first check its damage trips.
     const uint32_t actual = payloadChecksum(payload);
@@ -177,6 +179,7 @@ absl::Status decodePayload(const MessageHeader& header, absl::Span<const uint8_t
     return checksumMismatch(header.payload_checksum, checksum.value());
   }
   if (largest != nullptr) std::memcpy(largest, &largest_bits, sizeof *largest);
+  if (squares != nullptr) *squares = sum;
   return absl::OkStatus();
 }
 

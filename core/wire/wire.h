@@ -89,11 +89,12 @@ absl::StatusOr<std::vector<SegmentData>> decodePayload(const MessageHeader& head
 // The same into *out, reusing the memory of the segments it holds (a receiver that keeps
 // one vector per stream of messages of the same layout allocates nothing per message).
 // On failure *out is unspecified. With kBounded values, *largest (when given) is the
-// largest magnitude the payload carries (of a coded segment: its parameters), found by
-// the same scan that checks the values.
+// largest magnitude the payload carries (of a coded segment: its parameters), and *squares
+// (when given) the sum of the squares of the values its dense and sparse segments carry
+// (coded segments add nothing), both found by the same scan that checks the values.
 absl::Status decodePayload(const MessageHeader& header, absl::Span<const uint8_t> payload,
                            const DecodeLimits& limits, std::vector<SegmentData>* out,
-                           float* largest = nullptr);
+                           float* largest = nullptr, double* squares = nullptr);
 
 struct DecodedMessage {
   MessageHeader header;

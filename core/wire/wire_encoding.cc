@@ -7,6 +7,7 @@
 #include "absl/numeric/bits.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compressors/kernels/apply.h"
 #include "compressors/kernels/simd.h"
 #include "compressors/kernels/stream_copy.h"
 #include "core/wire/wire_bytes.h"
@@ -87,14 +88,16 @@ SPARSEPS_MULTIVERSION uint32_t largestBits(const uint8_t* bytes, size_t n) {
   return largest;
 }
 
-// Checks n floats at bytes against kBounded and raises *largest to their largest
-// magnitude's bits; the error names the first refused one (found only then): element
-// first_element + i, or elements[i] for a sparse body.
+// Checks n floats at bytes against kBounded, raises *largest to their largest magnitude's
+// bits and adds their squares to *squares (when given; the bytes are in cache now, so the
+// sum costs no pass over memory of its own); the error names the first refused one (found
+// only then): element first_element + i, or elements[i] for a sparse body.
 absl::Status checkBounded(const uint8_t* bytes, size_t n, size_t first_element,
-                          const uint32_t* elements, uint32_t* largest) {
+                          const uint32_t* elements, uint32_t* largest, double* squares) {
   const uint32_t top = largestBits(bytes, n);
   if (top < kRefusedBits) {
     *largest = std::max(*largest, top);
+    if (squares != nullptr) *squares += sumSquaresLe(bytes, n);
     return absl::OkStatus();
   }
   size_t i = 0;
@@ -127,6 +130,7 @@ struct BodyIn {
   bool borrow_dense;
   PayloadChecksum* checksum;
   uint32_t* largest;
+  double* squares;  // may be null
 };
 
 // The end of a body of explicit floats, read up to p: its values checked under kBounded,
@@ -136,7 +140,7 @@ absl::Status finishFloats(const BodyIn& b, const uint8_t** in, const uint8_t* p,
   if (b.check == ValueCheck::kBounded) {
     if (absl::Status s = checkBounded(reinterpret_cast<const uint8_t*>(segment.values.data()),
                                       segment.values.size(), 0, segment.indices.data(),
-                                      b.largest);
+                                      b.largest, b.squares);
         !s.ok()) {
       return s;
     }
@@ -218,7 +222,9 @@ absl::Status readDense(const BodyIn& b, const uint8_t** in, SegmentData* out) {
       // Checked on the bytes as received (in cache), not on the streamed-out copy.
       const uint8_t* checked =
           wire::kHostLittleEndian ? p : reinterpret_cast<const uint8_t*>(values + i);
-      if (absl::Status s = checkBounded(checked, n, i, nullptr, b.largest); !s.ok()) return s;
+      if (absl::Status s = checkBounded(checked, n, i, nullptr, b.largest, b.squares); !s.ok()) {
+        return s;
+      }
     }
     p += n * 4;
   }
@@ -658,7 +664,7 @@ size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
 absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t numel,
                              uint32_t nonzeros, const uint8_t** in, const uint8_t* end,
                              ValueCheck check, bool borrow_dense, SegmentData* out,
-                             PayloadChecksum* checksum, uint32_t* largest) {
+                             PayloadChecksum* checksum, uint32_t* largest, double* squares) {
   const Format* format = formatOf(encoding);
   if (format == nullptr) {
     return absl::InvalidArgumentError(
@@ -669,7 +675,7 @@ absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t nu
   segment.numel = numel;
   segment.dense = false;
   segment.clearCoding();
-  return format->read(BodyIn{encoding, numel, nonzeros, end, check, borrow_dense, checksum, largest},
+  return format->read(BodyIn{encoding, numel, nonzeros, end, check, borrow_dense, checksum, largest, squares},
                       in, out);
 }
 

@@ -111,11 +111,14 @@ size_t writeSegment(const SegmentData& segment, Encoding encoding, uint8_t* out,
 // anything; adds the body's bytes to checksum and advances *in on success. With
 // borrow_dense (on a little-endian host) a dense body is checked in place and *out
 // borrows it (SegmentData::borrowed) instead of copying it. Under kBounded, *largest rises
-// to the bits of the largest magnitude the body carries (a coded body: its parameters).
+// to the bits of the largest magnitude the body carries (a coded body: its parameters), and
+// *squares (when given) grows by the squares of the values a dense or sparse body carries
+// (a coded body adds nothing).
 absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t numel,
                              uint32_t nonzeros, const uint8_t** in, const uint8_t* end,
                              ValueCheck check, bool borrow_dense, SegmentData* out,
-                             PayloadChecksum* checksum, uint32_t* largest);
+                             PayloadChecksum* checksum, uint32_t* largest,
+                             double* squares = nullptr);
 
 }  // namespace wire
 }  // namespace sparseps

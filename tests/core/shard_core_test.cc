@@ -105,37 +105,39 @@ TEST(ShardCoreTest, ServerThreadsOutsideTheirRangeAreRefusedNamingIt) {
 TEST(ShardCoreTest, APushOutOfItsWorkersTurnIsRefusedNamingBothSteps) {
   auto async = makeCore(ConsistencyMode::kAsync, 2);
   std::vector<Reply> out;
-  ASSERT_TRUE(async.acceptPush(0, 0, 1.0f, densePush({1, 1})).ok());
+  ASSERT_TRUE(async.acceptPush(0, 0, 1.0f, 2.0, densePush({1, 1})).ok());
   async.onPush(0, densePush({1, 1}), &out);
-  ASSERT_TRUE(async.acceptPush(0, 1, 1.0f, densePush({1, 1})).ok());
-  absl::Status replay = async.acceptPush(0, 0, 1.0f, densePush({1, 1}));
+  ASSERT_TRUE(async.acceptPush(0, 1, 1.0f, 2.0, densePush({1, 1})).ok());
+  absl::Status replay = async.acceptPush(0, 0, 1.0f, 2.0, densePush({1, 1}));
   EXPECT_TRUE(absl::IsInvalidArgument(replay));
   EXPECT_EQ(replay.message(), "push of its step 0 where step 1 is next (a replayed or reordered push)");
-  EXPECT_FALSE(async.acceptPush(0, 2, 1.0f, densePush({1, 1})).ok());  // one from the future
-  EXPECT_TRUE(async.acceptPush(1, 0, 1.0f, densePush({1, 1})).ok());   // each worker counts its own
+  EXPECT_FALSE(async.acceptPush(0, 2, 1.0f, 2.0, densePush({1, 1})).ok());  // one from the future
+  EXPECT_TRUE(async.acceptPush(1, 0, 1.0f, 2.0, densePush({1, 1})).ok());   // each worker counts its own
   EXPECT_EQ(async.pushes(), 1u);
 
   auto sync = makeCore(ConsistencyMode::kSync, 2);
   sync.onPush(0, densePush({1, 1}), &out);  // the round waits for worker 1
-  absl::Status again = sync.acceptPush(0, 0, 1.0f, densePush({1, 1}));
+  absl::Status again = sync.acceptPush(0, 0, 1.0f, 2.0, densePush({1, 1}));
   EXPECT_EQ(again.message(),
             "push of its step 0 while its push of step 0 is unanswered (a replayed or "
             "out-of-turn push)");
   sync.onPush(1, densePush({1, 1}), &out);  // the round is answered
-  EXPECT_TRUE(sync.acceptPush(0, 1, 1.0f, densePush({1, 1})).ok());
-  EXPECT_FALSE(sync.acceptPush(0, 0, 1.0f, densePush({1, 1})).ok());
+  EXPECT_TRUE(sync.acceptPush(0, 1, 1.0f, 2.0, densePush({1, 1})).ok());
+  EXPECT_FALSE(sync.acceptPush(0, 0, 1.0f, 2.0, densePush({1, 1})).ok());
 
   auto stale = makeCore(ConsistencyMode::kStaleness, 2, /*staleness=*/0);
   stale.onPush(0, densePush({1, 1}), &out);  // applied, its reply held for worker 1
-  EXPECT_FALSE(stale.acceptPush(0, 1, 1.0f, densePush({1, 1})).ok()) << "the held reply is not answered yet";
+  EXPECT_FALSE(stale.acceptPush(0, 1, 1.0f, 2.0, densePush({1, 1})).ok()) << "the held reply is not answered yet";
   stale.onPush(1, densePush({1, 1}), &out);
-  EXPECT_TRUE(stale.acceptPush(0, 1, 1.0f, densePush({1, 1})).ok());
+  EXPECT_TRUE(stale.acceptPush(0, 1, 1.0f, 2.0, densePush({1, 1})).ok());
 }
 
 // Pushes its largest value's worth on both parameters, accepted first (as the session does).
 absl::Status acceptAndPush(ShardCore& core, int worker, float value, std::vector<Reply>* out) {
   Message push = densePush({value, value});
-  if (absl::Status s = core.acceptPush(worker, core.workerSteps(worker), value, push); !s.ok()) {
+  if (absl::Status s = core.acceptPush(worker, core.workerSteps(worker), value,
+                                       2.0 * value * value, push);
+      !s.ok()) {
     return s;
   }
   core.onPush(worker, push, out);
@@ -187,9 +189,9 @@ TEST(ShardCoreTest, AClippedPushIsAppliedScaledDown) {
   for (ConsistencyMode mode : {ConsistencyMode::kAsync, ConsistencyMode::kSync}) {
     ShardCore core(std::make_unique<PlainRule>(), {0.0f, 0.0f}, 0, 2, optionsFor(mode));
     std::vector<Reply> out;
-    ASSERT_TRUE(core.acceptPush(1, 0, 1.0f, densePush({1, 1})).ok());
+    ASSERT_TRUE(core.acceptPush(1, 0, 1.0f, 2.0, densePush({1, 1})).ok());
     core.onPush(1, densePush({1, 1}), &out);
-    ASSERT_TRUE(core.acceptPush(0, 0, 100.0f, densePush({100, 100})).ok());
+    ASSERT_TRUE(core.acceptPush(0, 0, 100.0f, 2e4, densePush({100, 100})).ok());
     core.onPush(0, densePush({100, 100}), &out);
     const float scale = mode == ConsistencyMode::kSync ? 0.5f : 1.0f;
     EXPECT_NEAR(core.model()[0], -scale * (1.0f + 2.0f), 1e-5) << nameOf(kConsistencyModeNames, mode);

@@ -93,17 +93,24 @@ TEST_P(WireRoundTrip, DecodesWhatWasSent) {
       }
     }
   }
-  // The scan that checks the values also finds the largest magnitude the payload carries.
+  // The scan that checks the values also finds the largest magnitude the payload carries
+  // and the sum of the squares of its values.
   float largest = -1;
+  double squares = -1;
   std::vector<SegmentData> again;
   ASSERT_TRUE(decodePayload(decoded->header, absl::MakeConstSpan(*message).subspan(kHeaderBytes),
-                            limitsFor(sent), &again, &largest)
+                            limitsFor(sent), &again, &largest, &squares)
                   .ok());
   float want_largest = 0;
+  double want_squares = 0;
   for (const SegmentData& b : decoded->segments) {
-    for (float v : densify(b)) want_largest = std::max(want_largest, std::fabs(v));
+    for (float v : densify(b)) {
+      want_largest = std::max(want_largest, std::fabs(v));
+      want_squares += static_cast<double>(v) * v;
+    }
   }
   EXPECT_EQ(largest, want_largest);
+  EXPECT_NEAR(squares, want_squares, 1e-12 * want_squares);
 }
 
 INSTANTIATE_TEST_SUITE_P(
