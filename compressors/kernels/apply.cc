@@ -33,26 +33,28 @@ SPARSEPS_MULTIVERSION void scatterKernel(float a, const uint32_t* __restrict idx
   for (size_t j = 0; j < n; ++j) y[idx[j]] += a * v[j];
 }
 
-// A sum of squares in double, over kLanes independent partial sums so that the loop is not
-// one chain of dependent additions (the compiler may not reorder a floating-point sum).
-constexpr size_t kLanes = 32;
+// A sum of squares over kLanes independent partial sums, so that the loop is not one chain
+// of dependent additions (the compiler may not reorder a floating-point sum). The lanes are
+// floats, as wide as the vectors go, and are summed in double at the end: a norm that
+// decides whether to clip needs no more than float's precision per lane.
+constexpr size_t kLanes = 64;
 
 template <typename Load>
 inline double sumSquares(Load load, size_t n) {
-  double lanes[kLanes] = {};
+  float lanes[kLanes] = {};
   size_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     for (size_t j = 0; j < kLanes; ++j) {
-      const double v = load(i + j);
+      const float v = load(i + j);
       lanes[j] += v * v;
     }
   }
   for (; i < n; ++i) {
-    const double v = load(i);
+    const float v = load(i);
     lanes[0] += v * v;
   }
   double sum = 0;
-  for (double l : lanes) sum += l;
+  for (float l : lanes) sum += l;
   return sum;
 }
 

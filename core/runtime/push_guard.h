@@ -22,6 +22,8 @@
 //    down to that: centered clipping (Karimireddy, He and Jaggi, ICML 2021) with the center
 //    at zero and the radius from the other workers' norms, so what a rank that pushes without
 //    computing can add per push is what an honest worker adds.
+// Zeno++ (Xie et al., ICML 2020) scores each push against a gradient the server computes on
+// held-out data; a shard here holds floats, not the model's code or data, so it cannot.
 // With kClip, ShardCore adds a frequency rule, after Kardam's frequency filter (Damaskinos et
 // al., ICML 2018): in async mode the reply of a worker more than shareLead(m) steps ahead of
 // the median worker (m steps; lost workers not counted) waits until the others catch up, so a
@@ -62,8 +64,9 @@ class PushGuard {
 
   // What a push of `worker` with this largest value and L2 norm may do: the factor to apply
   // it with (1 unless clipped), or why it is refused. The norm is read by the clip rule only
-  // (the refuse rule may pass 0). `model_largest` gives the model's largest magnitude; it is
-  // asked only while no other worker has pushed. An accepted push joins its worker's view.
+  // (the refuse rule may pass 0). `model_largest` gives the model's largest magnitude (its
+  // scale when the job started will do); it is asked only while no other worker has pushed.
+  // An accepted push joins its worker's view.
   absl::StatusOr<float> admit(int worker, float largest, double norm,
                               absl::FunctionRef<float()> model_largest);
   // A lost worker's view no longer counts.

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -172,6 +173,7 @@ class ShardCore {
   std::vector<std::pair<int, Message>> round_;
   std::vector<int> held_;
   PushGuard guard_;
+  std::optional<float> model_largest_;  // the model's largest magnitude, once asked
   std::vector<float> scale_;  // per worker: the factor its accepted push is applied with
   std::vector<float> norm_scratch_;
   mutable std::vector<uint64_t> steps_scratch_;

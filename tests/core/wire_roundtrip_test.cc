@@ -110,7 +110,7 @@ TEST_P(WireRoundTrip, DecodesWhatWasSent) {
     }
   }
   EXPECT_EQ(largest, want_largest);
-  EXPECT_NEAR(squares, want_squares, 1e-12 * want_squares);
+  EXPECT_NEAR(squares, want_squares, 1e-5 * want_squares);  // float lanes, summed in double
 }
 
 INSTANTIATE_TEST_SUITE_P(
