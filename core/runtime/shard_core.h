@@ -2,7 +2,8 @@
 // ShardCore: the parameter server's state machine, free of I/O. The server loop
 // (server.h) decodes messages and feeds them here; ShardCore applies pushes through the
 // method's ServerRule, runs the consistency mode and returns the replies to send.
-//  - async: each push is applied and answered alone.
+//  - async: each push is applied and answered alone (with the push guard's clip rule, the
+//    reply of a worker far ahead of the median worker waits: push_guard.h).
 //  - sync: pushes are collected until every live worker has pushed, averaged (scale 1/N),
 //    applied together and answered together; a lost worker shrinks the round.
 //  - bounded staleness s: a push is applied at once, but its reply is held while the
