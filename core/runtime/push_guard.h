@@ -64,9 +64,9 @@ class PushGuard {
 
   // What a push of `worker` with this largest value and L2 norm may do: the factor to apply
   // it with (1 unless clipped), or why it is refused. The norm is read by the clip rule only
-  // (the refuse rule may pass 0). `model_largest` gives the model's largest magnitude (its
-  // scale when the job started will do); it is asked only while no other worker has pushed.
-  // An accepted push joins its worker's view.
+  // (the refuse rule may pass 0). `model_largest` gives the model's largest magnitude now
+  // (a diverging lone worker's model grows with its pushes); it is asked only while no
+  // other worker has pushed. An accepted push joins its worker's view.
   absl::StatusOr<float> admit(int worker, float largest, double norm,
                               absl::FunctionRef<float()> model_largest);
   // A lost worker's view no longer counts.

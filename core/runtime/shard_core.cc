@@ -117,14 +117,11 @@ absl::Status ShardCore::acceptPush(int worker, uint64_t worker_step, float large
       if (s.coded()) squares += squaredNorm(s, &norm_scratch_);
     }
   }
+  // The model's scale, asked for the job's first pushes only (a pass over the model each).
   auto scale = guard_.admit(worker, largest, std::sqrt(squares), [&] {
-    // The model's scale, found once: a bound for the job's first pushes only.
-    if (!model_largest_) {
-      float most = 0;
-      for (float v : model_) most = std::max(most, std::abs(v));
-      model_largest_ = most;
-    }
-    return *model_largest_;
+    float most = 0;
+    for (float v : model_) most = std::max(most, std::abs(v));
+    return most;
   });
   if (!scale.ok()) return scale.status();
   scale_[w] = *scale;
@@ -324,7 +321,6 @@ absl::Status ShardCore::restore(const ShardCheckpoint& c) {
   }
   if (auto s = rule_->loadState(c.method_state); !s.ok()) return s;
   model_ = c.model;
-  model_largest_.reset();
   version_ = c.version;
   pushes_ = c.pushes;
   if (options_.snapshot_every > 0) {

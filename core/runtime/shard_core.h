@@ -174,7 +174,6 @@ class ShardCore {
   std::vector<std::pair<int, Message>> round_;
   std::vector<int> held_;
   PushGuard guard_;
-  std::optional<float> model_largest_;  // the model's largest magnitude, once asked
   std::vector<float> scale_;  // per worker: the factor its accepted push is applied with
   std::vector<float> norm_scratch_;
   mutable std::vector<uint64_t> steps_scratch_;

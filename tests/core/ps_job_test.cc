@@ -200,7 +200,7 @@ TEST_P(RoguePeerTest, IsDroppedAndTheJobFinishesWithoutIt) {
   const std::string run_id = std::string("rogue-") + c.rogue;
   const std::vector<std::string> common = {"--method", "asgd", "--mode", c.mode,
                                            "--peer-timeout-ms", "1000", "--steps", "60",
-                                           "--compute-ms", "5",
+                                           "--compute-ms", "20",
                                            "--connect-timeout-ms", "4000",
                                            "--run-secret", "s3cret"};
   const auto start = std::chrono::steady_clock::now();
@@ -274,7 +274,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The contrast for the push guard's clip rule: with --push-guard=refuse, the same rank that
 // pushes 0.004 everywhere without computing (RoguePeerTest.*/fastsmall), while the honest
-// workers compute for 5 ms a step, is never refused and steers the model the honest workers
+// workers compute for 20 ms a step, is never refused and steers the model the honest workers
 // end with. (It never stops, so the server is killed.)
 TEST_F(PsJobTest, WithoutTheClipRuleARankThatPushesWithoutComputingSteersTheModel) {
   const std::string run_id = "steered";
@@ -284,7 +284,7 @@ TEST_F(PsJobTest, WithoutTheClipRuleARankThatPushesWithoutComputingSteersTheMode
     ranks.push_back(std::make_unique<testing::ChildProcess>(std::vector<std::string>{
         SPARSEPS_PS_JOB_RANK, "--rank", std::to_string(r), "--world-size", "4", "--store",
         (dir_ / run_id / "store").string(), "--run-id", run_id, "--out", outPath(run_id, r),
-        "--method", "asgd", "--steps", "60", "--compute-ms", "5", "--run-secret", "s3cret",
+        "--method", "asgd", "--steps", "60", "--compute-ms", "20", "--run-secret", "s3cret",
         "--push-guard", "refuse"}));
   }
   testing::ChildProcess rogue({SPARSEPS_ROGUE_RANK, "--rank", "3", "--world-size", "4",
@@ -292,7 +292,8 @@ TEST_F(PsJobTest, WithoutTheClipRuleARankThatPushesWithoutComputingSteersTheMode
                                run_id, "--run-secret", "s3cret", "--rogue", "fastsmall"});
   for (int r = 1; r < 3; ++r) {
     ASSERT_EQ(ranks[r]->wait(std::chrono::seconds(60)), 0) << "worker rank " << r;
-    // Under the 0.9 every guarded job reaches (0.71 to 0.74 in runs here).
+    // Under the 0.9 every guarded job reaches (0.54 in runs here; 0.89 to 0.90 when the
+    // honest workers computed 5 ms a step on a busy machine).
     const std::string accuracy = readResult(outPath(run_id, r)).at("accuracy");
     EXPECT_LT(std::stod(accuracy), 0.9) << "worker rank " << r;
     std::printf("worker rank %d's accuracy with the steering rank: %s\n", r, accuracy.c_str());
