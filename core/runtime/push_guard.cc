@@ -3,20 +3,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "core/runtime/median.h"
 
 namespace sparseps {
-
-namespace {
-
-// The middle of v (the upper middle for an even count), reordering v.
-template <typename T>
-T median(std::vector<T>& v) {
-  const auto middle = v.begin() + static_cast<ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), middle, v.end());
-  return *middle;
-}
-
-}  // namespace
 
 PushGuard::PushGuard(PushGuardRule rule, int num_workers)
     : rule_(rule), views_(num_workers), clipped_(num_workers, 0) {}
@@ -31,16 +20,16 @@ bool PushGuard::gatherOthers(int worker) {
     scratch_norm_.push_back(view_norm_);
   }
   if (scratch_largest_.empty()) return false;
-  others_largest_ = median(scratch_largest_);
-  others_norm_ = median(scratch_norm_);
+  others_largest_ = upperMedian(scratch_largest_);
+  others_norm_ = upperMedian(scratch_norm_);
   return true;
 }
 
 void PushGuard::viewMedians(const View& v) {
   one_largest_ = v.largest;
   one_norm_ = v.norm;
-  view_largest_ = median(one_largest_);
-  view_norm_ = median(one_norm_);
+  view_largest_ = upperMedian(one_largest_);
+  view_norm_ = upperMedian(one_norm_);
 }
 
 absl::StatusOr<float> PushGuard::admit(int worker, float largest, double norm,

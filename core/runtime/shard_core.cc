@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compressors/kernels/apply.h"
+#include "core/runtime/median.h"
 
 namespace sparseps {
 
@@ -197,9 +198,8 @@ bool ShardCore::aheadOfShare(int worker) const {
   for (size_t w = 0; w < states_.size(); ++w) {
     if (states_[w] != WorkerState::kLost) steps_scratch_.push_back(steps_[w]);
   }
-  const auto middle = steps_scratch_.begin() + static_cast<ptrdiff_t>(steps_scratch_.size() / 2);
-  std::nth_element(steps_scratch_.begin(), middle, steps_scratch_.end());
-  return steps_[worker] > *middle + shareLead(*middle);
+  const uint64_t median = upperMedian(steps_scratch_);
+  return steps_[worker] > median + shareLead(median);
 }
 
 bool ShardCore::othersCanPush(int worker) const {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/runtime/median.h"
 #include "core/runtime/protocol.h"
 
 namespace sparseps {
@@ -99,11 +100,7 @@ std::chrono::steady_clock::duration ShardLoop::progressBound(int worker) {
   }
   std::chrono::steady_clock::duration bound = kIdlePeerTimeouts * job_.peer_timeout;
   bound = std::max(bound, kIdleSteps * longest_step_[worker]);
-  if (!scratch_.empty()) {
-    const auto middle = scratch_.begin() + static_cast<ptrdiff_t>(scratch_.size() / 2);
-    std::nth_element(scratch_.begin(), middle, scratch_.end());
-    bound = std::max(bound, kIdleSteps * *middle);
-  }
+  if (!scratch_.empty()) bound = std::max(bound, kIdleSteps * upperMedian(scratch_));
   return bound;
 }
 
