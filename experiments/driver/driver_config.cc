@@ -102,6 +102,12 @@ CompressedTensors DriverConfig::compressedTensors() const {
   return checkedName(kCompressedTensorsNames, compressed_tensors);
 }
 
+std::string DriverConfig::network() const {
+  if (virtualClock()) return "virtual";
+  if (net == "netns") return "netns";
+  return multiMachine() ? "machines" : "loopback";
+}
+
 int64_t DriverConfig::evalExamples(int64_t test_size) const {
   return eval_samples > 0 ? std::min(eval_samples, test_size) : test_size;
 }
@@ -122,7 +128,13 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
   if (auto s = applyModelDefaults(c, given); !s.ok()) return s;
   if (c->eval_samples < 0) c->eval_samples = c->max_steps > 0 ? 1000 : 0;
   if (auto s = resolveTimeModel(c); !s.ok()) return s;
+  const bool netns = c->net == "netns";
   if (c->virtualClock()) {
+    if (netns) {
+      return absl::InvalidArgumentError(
+          "--net=netns runs every rank as a process on a host of its own; --clock=virtual "
+          "runs none: drop one of them");
+    }
     if (c->multiMachine() || c->rank >= 0) {
       return absl::InvalidArgumentError(
           "--clock=virtual runs the whole job in this one process: drop --rank and "
@@ -152,9 +164,14 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
           absl::StrJoin(row.readers, ", "), "); drop it, or give --ignore-unread-options"));
     }
   }
-  if (c->multiMachine()) {
+  if (netns && !c->multiMachine() && !checking) {
+    return absl::InvalidArgumentError(
+        "--net=netns: the ranks meet at the server host's address; start the job with "
+        "experiments/run --net=netns, which makes the hosts and sets --master-addr and --iface");
+  }
+  if (c->multiMachine() && !netns) {
     if (!bandwidth_given) c->bandwidth = "none";
-  } else if (c->store_dir.empty() && !checking) {
+  } else if (!c->multiMachine() && c->store_dir.empty() && !checking) {
     return absl::InvalidArgumentError(
         "--store-dir is required on one machine (or give --master-addr for a multi-machine "
         "job); experiments/run sets it");
@@ -166,7 +183,7 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
   c->bandwidth_bps = *parseBandwidth(c->bandwidth);  // checked by the flag's validator
   c->latency_ns = *parseDuration(c->latency);
   c->time.link = LinkSpec{c->bandwidth_bps, c->latency_ns};
-  if (c->multiMachine() && (c->bandwidth_bps > 0 || c->latency_ns > 0)) {
+  if (c->multiMachine() && !netns && (c->bandwidth_bps > 0 || c->latency_ns > 0)) {
     return absl::InvalidArgumentError(
         "--bandwidth/--latency simulate links between the processes of one machine (their "
         "clocks must agree); across machines the real network is the link: use "
@@ -252,6 +269,7 @@ nlohmann::json DriverConfig::toJson() const {
       {"master_addr", master_addr},
       {"master_port", master_port},
       {"iface", iface},
+      {"net", net},
       {"run_id", run_id},
   };
   if (dataset == "synthetic") resolved["synthetic_classes"] = synthetic_classes;

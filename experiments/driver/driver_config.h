@@ -84,6 +84,9 @@ struct DriverConfig {
   std::string master_addr;
   int master_port = 29500;
   std::string iface;
+  // loopback: the links are the Channel's shaping; netns: each rank on a network namespace
+  // host of its own (experiments/run --net=netns), the links the kernel's (tc).
+  std::string net = "loopback";
   std::string store_dir;
   std::string run_id = "sparseps";
 
@@ -100,6 +103,10 @@ struct DriverConfig {
   int workerIndex() const { return rank - servers; }  // -1.. for servers
   bool isFirstWorker() const { return rank == servers; }
   bool multiMachine() const { return !master_addr.empty(); }
+  // Whether the Channel shapes the links itself (netns hosts: tc does).
+  bool channelShapes() const { return net != "netns" && (bandwidth_bps > 0 || latency_ns > 0); }
+  // Which network ran the job, for the summary: virtual, loopback, netns or machines.
+  std::string network() const;
   std::string checkpointPath() const { return out + "/checkpoint"; }
   // A worker's method state (momentum, residuals), saved after every whole epoch.
   std::string workerCheckpointPath(int worker) const {

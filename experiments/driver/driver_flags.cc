@@ -332,6 +332,11 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   app.add_option("--iface", c->iface,
                  "network interface to bind (e.g. eth0); empty: 127.0.0.1 on one machine")
       ->group(rv);
+  app.add_option("--net", c->net,
+                 "loopback: every rank on this machine's loopback, --bandwidth/--latency "
+                 "shaped by the Channel; netns: experiments/run puts each rank on a network "
+                 "namespace host of its own behind a bridge, links shaped by tc (needs root)")
+      ->check(CLI::IsMember({"loopback", "netns"}))->group(rv);
   app.add_option("--store-dir", c->store_dir, "one machine: FileStore directory")->group(rv);
   app.add_option("--run-id", c->run_id,
                  "key prefix of this run in the store (every rank the same)")->group(rv);

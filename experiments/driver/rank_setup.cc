@@ -68,7 +68,7 @@ absl::StatusOr<StoredConnection> connectDriverRank(const DriverConfig& config,
   rank.run_secret = config.run_secret;
   auto options = rank.connectOptions(model.flat);
   if (!options.ok()) return options.status();
-  if (config.bandwidth_bps > 0 || config.latency_ns > 0) {
+  if (config.channelShapes()) {
     // The latency rides on the sender's uplink only, so each message pays it once.
     options->shaping =
         ShapingOptions{{config.bandwidth_bps, config.latency_ns}, {config.bandwidth_bps, 0}};

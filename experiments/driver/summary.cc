@@ -116,6 +116,7 @@ absl::Status writeSummary(const DriverConfig& config, const std::vector<nlohmann
       {"push_guard", config.job.push_guard},
       {"workers", config.numWorkers()},
       {"mode", config.job.mode},
+      {"network", config.network()},
       {"bandwidth", config.bandwidth},
       {"bandwidth_bps", config.bandwidth_bps},
       {"latency_ns", config.latency_ns},

@@ -13,6 +13,11 @@ sparseps_test(driver_divergence_test SOURCES driver_divergence_test.cc
 add_dependencies(driver_divergence_test sparseps_driver)
 target_compile_definitions(driver_divergence_test PRIVATE
   SPARSEPS_DRIVER_BINARY="$<TARGET_FILE:sparseps_driver>")
+sparseps_test(netns_cluster_test SOURCES netns_cluster_test.cc
+  DEPS nlohmann_json::nlohmann_json absl::strings)
+add_dependencies(netns_cluster_test sparseps_driver)
+target_compile_definitions(netns_cluster_test PRIVATE
+  SPARSEPS_DRIVER_BINARY="$<TARGET_FILE:sparseps_driver>")
 sparseps_test(batch_norm_stats_test SOURCES batch_norm_stats_test.cc DEPS sparseps_driver_lib)
 sparseps_test(virtual_test SOURCES virtual_test.cc DEPS nlohmann_json::nlohmann_json absl::strings)
 add_dependencies(virtual_test sparseps_driver)

@@ -18,13 +18,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-absl::StatusOr<DriverConfig> resolve(const std::string& flags) {
+// Resolved as the launcher's --preflight does, or (preflight false) as a rank does.
+absl::StatusOr<DriverConfig> resolve(const std::string& flags, bool preflight = true) {
   MethodRegistry methods;
   EXPECT_TRUE(registerBuiltinMethods(methods).ok());
   DriverConfig config;
   CLI::App app;
   addDriverFlags(app, &config, methods.names());
-  app.parse("--preflight " + flags, false);
+  app.parse((preflight ? "--preflight " : "") + flags, false);
   if (absl::Status s = resolveDriverConfig(&config, givenFlags(app)); !s.ok()) return s;
   return config;
 }
@@ -244,6 +245,31 @@ TEST(DriverConfigTest, DeviceCudaWithoutAGpuSaysWhatToDo) {
   ASSERT_TRUE(registerBuiltinMethods(methods).ok());
   addDriverFlags(app, &config, methods.names());
   EXPECT_THROW(app.parse("--device=tpu", false), CLI::ValidationError);
+}
+
+TEST(DriverConfigTest, OnNetnsHostsTheKernelShapesTheLinksAndTheSummaryNamesTheNetwork) {
+  // A rank of a --net=netns job keeps its bandwidth (tc shapes to it) across hosts, where a
+  // multi-machine job is refused one; the Channel shapes nothing.
+  auto c = resolve("--world-size=3 --rank=1 --net=netns --master-addr=10.200.0.1 --iface=eth0 "
+                   "--bandwidth=1gbit --out=o", false);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->bandwidth_bps, 1e9);
+  EXPECT_FALSE(c->channelShapes());
+  EXPECT_EQ(c->network(), "netns");
+  EXPECT_FALSE(resolve("--world-size=3 --rank=1 --master-addr=10.0.0.1 --bandwidth=1gbit "
+                       "--out=o", false).ok());
+  c = resolve("--world-size=3 --rank=1 --bandwidth=1gbit --store-dir=s --out=o", false);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->channelShapes());
+  EXPECT_EQ(c->network(), "loopback");
+  // The hosts and their addresses come from experiments/run; no rank runs without them, and
+  // a virtual-time job runs none.
+  c = resolve("--world-size=3 --rank=1 --net=netns --store-dir=s --out=o", false);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("experiments/run --net=netns"));
+  c = resolve("--world-size=3 --net=netns --clock=virtual --out=o");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("drop one of them"));
 }
 
 }  // namespace

@@ -27,42 +27,6 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// Polls until `done` or `seconds` pass; the result of the last poll.
-template <typename Done>
-bool waitFor(Done done, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
-}
-
-// experiments/run in the background; its output goes to <dir>/launcher.out and its exit
-// code to <dir>/launcher.rc when it ends.
-class BackgroundJob {
- public:
-  BackgroundJob(const std::string& args, const fs::path& dir) : dir_(dir) {
-    const std::string command = "cd " + dir.string() + " && (SPARSEPS_DRIVER=" +
-                                SPARSEPS_DRIVER_BINARY + " timeout -k 5 120 " +
-                                SPARSEPS_SOURCE_DIR + "/experiments/run " + args + " > " +
-                                output().string() + " 2>&1; echo $? > " + rc().string() +
-                                ") > /dev/null 2>&1 & echo $! > " + (dir / "job.pid").string();
-    EXPECT_EQ(std::system(command.c_str()), 0);
-  }
-  // The exit code once it ended, or -1 after `seconds`.
-  int wait(double seconds) {
-    if (!waitFor([&] { return fs::exists(rc()) && fs::file_size(rc()) > 0; }, seconds)) return -1;
-    return std::stoi(readText(rc()));
-  }
-  std::string text() const { return readText(output()); }
-  fs::path output() const { return dir_ / "launcher.out"; }
-
- private:
-  fs::path rc() const { return dir_ / "launcher.rc"; }
-  fs::path dir_;
-};
-
 // 2 workers of asgd over 20 Mbit/s links: a dense push and reply of small_resnet take about
 // 0.25 s, so an epoch (32 steps a worker) lasts seconds, and a server checkpoint every 4
 // versions is on disk long before the job ends.
@@ -72,14 +36,6 @@ std::string slowJob(const fs::path& out, int world_size = 3) {
          " --batch-size=64 --bandwidth=20mbit --threads=1 --eval-bn-batches=0 "
          "--checkpoint-every=4 --progress=none --out=" +
          out.string();
-}
-
-// Sends rank `rank` of the job in `out` a signal (SIGKILL unless told). "[-]" matches the
-// driver's "--rank" but not the text of this pkill's own shell.
-void killRank(int rank, const fs::path& out, const std::string& signal = "KILL") {
-  const std::string pattern =
-      "[-]-rank=" + std::to_string(rank) + " --store-dir=" + out.string() + "/store";
-  ASSERT_EQ(std::system(("pkill -" + signal + " -f -- '" + pattern + "'").c_str()), 0);
 }
 
 TEST(DriverStopTest, CtrlCKeepsEveryFinishedStepsMetricsLine) {
