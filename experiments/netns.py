@@ -1,5 +1,5 @@
 """A cluster of hosts on one machine: each host a network namespace of its own, joined by a
-bridge, its link to the bridge shaped by tc (a token bucket each way, netem's delay on the
+bridge, its link to the bridge shaped by tc (HTB each way, netem's delay on the
 way out). Ranks on it reach each other by the hosts' addresses over real TCP, as on
 separate machines.
 
@@ -17,10 +17,9 @@ PREFIX = "sps"
 SUBNET = "10.200.0."
 IFACE = "eth0"  # every host's interface, as --iface names it
 MAX_HOSTS = 250
-# tbf needs a bucket of at least one (GSO) packet; a little more at high rates keeps the
+# A token bucket needs room for one (GSO) packet; a little more at high rates keeps the
 # token timer from capping the rate below what was asked.
 MIN_BURST_BYTES = 64 * 1024
-QUEUE_LATENCY = "400ms"  # how long a packet may wait in the token bucket before it is dropped
 
 
 def missing_tools(latency_ns=0):
@@ -84,17 +83,30 @@ def remove_stale():
 
 
 def _shape(ns, dev, bits_per_second, latency_ns):
-    """Egress of dev in ns: netem's delay (if any), then a token bucket at the rate (if any)."""
-    tc = ["tc", "-n", ns, "qdisc", "add", "dev", dev]
+    """Egress of dev in ns: netem's delay (if any), then the link's rate (if any) through HTB
+    with two classes, small packets (pure ACKs, under 128 bytes) ahead of the rest. A host's
+    qdisc lets an incoming flow's ACKs past its own outgoing bulk (Debian's fq_codel does, by
+    flow); in one FIFO they would wait behind a whole reply, and the sender behind them."""
+    tc = ["tc", "-n", ns]
     parent = ["root"]
     if latency_ns > 0:
-        _run(tc + ["root", "handle", "1:", "netem", "delay", f"{latency_ns / 1e3:.0f}us",
-                   "limit", "100000"])
-        parent = ["parent", "1:", "handle", "2:"]
-    if bits_per_second > 0:
-        burst = max(MIN_BURST_BYTES, int(bits_per_second / 8 * 1e-3))  # 1 ms at the rate
-        _run(tc + parent + ["tbf", "rate", f"{int(bits_per_second)}bit", "burst", str(burst),
-                            "latency", QUEUE_LATENCY])
+        _run(tc + ["qdisc", "add", "dev", dev, "root", "handle", "1:", "netem", "delay",
+                   f"{latency_ns / 1e3:.0f}us", "limit", "100000"])
+        parent = ["parent", "1:"]
+    if bits_per_second <= 0:
+        return
+    rate = int(bits_per_second)
+    burst = str(max(MIN_BURST_BYTES, int(bits_per_second / 8 * 1e-3)))  # 1 ms at the rate
+    _run(tc + ["qdisc", "add", "dev", dev] + parent + ["handle", "2:", "htb", "default", "20"])
+    klass = tc + ["class", "add", "dev", dev, "parent"]
+    _run(klass + ["2:", "classid", "2:1", "htb", "rate", f"{rate}bit", "burst", burst,
+                  "cburst", burst])
+    for cid, share, prio in (("2:10", 10, "0"), ("2:20", 90, "1")):
+        _run(klass + ["2:1", "classid", cid, "htb", "rate", f"{rate * share // 100}bit",
+                      "ceil", f"{rate}bit", "burst", burst, "cburst", burst, "prio", prio])
+    # IPv4 total length (bytes 2-3 of the header) below 128.
+    _run(tc + ["filter", "add", "dev", dev, "parent", "2:", "protocol", "ip", "prio", "1",
+               "u32", "match", "u16", "0x0000", "0xff80", "at", "2", "flowid", "2:10"])
 
 
 class Cluster:
@@ -156,7 +168,7 @@ class Cluster:
             subprocess.run(["ip", "netns", "del", name], stderr=subprocess.DEVNULL)
 
     def describe(self):
-        rate = (f"{self.bits_per_second / 1e6:g} Mbit/s each way (tc tbf)"
+        rate = (f"{self.bits_per_second / 1e6:g} Mbit/s each way (tc htb)"
                 if self.bits_per_second else "unshaped")
         delay = f", latency {self.latency_ns / 1e6:g} ms (netem)" if self.latency_ns else ""
         return (f"{self.hosts} netns hosts {self.host(0)}..{self.host(self.hosts - 1)} "
