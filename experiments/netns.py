@@ -17,9 +17,8 @@ PREFIX = "sps"
 SUBNET = "10.200.0."
 IFACE = "eth0"  # every host's interface, as --iface names it
 MAX_HOSTS = 250
-# A token bucket needs room for one (GSO) packet; a little more at high rates keeps the
-# token timer from capping the rate below what was asked.
-MIN_BURST_BYTES = 64 * 1024
+FRAME_BYTES = 1514  # an Ethernet frame at MTU 1500
+MAX_GSO_BYTES = 65536
 
 
 def missing_tools(latency_ns=0):
@@ -96,7 +95,13 @@ def _shape(ns, dev, bits_per_second, latency_ns):
     if bits_per_second <= 0:
         return
     rate = int(bits_per_second)
-    burst = str(max(MIN_BURST_BYTES, int(bits_per_second / 8 * 1e-3)))  # 1 ms at the rate
+    # A real link has no burst: a message's first frame takes its time like the rest. The
+    # bucket holds one packet, and TCP hands the device packets of about 1 ms at the rate
+    # (one frame at least, GSO's 64 kB at most): the least burst the timer can keep at the
+    # rate. At 1 Mbit/s a 64 kB bucket let a whole small message out at once.
+    packet = min(MAX_GSO_BYTES, max(FRAME_BYTES, int(bits_per_second / 8 * 1e-3)))
+    burst = str(packet)
+    _run(["ip", "-n", ns, "link", "set", "dev", dev, "gso_max_size", str(packet)])
     _run(tc + ["qdisc", "add", "dev", dev] + parent + ["handle", "2:", "htb", "default", "20"])
     klass = tc + ["class", "add", "dev", dev, "parent"]
     _run(klass + ["2:", "classid", "2:1", "htb", "rate", f"{rate}bit", "burst", burst,

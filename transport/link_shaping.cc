@@ -66,9 +66,14 @@ absl::StatusOr<int64_t> parseDuration(absl::string_view text) {
                                                  "\": expected ns, us, ms or s (e.g. 50us, 1ms)"));
 }
 
+size_t frameBytes(size_t bytes) {
+  const size_t segments = (bytes + kSegmentPayloadBytes - 1) / kSegmentPayloadBytes;
+  return bytes + segments * kFrameHeaderBytes;
+}
+
 int64_t transmitNanos(double bits_per_second, size_t bytes) {
   if (bits_per_second <= 0) return 0;
-  return std::llround(static_cast<double>(bytes) * 8.0 * 1e9 / bits_per_second);
+  return std::llround(static_cast<double>(frameBytes(bytes)) * 8.0 * 1e9 / bits_per_second);
 }
 
 int64_t Link::reserve(int64_t earliest_start_ns, int64_t earliest_finish_ns, size_t bytes) {

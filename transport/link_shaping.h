@@ -5,10 +5,10 @@
 // all workers' uploads (its downlink) and one for all replies (its uplink). Messages
 // serialize on a link in arrival order.
 //
-// Model (cut-through, a message occupies each link for bytes*8/bandwidth):
-//   sender:   up_finish   = max(now, up.free) + bytes*8/up.bw;  up.free = up_finish
+// Model (cut-through, a message occupies each link for frameBytes(bytes)*8/bandwidth):
+//   sender:   up_finish   = max(now, up.free) + frames*8/up.bw;  up.free = up_finish
 //             stamp       = up_finish + up.latency             (travels with the message)
-//   receiver: down_finish = max(stamp, down.free + bytes*8/down.bw); down.free = down_finish
+//   receiver: down_finish = max(stamp, down.free + frames*8/down.bw); down.free = down_finish
 //             delivery    = down_finish + down.latency
 // The receiving Channel sleeps until the delivery time (when the last byte would have
 // arrived) before it hands the message up. Stamps are CLOCK_MONOTONIC nanoseconds, so
@@ -55,7 +55,17 @@ class Link {
   int64_t free_ns_ = 0;
 };
 
-// Nanoseconds to push `bytes` through a link of this bandwidth (0 when unlimited).
+// A link's rate counts Ethernet frames (as tc and a NIC do): TCP carries a message in
+// segments of at most 1,448 bytes (MTU 1500 less IP, TCP and its timestamp option), each
+// framed by 66 bytes of headers (Ethernet 14, IP 20, TCP 32). A 1 Gbit/s link carries
+// about 956 Mbit/s of messages.
+inline constexpr size_t kSegmentPayloadBytes = 1448;
+inline constexpr size_t kFrameHeaderBytes = 66;
+// The bytes a message of `bytes` occupies on a link.
+size_t frameBytes(size_t bytes);
+
+// Nanoseconds to push a message of `bytes` through a link of this bandwidth, its frames'
+// headers included (0 when unlimited).
 int64_t transmitNanos(double bits_per_second, size_t bytes);
 
 }  // namespace sparseps

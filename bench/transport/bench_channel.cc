@@ -105,9 +105,11 @@ void channelStream(benchmark::State& state, size_t bytes, double rate) {
   sink.join();
   state.SetBytesProcessed(state.iterations() * bytes);
   if (n > 1) {
-    const double goodput = (n - 1) * (bytes + kHeaderBytes) * 8.0 / seconds(last - first);
-    state.counters["goodput_Gbps"] = goodput / 1e9;
-    if (rate > 0) state.counters["of_rate"] = goodput / rate;
+    const double span = seconds(last - first);
+    state.counters["goodput_Gbps"] = (n - 1) * (bytes + kHeaderBytes) * 8.0 / span / 1e9;
+    // The shaped link's rate counts the messages' Ethernet frames.
+    const double frames = (n - 1) * frameBytes(bytes + kHeaderBytes) * 8.0;
+    if (rate > 0) state.counters["of_rate"] = frames / span / rate;
   }
 }
 

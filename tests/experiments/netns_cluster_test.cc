@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -68,6 +69,26 @@ std::string netnsJob(const fs::path& out, int workers, int steps) {
          std::to_string(workers + 1) + " --max-steps=" + std::to_string(steps) +
          " --epochs=1 --batch-size=64 --bandwidth=20mbit --threads=1 --eval-bn-batches=0 "
          "--checkpoint-every=4 --progress=none --out=" + out.string();
+}
+
+// Without ip and tc on the PATH (or without root) the launcher says what is missing in one
+// line and starts nothing: no run directory, no host.
+TEST(NetnsClusterRefusal, WithoutRootIpOrTcItIsOneLineAndNothingStarts) {
+  testing::TempDir dir("sparseps_netns_");
+  const fs::path out = dir.path() / "run";
+  const std::string command = "cd " + dir.path().string() + " && PATH=/usr/bin:/bin SPARSEPS_DRIVER=" +
+                              SPARSEPS_DRIVER_BINARY + " timeout -k 5 60 " + SPARSEPS_SOURCE_DIR +
+                              "/experiments/run " + netnsJob(out, 2, 4) + " > " +
+                              (dir.path() / "out").string() + " 2>&1";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  const std::string text = readText(dir.path() / "out");
+  // Debian keeps tc in /usr/sbin only.
+  EXPECT_THAT(text, HasSubstr(geteuid() == 0 ? "--net=netns needs tc (iproute2"
+                                             : "--net=netns needs root"));
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  EXPECT_FALSE(fs::exists(out));
 }
 
 class NetnsClusterTest : public ::testing::Test {

@@ -377,6 +377,36 @@ class GridTest(SweepTestCase):
         clocks = sorted(next(f for f in line if f.startswith("--clock=")) for line in lines)
         self.assertEqual(clocks, ["--clock=real"] * 2 + ["--clock=virtual"] * 2)
 
+    def test_crosscheck_netns_adds_the_third_clock_and_its_ratios(self):
+        result = self.run_tool(CROSSCHECK, f"--out={self.sweep}", "--dry-run", "--netns",
+                               "--kinds=link-bound", "--run-command=launch")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = [shlex.split(line) for line in result.stdout.strip().splitlines()]
+        netns = [line for line in lines if "--net=netns" in line]
+        # 4 cases at 2 and 4 workers, each on netns hosts, on loopback and in virtual time.
+        self.assertEqual((len(lines), len(netns)), (24, 8))
+        self.assertTrue(all("--clock=real" in line for line in netns))
+        # A finished case in its three clocks: 4 workers' steps 0.1 s apart on netns hosts,
+        # 0.08 s on loopback, 0.125 s in virtual time.
+        name = "asgd-w4-10mbit"
+        for clock, gap in (("netns", 0.1), ("real", 0.08), ("virtual", 0.125)):
+            run = os.path.join(self.sweep, f"{name}-{clock}")
+            write_fixture_run(run, fixture_summary("asgd", 5, "10mbit", 100.0))
+            with open(os.path.join(run, "metrics.jsonl"), "w") as f:
+                for step in range(1, 6):
+                    for worker in range(4):
+                        f.write(json.dumps({"time": gap * step, "worker": worker, "step": step,
+                                            "samples": 32}) + "\n")
+        result = self.run_tool(CROSSCHECK, f"--out={self.sweep}", "--collect-only", "--netns",
+                               "--kinds=link-bound")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.sweep, "crosscheck.json")) as f:
+            (case,) = json.load(f)["cases"]
+        self.assertAlmostEqual(case["netns_samples_per_s"], 4 * 32 / 0.1)
+        self.assertAlmostEqual(case["real_to_netns"], 0.1 / 0.08)
+        self.assertAlmostEqual(case["virtual_to_netns"], 0.1 / 0.125)
+        self.assertIn("| link-bound | asgd | 4 | 10mbit | 1280.0 | 1.250 | 0.800 |", result.stdout)
+
     def test_dry_run_prints_grid_with_baselines(self):
         result = self.run_tool(SWEEP, f"--out={self.sweep}", "--dry-run",
                                "--methods=dgs,asgd", "--bandwidths=100mbit,1gbit",

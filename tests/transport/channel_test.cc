@@ -290,7 +290,7 @@ TEST(Channel, ShapingDeliversWhenTheLastByteWouldArrive) {
   auto contexts = connectMesh(2);
   auto clock = std::make_shared<FrozenClock>();
   // Sender: 1 Gbit/s uplink, 10 us. Receiver: 100 Mbit/s downlink (the bottleneck), 40 us.
-  // 1000 bytes (8 header + 992 payload): 8 us up, 80 us down.
+  // 1000 bytes (8 header + 992 payload), one frame of 1066: 8.528 us up, 85.28 us down.
   ShapingOptions sender{LinkSpec{1e9, 10'000}, LinkSpec{1e9, 0}};
   ShapingOptions receiver{LinkSpec{1e9, 0}, LinkSpec{100e6, 40'000}};
   auto channels =
@@ -302,14 +302,15 @@ TEST(Channel, ShapingDeliversWhenTheLastByteWouldArrive) {
   });
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(channels[0]->receive(std::vector<int>{1}).ok());
   t.join();
-  // stamps: now + 8k us + 10 us; down: max(stamp, previous + 80 us); delivery + 40 us.
+  // stamps: now + k * 8.528 us + 10 us; down: max(stamp, previous + 85.28 us); delivery
+  // + 40 us.
   const int64_t now = FrozenClock::kNow;
-  EXPECT_EQ(clock->sleeps(), (std::vector<int64_t>{now + 58'000, now + 138'000, now + 218'000}));
+  EXPECT_EQ(clock->sleeps(), (std::vector<int64_t>{now + 58'528, now + 143'808, now + 229'088}));
 }
 
 TEST(Channel, ShapedGoodputIsNearTheConfiguredRate) {
   // Loose check on the real clock (tight figures come from bench_channel): 5 x 1 MB at
-  // 100 Mbit/s, goodput from first to last delivery within 15%.
+  // 100 Mbit/s, their frames' rate from first to last delivery within 15%.
   auto contexts = connectMesh(2);
   const double rate = 100e6;
   LinkSpec link{rate, 0};
@@ -329,8 +330,8 @@ TEST(Channel, ShapedGoodputIsNearTheConfiguredRate) {
   t.join();
   const double seconds =
       std::chrono::duration<double>(delivered.back() - delivered.front()).count();
-  const double goodput = 4 * (kBytes + testing::kTestHeaderBytes) * 8.0 / seconds;
-  EXPECT_NEAR(goodput / rate, 1.0, 0.15) << "goodput " << goodput / 1e6 << " Mbit/s";
+  const double line = 4 * frameBytes(kBytes + testing::kTestHeaderBytes) * 8.0 / seconds;
+  EXPECT_NEAR(line / rate, 1.0, 0.15) << "frames at " << line / 1e6 << " Mbit/s";
 }
 
 }  // namespace

@@ -44,20 +44,21 @@ TEST(ParseDuration, RejectsWithClearErrors) {
 }
 
 TEST(Link, SerializesMessagesInArrivalOrder) {
-  Link link(LinkSpec{1e9, 0});  // 1 Gbit/s: 1000 bytes take 8000 ns
-  EXPECT_EQ(link.reserve(0, 0, 1000), 8000);
-  EXPECT_EQ(link.reserve(0, 0, 1000), 16000);      // queued behind the first
-  EXPECT_EQ(link.reserve(50000, 0, 1000), 58000);  // idle link: starts on arrival
+  // 1 Gbit/s: 1000 bytes are one frame of 1066 bytes, 8528 ns.
+  Link link(LinkSpec{1e9, 0});
+  EXPECT_EQ(link.reserve(0, 0, 1000), 8528);
+  EXPECT_EQ(link.reserve(0, 0, 1000), 17056);      // queued behind the first
+  EXPECT_EQ(link.reserve(50000, 0, 1000), 58528);  // idle link: starts on arrival
 }
 
 TEST(Link, SharedDownlinkOfTheServerSerializesAllWorkers) {
   // Two workers with 1 Gbit/s uplinks send 1000 bytes at t=0 to a server whose NIC is
-  // 1 Gbit/s: both leave their uplinks at 8 us, the second waits for the first downstream.
+  // 1 Gbit/s: both leave their uplinks at 8.528 us, the second waits for the first downstream.
   Link worker_a(LinkSpec{1e9, 0}), worker_b(LinkSpec{1e9, 0}), server_down(LinkSpec{1e9, 0});
   const int64_t stamp_a = worker_a.reserve(0, 0, 1000);
   const int64_t stamp_b = worker_b.reserve(0, 0, 1000);
-  EXPECT_EQ(server_down.reserve(0, stamp_a, 1000), 8000);
-  EXPECT_EQ(server_down.reserve(0, stamp_b, 1000), 16000);
+  EXPECT_EQ(server_down.reserve(0, stamp_a, 1000), 8528);
+  EXPECT_EQ(server_down.reserve(0, stamp_b, 1000), 17056);
 }
 
 TEST(Link, UnlimitedLinkOnlyOrders) {
@@ -66,9 +67,17 @@ TEST(Link, UnlimitedLinkOnlyOrders) {
   EXPECT_EQ(link.reserve(0, 50, 1 << 20), 100);  // never before the previous message
 }
 
-TEST(TransmitNanos, MatchesBitsOverRate) {
-  EXPECT_EQ(transmitNanos(100e6, 1'000'000), 80'000'000);
-  EXPECT_EQ(transmitNanos(10e9, 1'000'000), 800'000);
+TEST(FrameBytes, EachSegmentOfTcpPayloadCarriesItsHeaders) {
+  EXPECT_EQ(frameBytes(0), 0u);
+  EXPECT_EQ(frameBytes(1), 1u + 66);
+  EXPECT_EQ(frameBytes(1448), 1514u);  // one full frame at MTU 1500
+  EXPECT_EQ(frameBytes(1449), 1449u + 2 * 66);
+  EXPECT_EQ(frameBytes(1'000'000), 1'000'000u + 691 * 66);  // 690 full segments and a part
+}
+
+TEST(TransmitNanos, MatchesFrameBitsOverRate) {
+  EXPECT_EQ(transmitNanos(100e6, 1'000'000), 83'648'480);  // 1,045,606 bytes * 80 ns
+  EXPECT_EQ(transmitNanos(10e9, 1'000'000), 836'485);      // * 0.8 ns, rounded
   EXPECT_EQ(transmitNanos(0, 1'000'000), 0);
 }
 
