@@ -4,12 +4,13 @@ systems a researcher would run instead of a parameter server: dense allreduce, o
 fp16 and PowerSGD communication hooks. It trains the MLP that sparseps_driver --model=mlp
 builds (784-256-256-10, ReLU, PyTorch's default init) on Fashion-MNIST, normalized as
 sparseps normalizes it, with the same batch per worker, seed and rate schedule (momentum
-SGD with weight decay, steps of 0.1x at the milestones), each rank a 1/world shard of the
+SGD with weight decay, steps of 0.1x at the milestones, in fractional epochs), each rank a
+1/world shard of the
 training set per epoch. Rank 0 evaluates the whole test set after every epoch.
 
   ddp_rank.py --rank=R --world-size=N --master-addr=HOST --hook=none|fp16|powersgd:R
-      --out=DIR [--epochs=3 --batch-size=64 --lr=0.1 --momentum=0.9 --weight-decay=5e-4
-      --milestones=3,4 --seed=1 --data-dir=/usr/share/datasets/fashion-mnist]
+      --out=DIR --milestones=M1,M2 [--epochs=3 --batch-size=64 --lr=0.1 --momentum=0.9
+      --weight-decay=5e-4 --seed=1 --data-dir=/usr/share/datasets/fashion-mnist]
 
 Rank 0 writes DIR/eval.jsonl (epoch, accuracy, time: training seconds since this process
 started, evaluations excluded) and DIR/summary.json (steady samples/s of all ranks from the
@@ -80,7 +81,8 @@ def main():
     p.add_argument("--lr", type=float, default=0.1)
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--weight-decay", type=float, default=5e-4)
-    p.add_argument("--milestones", default="3,4")
+    p.add_argument("--milestones", required=True,
+                   help="comma list of epochs (fractions allowed); empty: none")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
     a = p.parse_args()
@@ -99,11 +101,13 @@ def main():
     loss_fn = nn.CrossEntropyLoss()
     evals, step, window_start, eval_seconds = [], 0, None, 0.0
     for epoch in range(a.epochs):
-        for group in opt.param_groups:
-            group["lr"] = a.lr * 0.1 ** sum(epoch >= m for m in milestones)
         order = torch.randperm(len(train_x), generator=torch.Generator().manual_seed(a.seed + epoch))
         mine = order[a.rank::a.world_size]
         for i in range(0, len(mine), a.batch_size):
+            # The rate steps down 10x at each milestone, in fractional epochs as sparseps's.
+            progress = epoch + i / len(mine)
+            for group in opt.param_groups:
+                group["lr"] = a.lr * 0.1 ** sum(progress >= m for m in milestones)
             batch = mine[i:i + a.batch_size]
             opt.zero_grad()
             loss_fn(model(train_x[batch]), train_y[batch]).backward()
