@@ -1,7 +1,7 @@
 // experiments/run --net=netns: every rank on a network namespace host of its own, links
 // shaped by tc. A job trains across the hosts and leaves none behind; a worker killed on its
-// host is dropped as on loopback; a launcher killed mid-run leaves hosts that the next run's
-// start removes. Needs root, ip and tc; skipped with the reason otherwise.
+// host is dropped as on loopback; Ctrl-C stops the job and removes the hosts; a launcher
+// killed mid-run leaves hosts that the next run's start removes. Needs root, ip and tc; skipped with the reason otherwise.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -135,6 +135,20 @@ TEST_F(NetnsClusterTest, AWorkerKilledOnItsHostIsDroppedAndTheOthersFinish) {
   EXPECT_EQ(steps[2], 12);
   EXPECT_LT(steps[1], 12);
   EXPECT_EQ(namespacesOf(clusterOf(text)), 0);
+}
+
+TEST_F(NetnsClusterTest, CtrlCStopsEveryRankAndRemovesTheHosts) {
+  testing::TempDir dir("sparseps_netns_");
+  const fs::path out = dir.path() / "run";
+  BackgroundJob job(netnsJob(out, 2, 200), dir.path());
+  ASSERT_TRUE(waitFor([&] { return fs::exists(out / "checkpoint.shard0"); }, 60)) << job.text();
+  const std::string cluster = clusterOf(job.text());
+  ASSERT_FALSE(cluster.empty()) << job.text();
+  EXPECT_EQ(namespacesOf(cluster), 4) << "3 hosts and the switch while the job runs";
+  const std::string launcher = "python3 [^ ]*experiments/run .*--out=" + out.string();
+  ASSERT_EQ(std::system(("pkill -INT -f -- '" + launcher + "'").c_str()), 0);
+  EXPECT_EQ(job.wait(60), 128 + 2) << job.text();
+  EXPECT_EQ(namespacesOf(cluster), 0) << "Ctrl-C left hosts behind";
 }
 
 TEST_F(NetnsClusterTest, AKilledLaunchersHostsAreRemovedWhenTheNextRunStarts) {
