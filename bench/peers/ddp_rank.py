@@ -101,7 +101,8 @@ def main():
     loss_fn = nn.CrossEntropyLoss()
     evals, step, window_start, eval_seconds = [], 0, None, 0.0
     for epoch in range(a.epochs):
-        order = torch.randperm(len(train_x), generator=torch.Generator().manual_seed(a.seed + epoch))
+        shuffle = torch.Generator().manual_seed(a.seed + epoch)
+        order = torch.randperm(len(train_x), generator=shuffle)
         mine = order[a.rank::a.world_size]
         for i in range(0, len(mine), a.batch_size):
             # The rate steps down 10x at each milestone, in fractional epochs as sparseps's.

@@ -95,7 +95,10 @@ absl::StatusOr<Received> ShardSession::receive(int worker, absl::Span<const uint
           return absl::InvalidArgumentError("push carries BN buffers");
         }
       }
-      if (auto s = core_->acceptPush(worker, header->worker_step, largest, squares, in_); !s.ok()) return s;
+      if (auto s = core_->acceptPush(worker, header->worker_step, largest, squares, in_);
+          !s.ok()) {
+        return s;
+      }
       core_->onPush(worker, in_, &replies_);
       encodeReplies(out);
       return Received::kPush;

@@ -675,8 +675,9 @@ absl::Status readSegmentBody(Encoding encoding, uint32_t segment_id, uint32_t nu
   segment.numel = numel;
   segment.dense = false;
   segment.clearCoding();
-  return format->read(BodyIn{encoding, numel, nonzeros, end, check, borrow_dense, checksum, largest, squares},
-                      in, out);
+  return format->read(
+      BodyIn{encoding, numel, nonzeros, end, check, borrow_dense, checksum, largest, squares}, in,
+      out);
 }
 
 }  // namespace wire

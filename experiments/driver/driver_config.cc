@@ -164,14 +164,14 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
           absl::StrJoin(row.readers, ", "), "); drop it, or give --ignore-unread-options"));
     }
   }
-  if (netns && !c->multiMachine() && !checking) {
+  if (netns && !c->meetAtMaster() && !checking) {
     return absl::InvalidArgumentError(
         "--net=netns: the ranks meet at the server host's address; start the job with "
         "experiments/run --net=netns, which makes the hosts and sets --master-addr and --iface");
   }
-  if (c->multiMachine() && !netns) {
+  if (c->multiMachine()) {
     if (!bandwidth_given) c->bandwidth = "none";
-  } else if (!c->multiMachine() && c->store_dir.empty() && !checking) {
+  } else if (!c->meetAtMaster() && c->store_dir.empty() && !checking) {
     return absl::InvalidArgumentError(
         "--store-dir is required on one machine (or give --master-addr for a multi-machine "
         "job); experiments/run sets it");
@@ -183,7 +183,7 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
   c->bandwidth_bps = *parseBandwidth(c->bandwidth);  // checked by the flag's validator
   c->latency_ns = *parseDuration(c->latency);
   c->time.link = LinkSpec{c->bandwidth_bps, c->latency_ns};
-  if (c->multiMachine() && !netns && (c->bandwidth_bps > 0 || c->latency_ns > 0)) {
+  if (c->multiMachine() && (c->bandwidth_bps > 0 || c->latency_ns > 0)) {
     return absl::InvalidArgumentError(
         "--bandwidth/--latency simulate links between the processes of one machine (their "
         "clocks must agree); across machines the real network is the link: use "

@@ -102,7 +102,13 @@ struct DriverConfig {
   bool isServer() const { return rank < servers; }
   int workerIndex() const { return rank - servers; }  // -1.. for servers
   bool isFirstWorker() const { return rank == servers; }
-  bool multiMachine() const { return !master_addr.empty(); }
+  // Whether the ranks meet at --master-addr through a TCP store: across machines, or on
+  // netns hosts.
+  bool meetAtMaster() const { return !master_addr.empty(); }
+  // Whether the ranks run on other machines: their network is real, their run directories
+  // are their own, this machine's cores are not divided among them. netns hosts are this
+  // machine.
+  bool multiMachine() const { return meetAtMaster() && net != "netns"; }
   // Whether the Channel shapes the links itself (netns hosts: tc does).
   bool channelShapes() const { return net != "netns" && (bandwidth_bps > 0 || latency_ns > 0); }
   // Which network ran the job, for the summary: virtual, loopback, netns or machines.

@@ -58,7 +58,7 @@ absl::StatusOr<StoredConnection> connectDriverRank(const DriverConfig& config,
   rank.num_servers = config.servers;
   rank.run_id = config.run_id;
   rank.iface = config.iface;
-  if (config.multiMachine()) {
+  if (config.meetAtMaster()) {
     rank.master_addr = config.master_addr;
     rank.master_port = config.master_port;
   } else {

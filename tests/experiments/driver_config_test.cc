@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -256,6 +257,9 @@ TEST(DriverConfigTest, OnNetnsHostsTheKernelShapesTheLinksAndTheSummaryNamesTheN
   EXPECT_EQ(c->bandwidth_bps, 1e9);
   EXPECT_FALSE(c->channelShapes());
   EXPECT_EQ(c->network(), "netns");
+  // The hosts share this machine: its cores are divided among the 2 workers, as on loopback.
+  EXPECT_FALSE(c->multiMachine());
+  EXPECT_EQ(threadsFor(*c), std::max(1, machineCores() / 2));
   EXPECT_FALSE(resolve("--world-size=3 --rank=1 --master-addr=10.0.0.1 --bandwidth=1gbit "
                        "--out=o", false).ok());
   c = resolve("--world-size=3 --rank=1 --bandwidth=1gbit --store-dir=s --out=o", false);

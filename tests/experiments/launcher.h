@@ -26,10 +26,12 @@ struct Result {
   std::string output;
 };
 
-// Runs experiments/run with `args` in `dir`; its output (stdout and stderr) in Result.
-inline Result runLauncher(const std::string& args, const fs::path& dir) {
+// Runs experiments/run with `args` in `dir` (and `env`, VAR=value words, in its
+// environment); its output (stdout and stderr) in Result.
+inline Result runLauncher(const std::string& args, const fs::path& dir,
+                          const std::string& env = "") {
   const fs::path log = dir / "launcher.out";
-  const std::string command = "cd " + dir.string() + " && SPARSEPS_DRIVER=" +
+  const std::string command = "cd " + dir.string() + " && " + env + " SPARSEPS_DRIVER=" +
                               SPARSEPS_DRIVER_BINARY + " timeout -k 5 150 " +
                               SPARSEPS_SOURCE_DIR + "/experiments/run " + args + " > " +
                               log.string() + " 2>&1";

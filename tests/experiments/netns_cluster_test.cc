@@ -1,7 +1,8 @@
 // experiments/run --net=netns: every rank on a network namespace host of its own, links
 // shaped by tc. A job trains across the hosts and leaves none behind; a worker killed on its
 // host is dropped as on loopback; Ctrl-C stops the job and removes the hosts; a launcher
-// killed mid-run leaves hosts that the next run's start removes. Needs root, ip and tc; skipped with the reason otherwise.
+// killed mid-run leaves hosts that the next run's start removes. Needs root, ip and tc;
+// skipped with the reason otherwise.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -76,18 +77,12 @@ std::string netnsJob(const fs::path& out, int workers, int steps) {
 TEST(NetnsClusterRefusal, WithoutRootIpOrTcItIsOneLineAndNothingStarts) {
   testing::TempDir dir("sparseps_netns_");
   const fs::path out = dir.path() / "run";
-  const std::string command = "cd " + dir.path().string() + " && PATH=/usr/bin:/bin SPARSEPS_DRIVER=" +
-                              SPARSEPS_DRIVER_BINARY + " timeout -k 5 60 " + SPARSEPS_SOURCE_DIR +
-                              "/experiments/run " + netnsJob(out, 2, 4) + " > " +
-                              (dir.path() / "out").string() + " 2>&1";
-  const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 2);
-  const std::string text = readText(dir.path() / "out");
+  const Result result = runLauncher(netnsJob(out, 2, 4), dir.path(), "PATH=/usr/bin:/bin");
+  EXPECT_EQ(result.exit_code, 2);
   // Debian keeps tc in /usr/sbin only.
-  EXPECT_THAT(text, HasSubstr(geteuid() == 0 ? "--net=netns needs tc (iproute2"
-                                             : "--net=netns needs root"));
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  EXPECT_THAT(result.output, HasSubstr(geteuid() == 0 ? "--net=netns needs tc (iproute2"
+                                                      : "--net=netns needs root"));
+  EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1) << result.output;
   EXPECT_FALSE(fs::exists(out));
 }
 
@@ -130,7 +125,9 @@ TEST_F(NetnsClusterTest, AWorkerKilledOnItsHostIsDroppedAndTheOthersFinish) {
   ASSERT_EQ(summary["dropped_workers"].size(), 1u) << summary.dump();
   EXPECT_EQ(summary["dropped_workers"][0]["rank"], 2);
   std::map<int, int> steps;
-  for (const nlohmann::json& row : readLines(out / "metrics.jsonl")) ++steps[row["worker"].get<int>()];
+  for (const nlohmann::json& row : readLines(out / "metrics.jsonl")) {
+    ++steps[row["worker"].get<int>()];
+  }
   EXPECT_EQ(steps[0], 12);
   EXPECT_EQ(steps[2], 12);
   EXPECT_LT(steps[1], 12);
