@@ -60,7 +60,8 @@ std::vector<MethodOptionRow> makeRows() {
        "dual-way), or auto: the method's own (sparse for dgs, dense for the rest)",
        all, choice(&M::downlink, kDownlinkNames)},
       {"selection", "MethodOptions.selection",
-       "top-k selection: exact, or sampled (DGC's sampled threshold)", sparse_workers,
+       "top-k selection: exact, sampled (DGC's sampled threshold), or strict (|x| above the "
+       "k-th largest: at most k - 1, none when k = 1, as the DGS reference's gd and dgc)", sparse_workers,
        choice(&M::selection, kSelectionNames)},
       {"resync_every", "MethodOptions.resync_every",
        "where the downlink is sparse: W_sync = W at every this many pushes of the first "

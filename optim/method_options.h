@@ -16,13 +16,16 @@ namespace sparseps {
 
 // dense W, the dual-way sparse reply, or the method's own (Method::downlink resolves it)
 enum class Downlink { kDense, kSparse, kAuto };
-enum class Selection { kExact, kSampled };        // exact top-k, or DGC's sampled threshold
+// exact top-k, DGC's sampled threshold, or |x| > k-th largest (compressors/strict_topk.h)
+enum class Selection { kExact, kSampled, kStrict };
 enum class DensityRule { kFollowsLr, kFixed };    // dgs's worker density: r * lr / lr0, or r
 
 inline constexpr NameTable<Downlink, 3> kDownlinkNames{
     {{"dense", Downlink::kDense}, {"sparse", Downlink::kSparse}, {"auto", Downlink::kAuto}}};
-inline constexpr NameTable<Selection, 2> kSelectionNames{
-    {{"exact", Selection::kExact}, {"sampled", Selection::kSampled}}};
+inline constexpr NameTable<Selection, 3> kSelectionNames{
+    {{"exact", Selection::kExact},
+     {"sampled", Selection::kSampled},
+     {"strict", Selection::kStrict}}};
 inline constexpr NameTable<DensityRule, 2> kDensityRuleNames{
     {{"lr", DensityRule::kFollowsLr}, {"fixed", DensityRule::kFixed}}};
 

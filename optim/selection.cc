@@ -20,7 +20,12 @@ std::unique_ptr<Compressor> make(const std::string& spec, bool f16) {
 }  // namespace
 
 const char* selectorName(Selection selection) {
-  return selection == Selection::kSampled ? "sampled" : "topk";
+  switch (selection) {
+    case Selection::kSampled: return "sampled";
+    case Selection::kStrict: return "topk_strict";
+    case Selection::kExact: break;
+  }
+  return "topk";
 }
 
 std::unique_ptr<Compressor> makeSelector(Selection selection, bool f16) {

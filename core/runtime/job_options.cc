@@ -32,6 +32,8 @@ absl::StatusOr<JobSpec> JobOptions::jobSpec(int num_servers, int num_workers) co
   job.server.pushes_per_epoch = pushes_per_epoch > 0 ? pushes_per_epoch : 1e18;
   job.encode.allowF16(method_options.f16);  // f16 values travel only where the method says
   job.peer_timeout = std::chrono::milliseconds(static_cast<int64_t>(peer_timeout * 1e3));
+  job.start_gap = start_gap;
+  job.start_lr = start_lr;
   if (auto s = job.validate(); !s.ok()) return s;
   return job;
 }
@@ -74,6 +76,14 @@ const std::vector<JobOptionRow>& jobOptionRows() {
       {"peer_timeout",
        "seconds a peer may stall before it is dropped; must exceed a step's compute time",
        JobField<double>{&J::peer_timeout}},
+      {"start_gap",
+       "seconds between the workers' starts: each server shard sends worker k its first "
+       "model k x start_gap after the job starts (async mode; 0: all at once)",
+       JobField<double>{&J::start_gap}},
+      {"start_lr",
+       "the rate the first model carries, which a worker's first push is made with (0: the "
+       "schedule's; the DGS reference's server sends 0.001)",
+       JobField<double>{&J::start_lr}},
   };
   return rows;
 }

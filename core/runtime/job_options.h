@@ -31,6 +31,8 @@ struct JobOptions {
   double pushes_per_epoch = 0;
   uint64_t seed = 1;                 // rank r's own randomness starts from seed + r
   double peer_timeout = 30;          // seconds a peer may stall (JobSpec::peer_timeout)
+  double start_gap = 0;              // JobSpec::start_gap
+  double start_lr = 0;               // JobSpec::start_lr
   // The method's options; lr0, num_workers and the seed come from the job.
   MethodOptions method_options;
 

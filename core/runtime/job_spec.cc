@@ -29,6 +29,15 @@ absl::Status JobSpec::validate() const {
   if (peer_timeout.count() <= 0) {
     return absl::InvalidArgumentError("peer timeout: must be positive");
   }
+  if (!(start_gap >= 0 && start_gap <= 86400) || !(start_lr >= 0 && start_lr < 1e6)) {
+    return absl::InvalidArgumentError(
+        "start_gap must be in [0, 86400] seconds and start_lr non-negative");
+  }
+  if (start_gap > 0 && server.mode != ConsistencyMode::kAsync) {
+    return absl::InvalidArgumentError(
+        "start_gap needs mode async: a sync or staleness round would wait for the workers "
+        "not yet started");
+  }
   if (resume && checkpoint_path.empty()) {
     return absl::InvalidArgumentError("resume: needs a checkpoint path (the run directory)");
   }

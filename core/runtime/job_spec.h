@@ -31,6 +31,15 @@ struct JobSpec {
   // server drops it), or, in the channel, send nothing or leave a message untaken while
   // idle. It must exceed a step's compute time.
   std::chrono::milliseconds peer_timeout = std::chrono::seconds(30);
+  // The start-up: each shard sends worker k its first model k x start_gap seconds after the
+  // job starts (0: every worker at once), and that model carries the rate start_lr for the
+  // worker's first push (0: the schedule's). Workers that start in turn make the first
+  // pushes with fewer workers and less staleness, as a server that hands out its model one
+  // worker at a time does. A gap needs the async mode: a round would wait for workers not
+  // yet started.
+  double start_gap = 0;
+  double start_lr = 0;
+  double startSeconds(int worker) const { return worker * start_gap; }
 
   int worldSize() const { return num_servers + num_workers; }
   bool isServer(int rank) const { return rank < num_servers; }

@@ -132,6 +132,25 @@ void ShardLoop::dropIdle() {
   }
 }
 
+Deadline ShardLoop::startOf(int worker) const {
+  return started_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(job_.startSeconds(worker)));
+}
+
+Deadline ShardLoop::nextStart() const {
+  if (started_workers_ == worker_ranks_.size()) return kNoDeadline;
+  return startOf(static_cast<int>(started_workers_));
+}
+
+void ShardLoop::startDue() {
+  while (started_workers_ < worker_ranks_.size() &&
+         std::chrono::steady_clock::now() >= nextStart()) {
+    const int w = static_cast<int>(started_workers_++);
+    served_[w] = std::chrono::steady_clock::now();
+    session_.start(w, &out_);
+  }
+}
+
 absl::Status ShardLoop::maybeCheckpoint(bool final) {
   if (checkpoint_path_.empty()) return absl::OkStatus();
   const bool due = job_.checkpoint_every > 0 &&
@@ -143,14 +162,16 @@ absl::Status ShardLoop::maybeCheckpoint(bool final) {
 
 absl::Status ShardLoop::run() {
   started_ = std::chrono::steady_clock::now();
-  served_.assign(worker_ranks_.size(), started_);
   longest_step_.assign(worker_ranks_.size(), std::chrono::steady_clock::duration::zero());
-  for (size_t w = 0; w < worker_ranks_.size(); ++w) session_.start(static_cast<int>(w), &out_);
+  // Until it is started, a worker's idle bound counts from its start.
+  served_.clear();
+  for (size_t w = 0; w < worker_ranks_.size(); ++w) served_.push_back(startOf(static_cast<int>(w)));
   while (!live_ranks_.empty()) {
+    startDue();
     send();
     const Deadline round = roundDeadline();
-    if (auto s = endpoint_.receive(live_ranks_, &frame_, std::min(round, pushDeadline()));
-        !s.ok()) {
+    const Deadline wake = std::min({round, pushDeadline(), nextStart()});
+    if (auto s = endpoint_.receive(live_ranks_, &frame_, wake); !s.ok()) {
       if (!absl::IsDeadlineExceeded(s)) return s;
       if (std::chrono::steady_clock::now() >= round) dropStallers();
       dropIdle();

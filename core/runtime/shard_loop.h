@@ -88,6 +88,11 @@ class ShardLoop {
   Deadline pushDeadline();
   void dropIdle();
   void notePush(int worker);
+  // JobSpec::start_gap: when the next worker is to be sent its first model (none when all
+  // have been), and the sending of every start that is due.
+  Deadline startOf(int worker) const;
+  Deadline nextStart() const;
+  void startDue();
   absl::Status maybeCheckpoint(bool final);
   int workerOf(int rank) const;
 
@@ -103,6 +108,7 @@ class ShardLoop {
   std::chrono::steady_clock::time_point started_;  // when run() began
   std::optional<Deadline> waiting_since_;  // since when a held reply waits on a worker
   std::vector<Deadline> served_;  // per worker: when its model or last reply was sent to it
+  size_t started_workers_ = 0;    // workers 0 .. this - 1 were sent their first model
   // Per worker: its longest step so far (zero before its first push).
   std::vector<std::chrono::steady_clock::duration> longest_step_;
   std::vector<std::chrono::steady_clock::duration> scratch_;

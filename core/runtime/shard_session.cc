@@ -44,7 +44,7 @@ void ShardSession::encode(int worker, const MessageHeader& header, const Message
   if (!o.status.ok()) o.bytes.clear();
 }
 
-void ShardSession::model(int worker, Outbox* out) {
+void ShardSession::model(int worker, float lr, Outbox* out) {
   Message segments = denseMessage(specs_, core_->model());
   if (core_->numBuffers() > 0) {
     segments.emplace_back();
@@ -54,12 +54,12 @@ void ShardSession::model(int worker, Outbox* out) {
   header.kind = MessageKind::kModel;
   header.model_version = core_->version();
   header.worker_step = core_->workerSteps(worker);  // where this worker resumes in its data
-  header.learning_rate = core_->lr();
+  header.learning_rate = lr;
   encode(worker, header, segments, out);
 }
 
 void ShardSession::start(int worker, Outbox* out) {
-  model(worker, out);
+  model(worker, job_->start_lr > 0 ? static_cast<float>(job_->start_lr) : core_->lr(), out);
   core_->onWorkerStart(worker);
 }
 
@@ -104,7 +104,7 @@ absl::StatusOr<Received> ShardSession::receive(int worker, absl::Span<const uint
       return Received::kPush;
     case MessageKind::kModel:
       if (header->flags & kFlagPull) {
-        model(worker, out);
+        model(worker, core_->lr(), out);
         return Received::kPull;
       }
       if (header->flags & kFlagBuffers) {

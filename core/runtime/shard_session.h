@@ -54,7 +54,8 @@ class ShardSession {
   static absl::StatusOr<ShardSession> make(ShardCore& core, const JobSpec& job, int shard,
                                            const Shard& range);
 
-  // The model `worker` starts from (stamped with where it resumes in its data).
+  // The model `worker` starts from (stamped with where it resumes in its data), with the
+  // rate JobSpec::start_lr when set.
   void start(int worker, Outbox* out);
   // One message from `worker`, its header and payload as they arrived: checked (the sender
   // it states, the segments it may carry, the poisoning guard), handed to the core, and
@@ -75,7 +76,7 @@ class ShardSession {
   ShardSession(ShardCore& core, const JobSpec& job, int shard, const Shard& range,
                DecodeLimits limits);
   void encode(int worker, const MessageHeader& header, const Message& segments, Outbox* out);
-  void model(int worker, Outbox* out);
+  void model(int worker, float lr, Outbox* out);
   void encodeReplies(Outbox* out);
 
   ShardCore* core_;

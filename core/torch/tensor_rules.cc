@@ -443,7 +443,7 @@ absl::Status checkTensorWorkerRule(const std::string& method, const MethodOption
   return absl::InvalidArgumentError(absl::StrCat(
       "the worker rule of ", what,
       " runs on the CPU only: GPU workers (--device=cuda) run "
-      "msgd, asgd, dgs, dgc and gd with the top-k or sampled selection; use --device=cpu for ",
+      "msgd, asgd, dgs, dgc and gd with any --selection; use --device=cpu for ",
       what));
 }
 

@@ -9,7 +9,7 @@
 // whole, as it travels whole. A reply is applied in device memory. On CPU tensors the
 // same code runs through the CPU kernels, which is how it is tested against optim/.
 //
-// Methods: msgd, asgd, dgs, dgc, and gd with the top-k or sampled selector (with or
+// Methods: msgd, asgd, dgs, dgc, and gd with any selection (--selection; with or
 // without error feedback); gd around another compressor (--compressor) runs on the CPU.
 
 #include <memory>

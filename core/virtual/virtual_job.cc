@@ -70,7 +70,9 @@ class Job {
   };
 
   absl::Status setUp();
+  // Each shard sends worker k its first model at JobSpec::startSeconds(k).
   void start();
+  void startWorker(int s, int k);
   void modelArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes);
   void ready(int k);
   void sendToShard(int k, int s, std::vector<uint8_t> bytes);
@@ -190,16 +192,23 @@ int64_t deliver(Link& up, Link& down, size_t bytes, int64_t now) {
 
 void Job::start() {
   for (int s = 0; s < static_cast<int>(shards_.size()); ++s) {
-    ServerShard& shard = *shards_[s];
-    for (int k = 0; k < static_cast<int>(workers_.size()); ++k) shard.session->start(k, &shard.out);
-    Sent models;
-    if (!takeOutbox(s, &models)) return;
-    for (const auto& [k, bytes] : models) {
+    for (int k = 0; k < static_cast<int>(workers_.size()); ++k) {
       ++workers_[k]->waiting;
-      result_.bytes_down += bytes->size();
-      const int64_t at = deliver(*shard.up, *workers_[k]->down, bytes->size(), 0);
-      events_.at(at, [this, k = k, s, bytes = bytes] { modelArrived(k, s, bytes); });
+      const auto when = static_cast<int64_t>(std::llround(o_.job.startSeconds(k) * 1e9));
+      events_.at(when, [this, s, k] { startWorker(s, k); });
     }
+  }
+}
+
+void Job::startWorker(int s, int k) {
+  ServerShard& shard = *shards_[s];
+  shard.session->start(k, &shard.out);
+  Sent models;
+  if (!takeOutbox(s, &models)) return;
+  for (const auto& [to, bytes] : models) {
+    result_.bytes_down += bytes->size();
+    const int64_t at = deliver(*shard.up, *workers_[to]->down, bytes->size(), events_.now());
+    events_.at(at, [this, to = to, s, bytes = bytes] { modelArrived(to, s, bytes); });
   }
 }
 

@@ -51,7 +51,7 @@ absl::Status appendBatch(const std::string& path, ImageSet& set) {
 
 }  // namespace
 
-absl::StatusOr<ImageSplits> loadCifar10(const std::string& dir) {
+absl::StatusOr<ImageSplits> loadCifar10(const std::string& dir, Normalization normalization) {
   std::error_code ec;
   fs::path base = fs::path(dir) / "cifar-10-batches-bin";
   if (!fs::is_directory(base, ec)) {
@@ -85,6 +85,7 @@ absl::StatusOr<ImageSplits> loadCifar10(const std::string& dir) {
   found.push_back("test_batch.bin");
   out.num_classes = kClasses;
   out.stats = {{0.4914f, 0.4822f, 0.4465f}, {0.2470f, 0.2435f, 0.2616f}};
+  if (normalization == Normalization::kPerImageStd) out.stats.stddev = {0.2023f, 0.1994f, 0.2010f};
   out.description =
       absl::StrCat("CIFAR-10 from ", base.string(), ": ", absl::StrJoin(found, ", "), " (",
                    out.train.size(), " train, ", out.test.size(), " test images)");

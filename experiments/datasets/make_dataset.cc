@@ -21,14 +21,25 @@ std::string defaultDataDir(const std::string& name) {
   return "";
 }
 
+absl::Status checkNormalization(const std::string& name, Normalization normalization) {
+  if (normalization == Normalization::kPerImageStd && name != "cifar10") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--normalization=per-image-std is defined for cifar10 only; ", name,
+        " takes dataset-std"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<Dataset>> makeDataset(const std::string& name,
                                                      const std::string& dir,
                                                      const DatasetOptions& options) {
   if (absl::Status s = options.validate(); !s.ok()) return s;
   const std::string where = dir.empty() ? defaultDataDir(name) : dir;
+  if (absl::Status s = checkNormalization(name, options.normalization); !s.ok()) return s;
   if (name == "fashion-mnist" || name == "cifar10") {
     const bool cifar = name == "cifar10";
-    absl::StatusOr<ImageSplits> splits = cifar ? loadCifar10(where) : loadFashionMnist(where);
+    absl::StatusOr<ImageSplits> splits =
+        cifar ? loadCifar10(where, options.normalization) : loadFashionMnist(where);
     if (!splits.ok()) return splits.status();
     return std::unique_ptr<Dataset>(new DenseDataset(
         name, std::move(*splits), cifar ? DenseAugment::kPadCropFlip : DenseAugment::kNone,

@@ -21,6 +21,9 @@ std::vector<std::string> knownDatasets();
 // directory, where experiments/fetch-data puts them by default); "" for synthetic.
 std::string defaultDataDir(const std::string& name);
 
+// InvalidArgument when data set `name` has no such normalization (per-image-std: cifar10).
+absl::Status checkNormalization(const std::string& name, Normalization normalization);
+
 // Loads `name` from `dir` ("" = defaultDataDir(name)). The synthetic set ignores `dir`.
 absl::StatusOr<std::unique_ptr<Dataset>> makeDataset(const std::string& name,
                                                      const std::string& dir,

@@ -89,6 +89,10 @@ absl::Status applyModelDefaults(DriverConfig* c, const std::set<std::string>& gi
   if (c->image_size == 0 && c->dataset == "imagenette") {
     c->image_size = static_cast<int>(info->image_size);
   }
+  if (absl::Status s = checkInit(c->model, c->modelInit()); !s.ok()) return s;
+  if (absl::Status s = checkNormalization(c->dataset, c->inputNormalization()); !s.ok()) {
+    return s;
+  }
   if (c->image_size != 0 && c->image_size < 32) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--image-size must be at least 32 (the ResNets downsample by 32), got ", c->image_size));
@@ -100,6 +104,12 @@ absl::Status applyModelDefaults(DriverConfig* c, const std::set<std::string>& gi
 
 CompressedTensors DriverConfig::compressedTensors() const {
   return checkedName(kCompressedTensorsNames, compressed_tensors);
+}
+
+ModelInit DriverConfig::modelInit() const { return checkedName(kModelInitNames, init); }
+
+Normalization DriverConfig::inputNormalization() const {
+  return checkedName(kNormalizationNames, normalization);
 }
 
 std::string DriverConfig::network() const {
@@ -248,6 +258,8 @@ nlohmann::json DriverConfig::toJson() const {
       {"data_dir", data_dir},
       {"image_size", image_size},
       {"compressed_tensors", compressed_tensors},
+      {"init", init},
+      {"normalization", normalization},
       {"epochs", epochs},
       {"batch_size", batch_size},
       {"bandwidth", bandwidth},

@@ -18,6 +18,8 @@
 #include "core/runtime/job_options.h"
 #include "core/runtime/param_layout.h"
 #include "core/virtual/time_model.h"
+#include "experiments/datasets/dataset_options.h"
+#include "experiments/models/model_init.h"
 #include "optim/method_options.h"
 
 namespace CLI {
@@ -44,6 +46,8 @@ struct DriverConfig {
   int image_size = 0;              // imagenette: side of the crop; 0 = the model's own
   int synthetic_classes = 10;      // synthetic: classes (1000 gives an ImageNet model's head)
   std::string compressed_tensors = "multi-dim";  // kCompressedTensorsNames (param_layout.h)
+  std::string init = "model";                // kModelInitNames (model_init.h)
+  std::string normalization = "dataset-std";  // kNormalizationNames (dataset_options.h)
   int epochs = 5;
   int batch_size = 64;
   // The --lr-milestones text: "auto", "none" or a comma list of epochs (resolve: job's).
@@ -97,6 +101,8 @@ struct DriverConfig {
 
   bool virtualClock() const { return clock == "virtual"; }
   CompressedTensors compressedTensors() const;
+  ModelInit modelInit() const;
+  Normalization inputNormalization() const;
 
   int numWorkers() const { return world_size - servers; }
   bool isServer() const { return rank < servers; }

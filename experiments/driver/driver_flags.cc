@@ -168,6 +168,18 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "dimension > 1; BN weights and biases travel dense) or all (every tensor "
                  "alike, as the DGS reference does)")
       ->check(CLI::IsMember(namesOf(kCompressedTensorsNames)))->group(data);
+  app.add_option("--init", c->init,
+                 "how the model's weights start: model (its own: the ResNets' "
+                 "kaiming-fan-out, the MLP's torch-default), torch-default (every layer's "
+                 "LibTorch default, as a torch.nn model with no init code), torch-0.4 (that "
+                 "with BN weights U(0, 1), as PyTorch 0.4 and the DGS reference's runs had "
+                 "it), or kaiming-fan-out (torchvision's, for convolutions)")
+      ->check(CLI::IsMember(namesOf(kModelInitNames)))->group(data);
+  app.add_option("--normalization", c->normalization,
+                 "input std per channel: dataset-std (over all pixels) or, for cifar10, "
+                 "per-image-std (the mean of the images' own, 0.2023/0.1994/0.2010, as the "
+                 "DGS reference and kuangliu/pytorch-cifar normalize)")
+      ->check(CLI::IsMember(namesOf(kNormalizationNames)))->group(data);
   app.add_option("--epochs", c->epochs, "passes over the training set")
       ->check(CLI::Range(1, 100000))->group(data);
   app.add_option("--batch-size", c->batch_size, "batch per worker and step")
@@ -189,6 +201,10 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "linear learning-rate warm-up over the first epochs (may be fractional); "
                  "default 0, or for resnet50 min(5, epochs / 5)")
       ->check(kNonNegative)->group(opt);
+  app.add_option("--start-lr", c->job.start_lr, jobOptionHelp("start_lr"))
+      ->check(kNonNegative)->group(opt);
+  app.add_option("--start-gap", c->job.start_gap, jobOptionHelp("start_gap"))
+      ->check(CLI::Range(0.0, 86400.0))->group(job);
   addMethodOptionFlags(app, &c->job.method_options, opt);
   app.add_flag("--ignore-unread-options", c->ignore_unread_options,
                "a method option the method does not read is ignored instead of refused (the "

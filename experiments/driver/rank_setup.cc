@@ -22,6 +22,7 @@ absl::StatusOr<std::unique_ptr<Dataset>> loadDataset(const DriverConfig& config)
   options.setSeed(config.job.seed);
   if (config.image_size > 0) options.setImageSize(config.image_size);  // imagenette's crop
   options.setSyntheticClasses(config.synthetic_classes);
+  options.setNormalization(config.inputNormalization());
   // A model of one input size (the MLP, made for Fashion-MNIST) gets synthetic images of that
   // size in one channel; the others get the default's CIFAR-sized ones.
   if (const ModelInfo* m = findModel(config.model); m != nullptr && !m->any_size) {
@@ -34,7 +35,7 @@ absl::StatusOr<ClassifierModel> buildModel(const DriverConfig& config, const Dat
                                      c10::Device device) {
   const auto shape = dataset.imageShape();
   if (auto s = checkImageSize(config.model, shape.at(1), shape.at(2)); !s.ok()) return s;
-  auto net = makeModel(config.model, dataset.numClasses(), shape.at(0));
+  auto net = makeModel(config.model, dataset.numClasses(), shape.at(0), config.modelInit());
   if (!net.ok()) return net.status();
   (*net)->to(device);  // before flattening: the flat buffers are made where the model is
   auto flat = FlatModel::create(*net, config.compressedTensors());

@@ -42,21 +42,39 @@ absl::Status checkImageSize(std::string_view name, int64_t height, int64_t width
       "synthetic) or another model"));
 }
 
+absl::Status checkInit(std::string_view name, ModelInit init) {
+  if (name == "mlp" && (init == ModelInit::kKaimingFanOut || init == ModelInit::kTorch04)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--init=", nameOf(kModelInitNames, init),
+        " differs from torch-default only in convolutions and batch norm, and the mlp has "
+        "neither: use --init=torch-default (its own)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::shared_ptr<ImageClassifier>> makeModel(std::string_view name,
                                                            int64_t num_classes,
-                                                           int64_t in_channels) {
+                                                           int64_t in_channels,
+                                                           ModelInit init) {
   if (num_classes < 1 || in_channels < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("makeModel: num_classes (", num_classes, ") and in_channels (",
                      in_channels, ") must be positive"));
   }
-  if (name == "resnet50") return makeResNet(resnet50Config(num_classes, in_channels));
-  if (name == "resnet18") return makeResNet(resnet18Config(num_classes, in_channels));
-  if (name == "resnet18_cifar") {
-    return makeResNet(resnet18CifarConfig(num_classes, in_channels));
-  }
-  if (name == "resnet20") return makeResNet(resnet20Config(num_classes, in_channels));
-  if (name == "small_resnet") return makeResNet(smallResNetConfig(num_classes, in_channels));
+  const auto resnet = [init](ResNetConfig c) {
+    if (init == ModelInit::kTorchDefault || init == ModelInit::kTorch04) {
+      c.init = init == ModelInit::kTorch04 ? ResNetConfig::Init::kTorch04
+                                           : ResNetConfig::Init::kTorchDefault;
+      c.zero_init_residual = false;
+    }
+    return makeResNet(c);
+  };
+  if (name == "resnet50") return resnet(resnet50Config(num_classes, in_channels));
+  if (name == "resnet18") return resnet(resnet18Config(num_classes, in_channels));
+  if (name == "resnet18_cifar") return resnet(resnet18CifarConfig(num_classes, in_channels));
+  if (name == "resnet20") return resnet(resnet20Config(num_classes, in_channels));
+  if (name == "small_resnet") return resnet(smallResNetConfig(num_classes, in_channels));
+  if (absl::Status s = checkInit(name, init); !s.ok()) return s;
   if (name == "mlp") return makeMlp(num_classes, in_channels);
   std::vector<std::string> names;
   for (const ModelInfo& m : knownModels()) names.push_back(m.name);

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "experiments/models/image_classifier.h"
+#include "experiments/models/model_init.h"
 
 namespace sparseps {
 
@@ -36,11 +37,16 @@ const ModelInfo* findModel(std::string_view name);
 // images of height x width; OK for an unknown name (makeModel reports it).
 absl::Status checkImageSize(std::string_view name, int64_t height, int64_t width);
 
+// InvalidArgument when model `name` cannot start as `init` says; OK for an unknown name.
+absl::Status checkInit(std::string_view name, ModelInit init);
+
 // A new model `name` with the given number of classes and input channels, initialized
-// from LibTorch's global generator (seed it with torch::manual_seed first).
-// InvalidArgument for an unknown name or a non-positive size.
+// from LibTorch's global generator (seed it with torch::manual_seed first) as `init` says.
+// InvalidArgument for an unknown name, a non-positive size, or an init the model cannot
+// take.
 absl::StatusOr<std::shared_ptr<ImageClassifier>> makeModel(std::string_view name,
                                                            int64_t num_classes,
-                                                           int64_t in_channels);
+                                                           int64_t in_channels,
+                                                           ModelInit init = ModelInit::kModel);
 
 }  // namespace sparseps

@@ -145,12 +145,14 @@ class ResNet : public ImageClassifier {
       register_module("layer" + std::to_string(stage + 1), layer);
     }
     fc_ = register_module("fc", nn::Linear(channels, c.num_classes));
+    // Under kTorchDefault every layer keeps what its constructor gave it.
     for (auto& m : modules(/*include_self=*/false)) {
-      if (auto* cv = m->as<nn::Conv2d>()) {
+      auto* cv = m->as<nn::Conv2d>();
+      auto* bn = m->as<nn::BatchNorm2d>();
+      if (c.init == ResNetConfig::Init::kKaimingFanOut && cv != nullptr) {
         nn::init::kaiming_normal_(cv->weight, 0.0, torch::kFanOut, torch::kReLU);
-      } else if (auto* bn = m->as<nn::BatchNorm2d>()) {
-        nn::init::ones_(bn->weight);
-        nn::init::zeros_(bn->bias);
+      } else if (c.init == ResNetConfig::Init::kTorch04 && bn != nullptr) {
+        nn::init::uniform_(bn->weight, 0.0, 1.0);
       }
     }
     if (c.zero_init_residual) {

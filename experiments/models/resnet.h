@@ -19,7 +19,8 @@
 //    77,754 parameters with 10 classes.
 // Parameter names follow torchvision (conv1, bn1, layer1.0.conv1, layer1.0.downsample.0,
 // fc). Initialization follows torchvision: Kaiming-normal (fan_out) convolutions, BN
-// weight 1 and bias 0, LibTorch's default for the final Linear. Every variant ends in a
+// weight 1 and bias 0, LibTorch's default for the final Linear; or LibTorch's defaults
+// throughout (Init::kTorchDefault, Init::kTorch04). Every variant ends in a
 // global average pool, so any input size large enough for the strides works.
 
 #include <cstdint>
@@ -34,6 +35,9 @@ struct ResNetConfig {
   enum class Stem { kImageNet, kCifar };       // 7x7/2 conv + 3x3/2 max-pool, or 3x3/1 conv
   enum class Block { kBasic, kBottleneck };    // two 3x3 convs, or 1x1-3x3-1x1 (x4 out)
   enum class Shortcut { kProjection, kZeroPad };  // 1x1 conv + BN, or option A
+  // Convolutions Kaiming-normal (fan_out, ReLU gain), every layer's LibTorch default, or
+  // that with BN weights U(0, 1) (PyTorch 0.4's default).
+  enum class Init { kKaimingFanOut, kTorchDefault, kTorch04 };
 
   int64_t in_channels = 3;
   int64_t num_classes = 10;
@@ -41,6 +45,7 @@ struct ResNetConfig {
   int64_t stem_channels = 16;
   Block block = Block::kBasic;
   Shortcut shortcut = Shortcut::kProjection;
+  Init init = Init::kKaimingFanOut;
   std::vector<int64_t> widths;   // per stage; a bottleneck outputs 4x its width
   std::vector<int64_t> blocks;   // blocks per stage; stage i > 0 starts with stride 2
   // The BN closing each residual branch starts with gamma = 0, so every block starts as its

@@ -16,7 +16,7 @@ namespace {
 
 const std::vector<std::string> kBuiltinNames = {
     "bf16",    "dense",   "fp16",    "natural",  "onebit",    "powersgd", "qsgd",
-    "randomk", "sampled", "signsgd", "terngrad", "threshold", "topk"};
+    "randomk", "sampled", "signsgd", "terngrad", "threshold", "topk", "topk_strict"};
 
 bool mentions(const absl::Status& status, const std::string& what) {
   return std::string(status.message()).find(what) != std::string::npos;

@@ -235,5 +235,58 @@ TEST(VirtualJob, BadTimeModelIsAClearError) {
   EXPECT_NE(std::string(result.status().message()).find("step time"), std::string::npos);
 }
 
+TEST(VirtualJob, WorkersStartInTurnWithTheFirstModelsRate) {
+  // 10 ms steps, 25 ms between starts: worker k's first model leaves at 25k ms, so
+  // worker 0 has made two pushes before worker 1 makes its first, and worker 1 its own
+  // two before worker 2 starts; the first pushes see fewer workers, and less staleness.
+  constexpr int kWorkers = 3, kSteps = 6;
+  VirtualJobOptions o = baseOptions("asgd", kWorkers);
+  o.job.start_gap = 0.025;
+  o.job.start_lr = 0.001;
+  o.job.method_options.setLr0(0.1);
+  o.job.server.lr.lr0 = 0.1;
+  const Outcome r = run(o, kSteps);
+  ASSERT_EQ(r.records.size(), size_t{kWorkers * kSteps});
+  std::vector<int> first_order;
+  std::vector<double> first_time(kWorkers, -1);
+  for (const VirtualStepRecord& rec : r.records) {
+    if (rec.step == 1) {
+      first_order.push_back(rec.worker);
+      first_time[rec.worker] = rec.time;
+      // The first push is made with the rate the first model carried.
+      EXPECT_FLOAT_EQ(rec.lr, 0.001f) << "worker " << rec.worker;
+    } else {
+      EXPECT_FLOAT_EQ(rec.lr, 0.1f) << "worker " << rec.worker << " step " << rec.step;
+    }
+  }
+  EXPECT_EQ(first_order, (std::vector<int>{0, 1, 2}));
+  for (int k = 0; k < kWorkers; ++k) {
+    EXPECT_NEAR(first_time[k], 0.025 * k + 0.010, 1e-9) << "worker " << k;
+  }
+  // Records come in time order: worker 0's second reply (at 20 ms) before worker 1's first.
+  EXPECT_EQ(r.records[0].worker, 0);
+  EXPECT_EQ(r.records[1].worker, 0);
+  EXPECT_EQ(r.records[1].step, 2u);
+  EXPECT_EQ(r.records[0].staleness, 0u);
+  // All at once (no gap): every worker's first reply comes at 10 ms.
+  o.job.start_gap = 0;
+  const Outcome together = run(o, kSteps);
+  for (int k = 0; k < kWorkers; ++k) EXPECT_DOUBLE_EQ(together.records[k].time, 0.010);
+}
+
+TEST(VirtualJob, StartGapNeedsTheAsyncMode) {
+  VirtualJobOptions o = baseOptions("asgd", 2);
+  o.job.start_gap = 1;
+  o.job.server.mode = ConsistencyMode::kSync;
+  MethodRegistry methods;
+  ASSERT_TRUE(registerBuiltinMethods(methods).ok());
+  Quadratic workload(2, 3);
+  auto result = runVirtualJob(o, methods, workload);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(std::string(result.status().message()).find("start_gap needs mode async"),
+            std::string::npos)
+      << result.status();
+}
+
 }  // namespace
 }  // namespace sparseps

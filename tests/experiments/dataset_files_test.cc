@@ -199,6 +199,14 @@ TEST_F(DatasetFilesTest, Cifar10SubsetOfBatches) {
   EXPECT_EQ(s->test.pixels, test_px);
   EXPECT_EQ(s->test.labels, test_l);
   EXPECT_THAT(s->description, HasSubstr("data_batch_1.bin, data_batch_3.bin, test_batch.bin"));
+  EXPECT_EQ(s->stats.mean, (std::vector<float>{0.4914f, 0.4822f, 0.4465f}));
+  EXPECT_EQ(s->stats.stddev, (std::vector<float>{0.2470f, 0.2435f, 0.2616f}));
+  // The per-image std: the same pixels and mean, each channel divided by a smaller std.
+  absl::StatusOr<ImageSplits> per_image = loadCifar10(dir_.str(), Normalization::kPerImageStd);
+  ASSERT_TRUE(per_image.ok()) << per_image.status();
+  EXPECT_EQ(per_image->train.pixels, train_px);
+  EXPECT_EQ(per_image->stats.mean, s->stats.mean);
+  EXPECT_EQ(per_image->stats.stddev, (std::vector<float>{0.2023f, 0.1994f, 0.2010f}));
 }
 
 TEST_F(DatasetFilesTest, Cifar10MissingSaysHowToFetch) {

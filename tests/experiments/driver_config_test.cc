@@ -276,5 +276,37 @@ TEST(DriverConfigTest, OnNetnsHostsTheKernelShapesTheLinksAndTheSummaryNamesTheN
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("drop one of them"));
 }
 
+TEST(DriverConfigTest, InitAndNormalizationAreCheckedAgainstTheModelAndDataSet) {
+  auto c = resolve("--dataset=cifar10 --model=resnet18_cifar --init=torch-0.4 "
+                   "--normalization=per-image-std");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->modelInit(), ModelInit::kTorch04);
+  EXPECT_EQ(c->inputNormalization(), Normalization::kPerImageStd);
+  EXPECT_EQ(c->toJson()["init"], "torch-0.4");
+  EXPECT_EQ(c->toJson()["normalization"], "per-image-std");
+  c = resolve("--dataset=fashion-mnist --normalization=per-image-std");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("--normalization=per-image-std is defined for cifar10 only"));
+  c = resolve("--dataset=fashion-mnist --model=mlp --init=kaiming-fan-out");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("the mlp has neither"));
+}
+
+TEST(DriverConfigTest, TheStartUpReachesTheJob) {
+  auto c = resolve("--start-gap=0.5 --start-lr=0.001");
+  ASSERT_TRUE(c.ok()) << c.status();
+  c->job.pushes_per_epoch = 100;  // counted from the data by a rank
+  auto job = c->job.jobSpec(c->servers, c->numWorkers());
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_DOUBLE_EQ(job->startSeconds(3), 1.5);
+  EXPECT_DOUBLE_EQ(job->start_lr, 0.001);
+  c = resolve("--start-gap=0.5 --mode=sync");
+  if (c.ok()) c->job.pushes_per_epoch = 100;
+  const absl::Status refused =
+      c.ok() ? c->job.jobSpec(c->servers, c->numWorkers()).status() : c.status();
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("start_gap needs mode async"));
+}
+
 }  // namespace
 }  // namespace sparseps

@@ -312,6 +312,10 @@ TEST_F(DriverTest, PresetSetsTheReferenceRunsFlagsButNotTheGivenOnes) {
   EXPECT_EQ(c["lr_milestones"], nlohmann::json({29.0, 39.0}));
   EXPECT_EQ(c["model"], "resnet18_cifar");
   EXPECT_EQ(c["dataset"], "synthetic");  // given
+  EXPECT_EQ(c["normalization"], "dataset-std");  // the reference's constants are CIFAR-10's
+  EXPECT_EQ(c["init"], "torch-0.4");
+  EXPECT_EQ(c["selection"], "strict");  // its dgc and gd keep |x| > the k-th largest
+  EXPECT_EQ(c["start_lr"], 0.001);
   c = dryRun("--preset=dgs-paper --method=asgd --world-size=17 --epochs=10 --batch-size=8");
   EXPECT_EQ(c["batch_size"], 8);
   EXPECT_FALSE(c.contains("momentum"));  // asgd has none: config.json records what it reads
@@ -323,8 +327,9 @@ TEST_F(DriverTest, PresetSetsTheReferenceRunsFlagsButNotTheGivenOnes) {
   EXPECT_EQ(c["lr_milestones"], nlohmann::json({2.0, 3.0}));
   EXPECT_EQ(c["momentum"], 0.7);  // below 32 workers
   EXPECT_EQ(c["weight_decay"], 5e-4);
-  EXPECT_EQ(c["weight_decay_delay"], 100);
+  EXPECT_EQ(c["weight_decay_delay"], 900);  // the commit that wrote the 16-worker runs
   EXPECT_EQ(c["density_rule"], "fixed");
+  EXPECT_EQ(c["selection"], "exact");
   EXPECT_EQ(c["downlink"], "dense");
   // The dual-way preset: the sparse reply for the methods that push sparse, not for asgd.
   for (const char* method : {"dgs", "gd", "dgc"}) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <random>
 #include <string>
 
@@ -160,6 +161,62 @@ TEST(ModelsTest, UnknownNamesAndBadSizesAreInvalidArguments) {
   }
   EXPECT_EQ(makeModel("resnet20", 0, 3).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(makeModel("resnet20", 10, 0).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The init of each layer kind against its formula: under kaiming-fan-out a conv weight is
+// N(0, 2 / fan_out); under torch-default U(-b, b) with b = 1 / sqrt(fan_in), so its std is
+// b / sqrt(3), and BN weights are 1; under torch-0.4 BN weights are U(0, 1). fan_in =
+// in_channels x k x k, fan_out = out_channels x k x k. Statistics over one seed's weights
+// (the smallest conv, the 3x3 stem of 1,728 weights, is held to 12%).
+TEST(ModelsTest, InitOptionsGiveEachLayerItsDistribution) {
+  torch::manual_seed(3);
+  for (ModelInit init : {ModelInit::kKaimingFanOut, ModelInit::kTorchDefault,
+                         ModelInit::kTorch04}) {
+    SCOPED_TRACE(std::string(nameOf(kModelInitNames, init)));
+    absl::StatusOr<std::shared_ptr<ImageClassifier>> model = makeModel("resnet18_cifar", 10, 3, init);
+    ASSERT_TRUE(model.ok()) << model.status();
+    int convs = 0, norms = 0;
+    for (const auto& item : (*model)->named_modules("", /*include_self=*/false)) {
+      if (auto* cv = item.value()->as<torch::nn::Conv2d>()) {
+        const torch::Tensor w = cv->weight;
+        const double fan_in = static_cast<double>(w.size(1) * w.size(2) * w.size(3));
+        const double fan_out = static_cast<double>(w.size(0) * w.size(2) * w.size(3));
+        const double want = init == ModelInit::kKaimingFanOut ? std::sqrt(2.0 / fan_out)
+                                                              : 1.0 / std::sqrt(3.0 * fan_in);
+        EXPECT_NEAR(w.std().item<double>(), want, 0.12 * want) << item.key();
+        EXPECT_NEAR(w.mean().item<double>(), 0.0, 0.2 * want) << item.key();
+        if (init != ModelInit::kKaimingFanOut) {
+          EXPECT_LE(w.abs().max().item<double>(), 1.0001 / std::sqrt(fan_in)) << item.key();
+        }
+        ++convs;
+      } else if (auto* bn = item.value()->as<torch::nn::BatchNorm2d>()) {
+        const torch::Tensor g = bn->weight;
+        if (init == ModelInit::kTorch04) {
+          EXPECT_GE(g.min().item<double>(), 0.0) << item.key();
+          EXPECT_LT(g.max().item<double>(), 1.0) << item.key();
+          EXPECT_NEAR(g.mean().item<double>(), 0.5, 5.0 / std::sqrt(12.0 * g.numel()))
+              << item.key();
+        } else {
+          EXPECT_TRUE(torch::equal(g, torch::ones_like(g))) << item.key();
+        }
+        EXPECT_TRUE(torch::equal(bn->bias, torch::zeros_like(bn->bias))) << item.key();
+        ++norms;
+      }
+    }
+    EXPECT_EQ(convs, 20);  // stem, 16 in the blocks, 3 projection shortcuts
+    EXPECT_EQ(norms, 20);
+  }
+}
+
+TEST(ModelsTest, InitsAModelCannotTakeAreRefusedByName) {
+  for (ModelInit init : {ModelInit::kKaimingFanOut, ModelInit::kTorch04}) {
+    absl::Status s = checkInit("mlp", init);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(s.message()).find(nameOf(kModelInitNames, init)), std::string::npos);
+    EXPECT_EQ(makeModel("mlp", 10, 1, init).status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_TRUE(checkInit("mlp", ModelInit::kTorchDefault).ok());
+  EXPECT_TRUE(makeModel("mlp", 10, 1, ModelInit::kTorchDefault).ok());
 }
 
 }  // namespace

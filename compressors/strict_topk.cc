@@ -1,0 +1,48 @@
+#include "compressors/strict_topk.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "compressors/kernels/magnitude_key.h"
+#include "compressors/registry.h"
+#include "compressors/topk.h"
+
+namespace sparseps {
+
+void StrictTopkCompressor::compress(absl::Span<const float> x, double density,
+                                    const SelectContext& ctx, SegmentData* out) const {
+  // The exact top-k (host or device memory), then every element tied with the k-th
+  // largest is dropped: what stays is exactly the set above it.
+  ExactTopkCompressor().compress(x, density, ctx, out);
+  if (out->indices.empty()) return;
+  uint32_t kth = UINT32_MAX;
+  for (float v : out->values) kth = std::min(kth, magnitudeKey(v));
+  size_t kept = 0;
+  for (size_t i = 0; i < out->indices.size(); ++i) {
+    if (magnitudeKey(out->values[i]) == kth) continue;
+    out->indices[kept] = out->indices[i];
+    out->values[kept] = out->values[i];
+    ++kept;
+  }
+  out->indices.resize(kept);
+  out->values.resize(kept);
+}
+
+namespace builtin_compressors {
+
+std::vector<CompressorInfo> strict_topk() {
+  return {{"topk_strict",
+           "the elements of magnitude strictly above the k-th largest, k = density * numel "
+           "(sparse; at most k - 1, none when k = 1)",
+           "the selection of the DGS reference's gradient dropping and DGC (Yan et al., "
+           "ICPP 2020, github.com/yanring/GradientServer)",
+           {},
+           [](OptionReader&) -> absl::StatusOr<std::unique_ptr<Compressor>> {
+             return std::make_unique<StrictTopkCompressor>();
+           }}};
+}
+
+}  // namespace builtin_compressors
+
+}  // namespace sparseps
