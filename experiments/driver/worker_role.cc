@@ -219,6 +219,7 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
       stopped_ = true;
       break;
     }
+    const double push_lr = worker_->lr();  // a step's reply may bring the next rate
     if (auto s = worker_->step(epoch); !s.ok()) return s;
     const StepStats& stats = worker_->lastStep();
 
@@ -241,7 +242,7 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
                                {"epoch", epoch},
                                {"samples", n},
                                {"loss", loss_value},
-                               {"lr", worker_->lr()},
+                               {"lr", push_lr},
                                {"bytes_up", stats.bytes_up},
                                {"bytes_down", stats.bytes_down},
                                {"staleness", stats.staleness},

@@ -108,6 +108,8 @@ struct JobResult {
   std::vector<float> pulled_buffers;
   std::vector<uint64_t> resumed_at;   // per worker: ServerProgress::worker_steps at start
   std::vector<uint64_t> final_steps;  // per worker: WorkerClient::steps() at the end
+  std::vector<double> start_seconds;  // per worker: when its start returned, from the job's
+  std::vector<float> start_lr;        // per worker: the rate its first model carried
   std::string log;
 };
 
@@ -126,6 +128,8 @@ struct JobConfig {
   std::string checkpoint_path;
   const ShardCheckpoint* resume = nullptr;
   bool rules_borrow = true;  // the rules read dense values in place (see SgdWorker)
+  double start_gap = 0;      // JobSpec::start_gap and start_lr
+  double start_lr = 0;
 };
 
 // An endpoint whose messages to one rank arrive damaged once armed (a flipped payload byte:
@@ -167,6 +171,9 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
   result.started.resize(cfg.shards);
   result.resumed_at.resize(cfg.workers);
   result.final_steps.resize(cfg.workers);
+  result.start_seconds.resize(cfg.workers);
+  result.start_lr.resize(cfg.workers);
+  const auto job_start = std::chrono::steady_clock::now();
   std::mutex log_mu;
   auto log = [&](const std::string& line) {
     std::lock_guard<std::mutex> lock(log_mu);
@@ -189,6 +196,8 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
   job.checkpoint_path = cfg.checkpoint_path;
   job.checkpoint_every = 10;
   job.peer_timeout = cfg.peer_timeout;
+  job.start_gap = cfg.start_gap;
+  job.start_lr = cfg.start_lr;
   std::vector<std::thread> threads;
   for (int s = 0; s < cfg.shards; ++s) {
     threads.emplace_back([&, s] {
@@ -228,6 +237,9 @@ JobResult runJob(const Problem& p, const JobConfig& cfg) {
         return;
       }
       result.resumed_at[w] = started->worker_steps;
+      result.start_seconds[w] =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - job_start).count();
+      result.start_lr[w] = started->lr;
       if (w == cfg.silent_worker) {
         // Listens until every shard has cut it off, and reports the first shard's word.
         Frame frame;
@@ -339,6 +351,24 @@ TEST(RuntimeLoopTest, AsyncWorkersConverge) {
 }
 
 // The rules then check that nothing they are given borrows (EXPECT inside them).
+TEST(RuntimeLoopTest, WorkersGetTheirFirstModelInTurnWithTheStartRate) {
+  Problem p;
+  JobConfig cfg;
+  cfg.shards = 2;
+  cfg.start_gap = 0.3;
+  cfg.start_lr = 0.001f;
+  auto r = runJob(p, cfg);
+  expectAllOk(r);
+  for (int w = 0; w < cfg.workers; ++w) {
+    // No shard sends a worker its model before its turn (however busy the machine).
+    EXPECT_GE(r.start_seconds[w], 0.3 * w) << "worker " << w;
+    EXPECT_FLOAT_EQ(r.start_lr[w], 0.001f) << "worker " << w;
+  }
+  for (const auto& started : r.started) EXPECT_EQ(started, (std::vector<int>{0, 1, 2}));
+  const std::vector<float> origin(p.target.size(), 0.0f);
+  EXPECT_LT(distance(gather(p, r, 2), p.target), 1e-3 * distance(origin, p.target) + 1e-3);
+}
+
 TEST(RuntimeLoopTest, RulesThatReadValuesThemselvesGetOwnedCopies) {
   for (auto mode : {ConsistencyMode::kAsync, ConsistencyMode::kSync}) {
     Problem p;

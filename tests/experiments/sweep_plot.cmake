@@ -1,5 +1,5 @@
-# tests/experiments: experiments/sweep-bandwidth, experiments/plot, reproduce-dgs and
-# compare-compressors (python unittest on fixture run directories and a fake launcher; no
+# tests/experiments: experiments/sweep-bandwidth, experiments/plot, reproduce-dgs,
+# ablate-reference and compare-compressors (python unittest on fixture run directories and a fake launcher; no
 # build target needed).
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
@@ -9,12 +9,15 @@ if(Python3_Interpreter_FOUND)
   add_test(NAME reproduce_test
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_reproduce.py)
   set_tests_properties(reproduce_test PROPERTIES TIMEOUT 120 LABELS python)
+  add_test(NAME ablate_reference_test
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_ablate_reference.py)
+  set_tests_properties(ablate_reference_test PROPERTIES TIMEOUT 120 LABELS python)
   add_test(NAME compare_compressors_test
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_compare_compressors.py)
   set_tests_properties(compare_compressors_test PROPERTIES TIMEOUT 120 LABELS python)
 else()
-  message(WARNING "python3 not found: sweep_plot_test, reproduce_test and "
-          "compare_compressors_test not registered")
+  message(WARNING "python3 not found: sweep_plot_test, reproduce_test, ablate_reference_test "
+          "and compare_compressors_test not registered")
 endif()
 # fetch-data cifar10 --from on a tiny fake PNG mirror: Debian's interpreter (Pillow makes the
 # PNGs, as the importer decodes them).
