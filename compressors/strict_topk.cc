@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "compressors/kernels/magnitude_key.h"
@@ -18,6 +19,9 @@ void StrictTopkCompressor::compress(absl::Span<const float> x, double density,
   if (out->indices.empty()) return;
   uint32_t kth = UINT32_MAX;
   for (float v : out->values) kth = std::min(kth, magnitudeKey(v));
+  // A k-th largest that is +-Inf or NaN keeps them all: a diverged gradient travels and the
+  // wire refuses it loudly, as under exact top-k, instead of staying in a residual.
+  if (kth > magnitudeKey(std::numeric_limits<float>::max())) return;
   size_t kept = 0;
   for (size_t i = 0; i < out->indices.size(); ++i) {
     if (magnitudeKey(out->values[i]) == kth) continue;

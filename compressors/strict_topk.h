@@ -4,7 +4,9 @@
 // the k largest magnitudes are all equal. It is the selection `|x| > kth(|x|)` that
 // some gradient-dropping and DGC implementations use (a threshold taken from torch.topk,
 // then a strict comparison), kept so that their experiments can be reproduced: with a
-// density of 0.01 it never selects from a tensor of fewer than 200 elements.
+// density of 0.01 it never selects from a tensor of fewer than 200 elements. One
+// departure: when the k-th largest is +-Inf or NaN, all k are kept, so that a diverged
+// gradient is sent and refused by the wire (as under exact top-k), not kept unseen.
 
 #include <string>
 

@@ -8,6 +8,7 @@ sparseps_library(sparseps_driver_lib SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/driver/driver_config.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/driver_flags.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/presets.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/print_model.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/dry_run.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/evaluate.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/evaluator.cc

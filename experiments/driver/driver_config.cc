@@ -157,7 +157,7 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
     c->store_dir = "unused";  // no rendezvous
   }
   // One process that connects to no one.
-  const bool checking = c->dry_run || c->preflight || c->print_config;
+  const bool checking = c->dry_run || c->preflight || c->print_config || c->print_model;
   if (checking && c->rank < 0) c->rank = c->servers;  // a worker's view (threads, seed)
   if (c->rank < 0 || c->rank >= c->world_size) {
     return absl::InvalidArgumentError(absl::StrCat(

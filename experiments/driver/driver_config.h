@@ -46,8 +46,8 @@ struct DriverConfig {
   int image_size = 0;              // imagenette: side of the crop; 0 = the model's own
   int synthetic_classes = 10;      // synthetic: classes (1000 gives an ImageNet model's head)
   std::string compressed_tensors = "multi-dim";  // kCompressedTensorsNames (param_layout.h)
-  std::string init = "model";                // kModelInitNames (model_init.h)
-  std::string normalization = "dataset-std";  // kNormalizationNames (dataset_options.h)
+  std::string init = "model";                    // kModelInitNames (model_init.h)
+  std::string normalization = "dataset-std";     // kNormalizationNames (dataset_options.h)
   int epochs = 5;
   int batch_size = 64;
   // The --lr-milestones text: "auto", "none" or a comma list of epochs (resolve: job's).
@@ -76,6 +76,7 @@ struct DriverConfig {
   bool preflight = false;          // flags, data set opened, model built, then exit
   bool list_compressors = false;   // the registry's compressor names, then exit
   bool print_config = false;       // the resolved configuration as JSON, then exit
+  bool print_model = false;        // the initial model and inputs as JSON, then exit
   // Clock: real processes over Gloo, or the whole job in this process in simulated time.
   std::string clock = "real";
   std::string step_time = "measured";  // measured | DURATION | profile:FILE

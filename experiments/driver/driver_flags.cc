@@ -302,6 +302,12 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                "environment) as JSON, with \"rank\" null when none was given, and exit "
                "(experiments/run reads the job from it)")
       ->group(run);
+  app.add_flag("--print-model", c->print_model,
+               "print the initial model these flags build (seeded with --seed, as the "
+               "server's) as JSON: each parameter's name, shape, and the mean and std of its "
+               "values, and the per-channel mean and std of the first 1,000 test images as "
+               "the model sees them; then exit (experiments/crosscheck-reference)")
+      ->group(run);
   app.add_flag("--list-compressors", c->list_compressors,
                "print the name of every compressor --compressor takes, one per line, and "
                "exit (experiments/compare-compressors runs them all)")

@@ -10,6 +10,7 @@
 #include "core/runtime/allocator.h"
 #include "experiments/driver/driver_config.h"
 #include "experiments/driver/dry_run.h"
+#include "experiments/driver/print_model.h"
 #include "experiments/driver/rank_setup.h"
 #include "experiments/driver/resume_records.h"
 #include "experiments/driver/run_dir.h"
@@ -65,6 +66,10 @@ int run(int argc, char** argv) {
   try {
     if (config.dry_run) {
       if (auto s = runDryRun(config); !s.ok()) return fail(config.rank, std::string(s.message()));
+      return 0;
+    }
+    if (config.print_model) {
+      if (auto s = printModel(config); !s.ok()) return fail(config.rank, std::string(s.message()));
       return 0;
     }
     if (config.preflight) {

@@ -50,8 +50,8 @@ std::string presetHelp() {
          "first 900 steps (below 32 workers), density 0.01 fixed, gd and dgc selecting "
          "strictly (--selection=strict), every tensor compressed, the dense (full) reply, "
          "--init=torch-0.4, --normalization=per-image-std, the first model carrying lr "
-         "0.001 (--start-lr); dgs-paper-dual = the same with the dual-way sparse reply (1%) for dgs, gd "
-         "and dgc";
+         "0.001 (--start-lr); dgs-paper-dual = the same with the dual-way sparse reply (1%) "
+         "for dgs, gd and dgc";
 }
 
 void applyPreset(DriverConfig* c, const std::set<std::string>& given) {

@@ -6,6 +6,9 @@
     else:
         optimizer = sparseps.Optimizer(model.parameters(), method="dgs", lr=0.1, model=model)
 
+sparseps.WorkerRule runs one method's worker rule on flat tensors without a server (what a
+worker would push for a gradient), with sparseps.MethodOptions.
+
 Errors from the C++ core arrive as exceptions with its messages: ValueError for a bad
 argument, sparseps.PeerError (a RuntimeError) for a rank that died, hung or sent garbage.
 """
@@ -13,9 +16,10 @@ argument, sparseps.PeerError (a RuntimeError) for a rank that died, hung or sent
 import torch  # loads LibTorch before the extension that links it
 
 from . import compress
-from ._C import PeerError
+from ._C import MethodOptions, PeerError, WorkerRule
 from .job import serve
 from .optimizer import Optimizer
 from .world import World, init
 
-__all__ = ["init", "World", "serve", "Optimizer", "PeerError", "compress"]
+__all__ = ["init", "World", "serve", "Optimizer", "PeerError", "compress", "WorkerRule",
+           "MethodOptions"]

@@ -10,6 +10,7 @@
 #include "optim/method_option_table.h"
 #include "python/src/codec.h"
 #include "python/src/compress.h"
+#include "python/src/rule.h"
 #include "core/torch/rank_options.h"
 #include "python/src/serve.h"
 #include "python/src/status.h"
@@ -104,6 +105,7 @@ PYBIND11_MODULE(_C, m) {
   bindServe(m);
   bindCompress(m);
   bindCodec(m);
+  bindRule(m);
   m.def("keep_freed_memory", &keepFreedMemory,
         "Tunes glibc's malloc to reuse freed memory instead of returning it to the kernel "
         "(core/runtime/allocator.h): a step no longer page-faults its activations in again.");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -66,6 +67,16 @@ TEST(StrictTopk, DropsEveryTieOfTheKthLargest) {
   EXPECT_EQ(select(x, 0.01).indices, (std::vector<uint32_t>{200}));
   // All equal: nothing is above the k-th largest.
   EXPECT_TRUE(select(std::vector<float>(1000, 1.5f), 0.1).indices.empty());
+}
+
+TEST(StrictTopk, ANonFiniteKthLargestIsSentNotKept) {
+  // k = 1 would select nothing; a NaN (or Inf) there travels instead, for the wire to refuse.
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    std::vector<float> x(100, 0.5f);
+    x[37] = bad;
+    SegmentData out = select(x, 0.01);
+    EXPECT_EQ(out.indices, (std::vector<uint32_t>{37}));
+  }
 }
 
 TEST(StrictTopk, MatchesTheSortedReference) {

@@ -30,4 +30,11 @@ if(Python_EXECUTABLE)
   add_test(NAME compare_test
            COMMAND ${Python_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_compare.py)
   set_tests_properties(compare_test PROPERTIES TIMEOUT 240 LABELS python)
+  # experiments/crosscheck-reference against a stand-in written in the test (and a clone of
+  # the real reference where SPARSEPS_REFERENCE_DIR names one): Debian's torch, the
+  # driver and the Python package.
+  add_test(NAME crosscheck_reference_test
+           COMMAND ${Python_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_crosscheck_reference.py)
+  set_tests_properties(crosscheck_reference_test PROPERTIES TIMEOUT 600 LABELS python
+                       ENVIRONMENT SPARSEPS_BUILD_DIR=${CMAKE_BINARY_DIR})
 endif()

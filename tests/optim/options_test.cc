@@ -36,7 +36,7 @@ TEST(OptionNamesTest, EachSpellingParsesToItsValueAndBack) {
   EXPECT_EQ(parseName(kSelectionNames, "selection", "exact").value(), Selection::kExact);
   EXPECT_EQ(nameOf(kDownlinkNames, Downlink::kSparse), "sparse");
   EXPECT_EQ(nameOf(kSelectionNames, Selection::kExact), "exact");
-  EXPECT_EQ(namesOf(kSelectionNames), (std::vector<std::string>{"exact", "sampled"}));
+  EXPECT_EQ(namesOf(kSelectionNames), (std::vector<std::string>{"exact", "sampled", "strict"}));
 }
 
 TEST(OptionNamesTest, AnUnknownSpellingNamesTheOptionAndTheKnownOnes) {
