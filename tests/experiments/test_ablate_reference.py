@@ -6,11 +6,10 @@ accuracy and losses are made up from the flags it gets, never results.
 
 import json
 import os
-import shutil
-import subprocess
-import tempfile
 import textwrap
 import unittest
+
+from fake_launcher import FakeLauncherTest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ABLATE = os.path.join(REPO, "experiments", "ablate-reference")
@@ -34,28 +33,11 @@ FAKE_RUN = textwrap.dedent("""\
 """)
 
 
-class AblateReferenceTest(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="ablate_test_")
-        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
-        self.out = os.path.join(self.dir, "study")
-        self.fake = os.path.join(self.dir, "fake-run")
-        with open(self.fake, "w") as f:
-            f.write(FAKE_RUN)
-        os.chmod(self.fake, 0o755)
-        self.log = os.path.join(self.dir, "fake-run.log")
-
-    def run_tool(self, *args):
-        return subprocess.run([ABLATE, f"--out={self.out}", f"--run-command={self.fake}", *args],
-                              capture_output=True, text=True, timeout=60,
-                              env=dict(os.environ, FAKE_RUN_LOG=self.log))
-
-    def calls(self):
-        with open(self.log) as f:
-            return [json.loads(line) for line in f]
+class AblateReferenceTest(FakeLauncherTest):
+    TOOL, FAKE_RUN, PREFIX = ABLATE, FAKE_RUN, "ablate_test_"
 
     def test_each_setting_is_switched_alone_then_all_and_only_where_read(self):
-        result = self.run_tool("--methods=dgs,gd", "--settings=init,selection", "--seeds=1,2",
+        result = self.run_study("--methods=dgs,gd", "--settings=init,selection", "--seeds=1,2",
                                "--epochs=1")
         self.assertEqual(result.returncode, 0, result.stderr)
         by_out = {}
@@ -88,12 +70,12 @@ class AblateReferenceTest(unittest.TestCase):
         self.assertIn("| gd | selection | 2 | 5.50 | 11.50% (11.00-12.00) |", result.stdout)
 
     def test_finished_points_are_kept_and_unknown_settings_refused(self):
-        self.assertEqual(self.run_tool("--methods=asgd", "--settings=init").returncode, 0)
+        self.assertEqual(self.run_study("--methods=asgd", "--settings=init").returncode, 0)
         first = len(self.calls())
         self.assertEqual(first, 3)  # own, init, reference
-        self.assertEqual(self.run_tool("--methods=asgd", "--settings=init").returncode, 0)
+        self.assertEqual(self.run_study("--methods=asgd", "--settings=init").returncode, 0)
         self.assertEqual(len(self.calls()), first)  # resumed: nothing ran again
-        bad = self.run_tool("--settings=init,colour")
+        bad = self.run_study("--settings=init,colour")
         self.assertNotEqual(bad.returncode, 0)
         self.assertIn("unknown --settings colour", bad.stderr)
 

@@ -7,12 +7,12 @@ invented summaries, never results, so the study runs in milliseconds.
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 import unittest
+
+from fake_launcher import FakeLauncherTest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REPRODUCE = os.path.join(REPO, "experiments", "reproduce-dgs")
@@ -49,29 +49,13 @@ FAKE_RUN = textwrap.dedent("""\
 """)
 
 
-class ReproduceTest(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="reproduce_test_")
-        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
-        self.out = os.path.join(self.dir, "study")
-        self.fake = os.path.join(self.dir, "fake-run")
-        with open(self.fake, "w") as f:
-            f.write(FAKE_RUN)
-        os.chmod(self.fake, 0o755)
-        self.log = os.path.join(self.dir, "fake-run.log")
+class ReproduceTest(FakeLauncherTest):
+    TOOL, FAKE_RUN, PREFIX = REPRODUCE, FAKE_RUN, "reproduce_test_"
 
     def run_tool(self, *args):
         """The study without its comparison page (experiments/compare has a test of its own;
         the sweep's test checks the call)."""
-        return subprocess.run([REPRODUCE, f"--out={self.out}", f"--run-command={self.fake}",
-                               "--no-compare", *args], capture_output=True, text=True,
-                              timeout=60, env=dict(os.environ, FAKE_RUN_LOG=self.log))
-
-    def calls(self):
-        if not os.path.exists(self.log):
-            return []
-        with open(self.log) as f:
-            return [json.loads(line) for line in f]
+        return self.run_study("--no-compare", *args)
 
     def test_points_carry_the_preset_and_the_baseline_trains_alone(self):
         result = self.run_tool("--methods=dgs,asgd", "--workers=4", "--seeds=1,2",
