@@ -356,7 +356,11 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> message) {
   }
   const size_t bytes = header.size() + payload.size();
   int64_t stamp = 0;
-  if (up_) stamp = up_->reserve(clock_->nowNanos(), 0, bytes) + up_->spec().latency_ns;
+  if (up_) {
+    stamp = up_->reserve(clock_->nowNanos(), 0, bytes,
+                         handshakeNanos(*options_.shaping, !payload.empty())) +
+            up_->spec().latency_ns;
+  }
   writeHeaderMessage(send_frame_.data(), stamp, header, payload);
   ++busy_;
   std::string failure;
@@ -678,8 +682,9 @@ void Channel::receivePosted(int src, absl::Span<const uint8_t> message, Frame* f
   if (down_) {
     const int64_t now = clock_->nowNanos();
     // An unshaped sender's message starts on our downlink when it arrives.
-    const int64_t finish =
-        stamp == 0 ? down_->reserve(now, 0, bytes) : down_->reserve(0, stamp, bytes);
+    const int64_t handshake = handshakeNanos(*options_.shaping, !frame->payload.empty());
+    const int64_t finish = stamp == 0 ? down_->reserve(now, 0, bytes, handshake)
+                                      : down_->reserve(0, stamp, bytes, handshake);
     ++busy_;
     clock_->sleepUntilNanos(finish + down_->spec().latency_ns);
     --busy_;

@@ -76,11 +76,19 @@ int64_t transmitNanos(double bits_per_second, size_t bytes) {
   return std::llround(static_cast<double>(frameBytes(bytes)) * 8.0 * 1e9 / bits_per_second);
 }
 
-int64_t Link::reserve(int64_t earliest_start_ns, int64_t earliest_finish_ns, size_t bytes) {
+int64_t handshakeNanos(const ShapingOptions& nic, bool has_payload) {
+  const int64_t round_trip = 2 * (transmitNanos(nic.up.bits_per_second, kControlPacketBytes) +
+                                  transmitNanos(nic.down.bits_per_second, kControlPacketBytes) +
+                                  nic.up.latency_ns + nic.down.latency_ns);
+  return (has_payload ? 2 : 1) * round_trip;
+}
+
+int64_t Link::reserve(int64_t earliest_start_ns, int64_t earliest_finish_ns, size_t bytes,
+                      int64_t handshake_ns) {
   std::lock_guard<std::mutex> lock(mu_);
   const int64_t start = std::max(earliest_start_ns, free_ns_);
-  const int64_t finish =
-      std::max(earliest_finish_ns, start + transmitNanos(spec_.bits_per_second, bytes));
+  const int64_t finish = std::max(
+      earliest_finish_ns, start + handshake_ns + transmitNanos(spec_.bits_per_second, bytes));
   free_ns_ = finish;
   return finish;
 }

@@ -5,11 +5,19 @@
 // all workers' uploads (its downlink) and one for all replies (its uplink). Messages
 // serialize on a link in arrival order.
 //
-// Model (cut-through, a message occupies each link for frameBytes(bytes)*8/bandwidth):
-//   sender:   up_finish   = max(now, up.free) + frames*8/up.bw;  up.free = up_finish
+// Model (cut-through, a message occupies each link for its handshake hs, then
+// frameBytes(bytes)*8/bandwidth):
+//   sender:   up_finish   = max(now, up.free) + hs + frames*8/up.bw;  up.free = up_finish
 //             stamp       = up_finish + up.latency             (travels with the message)
-//   receiver: down_finish = max(stamp, down.free + frames*8/down.bw); down.free = down_finish
+//   receiver: down_finish = max(stamp, down.free + hs + frames*8/down.bw); down.free = down_finish
 //             delivery    = down_finish + down.latency
+// The handshake (handshakeNanos) is how Gloo moves a message: the Channel sends a header
+// and then the payload, and Gloo sends each only once the receiver has posted a receive for
+// it (the sender announces it with a control packet, NOTIFY_SEND_READY, and waits for the
+// receiver's NOTIFY_RECV_READY). A receiver takes one message at a time, so it posts the
+// next message's receives only after the last one is in: each message's round trips of
+// control packets keep its sender's uplink and its receiver's downlink from carrying
+// anything else.
 // The receiving Channel sleeps until the delivery time (when the last byte would have
 // arrived) before it hands the message up. Stamps are CLOCK_MONOTONIC nanoseconds, so
 // shaping is meant for the processes of one machine.
@@ -44,9 +52,11 @@ absl::StatusOr<int64_t> parseDuration(absl::string_view text);
 class Link {
  public:
   explicit Link(LinkSpec spec) : spec_(spec) {}
-  // Carries `bytes` starting no earlier than earliest_start_ns and finishing no earlier
-  // than earliest_finish_ns; returns when the last byte has passed (latency excluded).
-  int64_t reserve(int64_t earliest_start_ns, int64_t earliest_finish_ns, size_t bytes);
+  // Carries `bytes` after a handshake of handshake_ns, starting no earlier than
+  // earliest_start_ns and finishing no earlier than earliest_finish_ns; returns when the
+  // last byte has passed (latency excluded).
+  int64_t reserve(int64_t earliest_start_ns, int64_t earliest_finish_ns, size_t bytes,
+                  int64_t handshake_ns = 0);
   const LinkSpec& spec() const { return spec_; }
 
  private:
@@ -67,5 +77,13 @@ size_t frameBytes(size_t bytes);
 // Nanoseconds to push a message of `bytes` through a link of this bandwidth, its frames'
 // headers included (0 when unlimited).
 int64_t transmitNanos(double bits_per_second, size_t bytes);
+
+// A Gloo control packet carries one op's preamble (gloo/transport/tcp/pair.h): 48 bytes.
+inline constexpr size_t kControlPacketBytes = 48;
+// The round trips of control packets before a message moves between two NICs of this
+// spec (both ends alike, as in every job here): one for the header, and one more for a
+// payload. A round trip crosses the sender's uplink and the receiver's downlink one way,
+// the receiver's uplink and the sender's downlink the other, each way with its latency.
+int64_t handshakeNanos(const ShapingOptions& nic, bool has_payload);
 
 }  // namespace sparseps

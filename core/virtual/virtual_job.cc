@@ -183,11 +183,14 @@ absl::Status Job::setUp() {
   return absl::OkStatus();
 }
 
-// Links: the sender's uplink, then the receiver's downlink, cut-through as
-// transport/link_shaping.h models a real run; returns when the last byte is in.
+// Links: the sender's uplink, then the receiver's downlink, each after the message's
+// handshake, cut-through as transport/link_shaping.h models a real run; returns when the
+// last byte is in. Every NIC of a virtual job is alike.
 int64_t deliver(Link& up, Link& down, size_t bytes, int64_t now) {
-  const int64_t stamp = up.reserve(now, 0, bytes) + up.spec().latency_ns;
-  return down.reserve(0, stamp, bytes) + down.spec().latency_ns;
+  const int64_t handshake =
+      handshakeNanos(ShapingOptions{up.spec(), down.spec()}, bytes > kHeaderBytes);
+  const int64_t stamp = up.reserve(now, 0, bytes, handshake) + up.spec().latency_ns;
+  return down.reserve(0, stamp, bytes, handshake) + down.spec().latency_ns;
 }
 
 void Job::start() {

@@ -141,9 +141,12 @@ TEST(VirtualJob, BytesAreTheWireFormatsAndLinksSerializeOnTheServersNic) {
   // The server's uplink is the bottleneck and never idles: it first sends the starting model
   // (a message of the same size) to each worker, then one reply per push, one message time
   // each; the 1 us steps hide behind it.
-  // A message's frames on the link: a 66-byte header per 1,448 bytes of it.
+  // A message's frames on the link: a 66-byte header per 1,448 bytes of it, after its
+  // handshake: two round trips (the header's and the payload's) of a 48-byte control
+  // packet, one frame of 114 bytes on each of four links.
   const uint64_t frames = message + (message + 1447) / 1448 * 66;
-  const double per_message = frames * 8 / 1e8;
+  const double handshake = 2 * 4 * 114 * 8 / 1e8;
+  const double per_message = handshake + frames * 8 / 1e8;
   const double want = (kSteps + 1) * kWorkers * per_message;
   EXPECT_NEAR(r.result.simulated_seconds, want, 1e-3 * want);
   EXPECT_EQ(r.result.bytes_up, kWorkers * (kSteps * message + 56));  // + each goodbye

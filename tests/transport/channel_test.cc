@@ -302,10 +302,15 @@ TEST(Channel, ShapingDeliversWhenTheLastByteWouldArrive) {
   });
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(channels[0]->receive(std::vector<int>{1}).ok());
   t.join();
-  // stamps: now + k * 8.528 us + 10 us; down: max(stamp, previous + 85.28 us); delivery
-  // + 40 us.
+  // Each side charges a message's handshake (two round trips of a 114-byte control frame
+  // over four links, each way with its latency) as if the peer's NIC were its own: the
+  // sender 2 * 2 * (0.912 + 0.912 + 10) us = 47.296 us, the receiver 2 * 2 * (0.912 +
+  // 9.12 + 40) us = 200.128 us. stamps: now + 10 us + k * (47.296 + 8.528) us + 55.824 us;
+  // down: max(stamp, previous + 200.128 + 85.28 us); delivery + 40 us.
   const int64_t now = FrozenClock::kNow;
-  EXPECT_EQ(clock->sleeps(), (std::vector<int64_t>{now + 58'528, now + 143'808, now + 229'088}));
+  const int64_t first = 55'824 + 10'000 + 40'000;
+  EXPECT_EQ(clock->sleeps(), (std::vector<int64_t>{now + first, now + first + 285'408,
+                                                   now + first + 2 * 285'408}));
 }
 
 TEST(Channel, ShapedGoodputIsNearTheConfiguredRate) {

@@ -61,6 +61,25 @@ TEST(Link, SharedDownlinkOfTheServerSerializesAllWorkers) {
   EXPECT_EQ(server_down.reserve(0, stamp_b, 1000), 17056);
 }
 
+TEST(Link, AHandshakeHoldsTheLinkBeforeTheFrames) {
+  // 1 Gbit/s, 1000 bytes: 8528 ns of frames after a handshake of 2000 ns.
+  Link link(LinkSpec{1e9, 0});
+  EXPECT_EQ(link.reserve(0, 0, 1000, 2000), 10528);
+  EXPECT_EQ(link.reserve(0, 0, 1000, 2000), 21056);  // the next one's handshake waits too
+  EXPECT_EQ(link.reserve(50000, 0, 1000, 2000), 60528);  // idle: starts on arrival
+  EXPECT_EQ(link.reserve(0, 80000, 1000, 2000), 80000);  // finishing no earlier than asked
+}
+
+TEST(HandshakeNanos, CountsControlPacketsOverFourLinksEachRoundTrip) {
+  // 1 Mbit/s each way: a control packet of 48 bytes is one frame of 114 bytes, 912 us a
+  // link; a round trip crosses four links (two each way) and two latencies of 5 ms.
+  const ShapingOptions nic{LinkSpec{1e6, 5'000'000}, LinkSpec{1e6, 0}};
+  const int64_t round_trip = 4 * 912'000 + 2 * 5'000'000;
+  EXPECT_EQ(handshakeNanos(nic, /*has_payload=*/false), round_trip);  // the header's alone
+  EXPECT_EQ(handshakeNanos(nic, /*has_payload=*/true), 2 * round_trip);
+  EXPECT_EQ(handshakeNanos(ShapingOptions{}, true), 0);  // unlimited, no latency
+}
+
 TEST(Link, UnlimitedLinkOnlyOrders) {
   Link link(LinkSpec{0, 0});
   EXPECT_EQ(link.reserve(100, 0, 1 << 20), 100);
