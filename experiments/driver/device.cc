@@ -18,13 +18,13 @@ absl::Status checkDevice(const DriverConfig& c) {
   if (!hasCudaKernels()) {
     return absl::FailedPreconditionError(
         "--device=cuda: this build of sparseps has no CUDA kernels (CMake found no CUDA "
-        "toolkit); build it with nvcc and a CUDA LibTorch (README: GPU workers), or use "
+        "toolkit); build it with nvcc and a CUDA LibTorch (docs/gpu.md: GPU workers), or use "
         "--device=cpu");
   }
   if (!torch::cuda::is_available()) {
     return absl::FailedPreconditionError(
         "--device=cuda: LibTorch sees no CUDA GPU (no GPU or driver here, or a CPU-only "
-        "LibTorch such as Debian's); build against a CUDA LibTorch on a GPU machine (README: "
+        "LibTorch such as Debian's); build against a CUDA LibTorch on a GPU machine (docs/gpu.md: "
         "GPU workers), or use --device=cpu");
   }
   if (auto s = checkTensorWorkerRule(c.job.method, c.job.method_options); !s.ok()) {
