@@ -383,8 +383,8 @@ class GridTest(SweepTestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         lines = [shlex.split(line) for line in result.stdout.strip().splitlines()]
         netns = [line for line in lines if "--net=netns" in line]
-        # 4 cases at 2 and 4 workers, each on netns hosts, on loopback and in virtual time.
-        self.assertEqual((len(lines), len(netns)), (24, 8))
+        # 5 cases at 2 and 4 workers, each on netns hosts, on loopback and in virtual time.
+        self.assertEqual((len(lines), len(netns)), (30, 10))
         self.assertTrue(all("--clock=real" in line for line in netns))
         # A finished case in its three clocks: 4 workers' steps 0.1 s apart on netns hosts,
         # 0.08 s on loopback, 0.125 s in virtual time.
