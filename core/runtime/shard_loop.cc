@@ -4,9 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "core/runtime/median.h"
-#include "core/runtime/protocol.h"
 
 namespace sparseps {
 
@@ -18,137 +15,35 @@ ShardLoop::ShardLoop(Endpoint& endpoint, ShardSession& session, const JobSpec& j
       job_(job),
       layout_fingerprint_(layout_fingerprint),
       worker_ranks_(job.workerRanks()),
-      checkpoint_path_(job.checkpointPathOf(endpoint.rank())),
-      live_ranks_(worker_ranks_) {}
+      checkpoint_path_(job.checkpointPathOf(endpoint.rank())) {}
 
 int ShardLoop::workerOf(int rank) const {
   auto it = std::find(worker_ranks_.begin(), worker_ranks_.end(), rank);
   return static_cast<int>(it - worker_ranks_.begin());
 }
 
+ShardTime ShardLoop::now() const {
+  return std::chrono::duration_cast<ShardTime>(std::chrono::steady_clock::now() - started_);
+}
+
 void ShardLoop::send() {
-  // Dropping a worker can answer more (sync, staleness), appended to out_ and sent here.
   for (size_t i = 0; i < out_.size(); ++i) {
     const int worker = out_[i].worker;
+    if (!out_[i].cut.empty()) {
+      endpoint_.drop(worker_ranks_[worker], out_[i].cut);
+      continue;
+    }
     absl::Status s = out_[i].status;
     if (s.ok()) s = endpoint_.send(worker_ranks_[worker], out_[i].bytes);
     if (s.ok()) {
       stats_.bytes_out += out_[i].bytes.size();
       ++stats_.messages_out;
-      served_[worker] = std::chrono::steady_clock::now();
+      session_.sent(worker, now());
     } else {
-      drop(worker, absl::StrCat("cannot send to it: ", s.message()));
+      session_.sendFailed(worker, std::string(s.message()), now(), &out_);
     }
   }
   out_.clear();
-}
-
-bool ShardLoop::stopListening(int rank) {
-  auto it = std::find(live_ranks_.begin(), live_ranks_.end(), rank);
-  if (it == live_ranks_.end()) return false;
-  live_ranks_.erase(it);
-  return true;
-}
-
-void ShardLoop::drop(int worker, const std::string& why, bool stalled) {
-  const int rank = worker_ranks_[worker];
-  if (!stopListening(rank)) return;
-  job_.server.log(absl::StrCat("server: dropping worker ", worker, " (rank ", rank, "): ", why));
-  const std::chrono::duration<double> since = std::chrono::steady_clock::now() - started_;
-  stats_.dropped.push_back(DroppedWorker{worker, rank, since.count(), why});
-  session_.lose(worker, &out_);
-  // Tell the worker: other shards may still count it live, and it would wait for this
-  // shard's reply forever. It stops; its departure ends it on the others. A dead worker
-  // cannot be told, and need not be; a stalled one would not listen, so its connection
-  // is closed instead, which it and the other shards see as this shard's death.
-  if (stalled) {
-    endpoint_.drop(rank, why);
-    return;
-  }
-  session_.goodbye(worker, &out_);
-}
-
-Deadline ShardLoop::roundDeadline() {
-  if (core_.waitingOn().empty()) {
-    waiting_since_.reset();
-    return kNoDeadline;
-  }
-  if (!waiting_since_) waiting_since_ = std::chrono::steady_clock::now();
-  return *waiting_since_ + job_.peer_timeout;
-}
-
-void ShardLoop::dropStallers() {
-  const double seconds = std::chrono::duration<double>(job_.peer_timeout).count();
-  for (int worker : core_.waitingOn()) {
-    drop(worker,
-         absl::StrCat("held a ", nameOf(kConsistencyModeNames, job_.server.mode),
-                      " round for ", seconds, " s without pushing"),
-         /*stalled=*/true);
-  }
-  waiting_since_.reset();
-}
-
-void ShardLoop::notePush(int worker) {
-  longest_step_[worker] =
-      std::max(longest_step_[worker], std::chrono::steady_clock::now() - served_[worker]);
-}
-
-std::chrono::steady_clock::duration ShardLoop::progressBound(int worker) {
-  scratch_.clear();
-  for (const auto& step : longest_step_) {
-    if (step.count() > 0) scratch_.push_back(step);
-  }
-  std::chrono::steady_clock::duration bound = kIdlePeerTimeouts * job_.peer_timeout;
-  bound = std::max(bound, kIdleSteps * longest_step_[worker]);
-  if (!scratch_.empty()) bound = std::max(bound, kIdleSteps * upperMedian(scratch_));
-  return bound;
-}
-
-Deadline ShardLoop::pushDeadline() {
-  Deadline first = kNoDeadline;
-  for (int rank : live_ranks_) {
-    const int w = workerOf(rank);
-    if (!core_.awaitsReply(w)) first = std::min(first, served_[w] + progressBound(w));
-  }
-  return first;
-}
-
-void ShardLoop::dropIdle() {
-  const auto now = std::chrono::steady_clock::now();
-  auto seconds = [](std::chrono::steady_clock::duration d) {
-    return std::chrono::duration<double>(d).count();
-  };
-  for (int rank : std::vector<int>(live_ranks_)) {
-    const int w = workerOf(rank);
-    const auto bound = progressBound(w);
-    if (core_.awaitsReply(w) || now - served_[w] < bound) continue;
-    drop(w,
-         absl::StrFormat("made no push for %.1f s after it was served (the bound: %d peer "
-                         "timeouts, or %d of its longest step or of the workers' median "
-                         "step if longer: %.1f s)",
-                         seconds(now - served_[w]), kIdlePeerTimeouts, kIdleSteps,
-                         seconds(bound)),
-         /*stalled=*/true);
-  }
-}
-
-Deadline ShardLoop::startOf(int worker) const {
-  return started_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                        std::chrono::duration<double>(job_.startSeconds(worker)));
-}
-
-Deadline ShardLoop::nextStart() const {
-  if (started_workers_ == worker_ranks_.size()) return kNoDeadline;
-  return startOf(static_cast<int>(started_workers_));
-}
-
-void ShardLoop::startDue() {
-  while (started_workers_ < worker_ranks_.size() &&
-         std::chrono::steady_clock::now() >= nextStart()) {
-    const int w = static_cast<int>(started_workers_++);
-    served_[w] = std::chrono::steady_clock::now();
-    session_.start(w, &out_);
-  }
 }
 
 absl::Status ShardLoop::maybeCheckpoint(bool final) {
@@ -162,38 +57,33 @@ absl::Status ShardLoop::maybeCheckpoint(bool final) {
 
 absl::Status ShardLoop::run() {
   started_ = std::chrono::steady_clock::now();
-  longest_step_.assign(worker_ranks_.size(), std::chrono::steady_clock::duration::zero());
-  // Until it is started, a worker's idle bound counts from its start.
-  served_.clear();
-  for (size_t w = 0; w < worker_ranks_.size(); ++w) served_.push_back(startOf(static_cast<int>(w)));
-  while (!live_ranks_.empty()) {
-    startDue();
+  while (session_.anyListening()) {
+    if (now() >= session_.nextTimeout()) session_.handleTimeout(now(), &out_);
     send();
-    const Deadline round = roundDeadline();
-    const Deadline wake = std::min({round, pushDeadline(), nextStart()});
-    if (auto s = endpoint_.receive(live_ranks_, &frame_, wake); !s.ok()) {
+    listening_ranks_.clear();
+    for (size_t w = 0; w < worker_ranks_.size(); ++w) {
+      if (session_.listening(static_cast<int>(w))) listening_ranks_.push_back(worker_ranks_[w]);
+    }
+    if (listening_ranks_.empty()) break;
+    const ShardTime next = session_.nextTimeout();
+    const Deadline wake =
+        next == kNever ? kNoDeadline
+                       : started_ + std::chrono::duration_cast<Deadline::duration>(next);
+    if (auto s = endpoint_.receive(listening_ranks_, &frame_, wake); !s.ok()) {
       if (!absl::IsDeadlineExceeded(s)) return s;
-      if (std::chrono::steady_clock::now() >= round) dropStallers();
-      dropIdle();
-      continue;
+      continue;  // the top of the loop handles what is due
     }
     const int worker = workerOf(frame_.src);
     if (!frame_.peer_status.ok()) {
-      drop(worker, std::string(frame_.peer_status.message()));
-    } else {
-      auto received = session_.receive(worker, frame_.header, frame_.payload, &out_);
-      if (!received.ok()) {
-        drop(worker, absl::StrCat("bad message: ", received.status().message()));
-      } else {
-        stats_.bytes_in += frame_.header.size() + frame_.payload.size();
-        ++stats_.messages_in;
-        if (*received == Received::kPush) notePush(worker);
-        if (*received == Received::kGoodbye) stopListening(frame_.src);
-      }
+      session_.peerFailed(worker, std::string(frame_.peer_status.message()), now(), &out_);
+    } else if (session_.receive(worker, frame_.header, frame_.payload, now(), &out_).ok()) {
+      stats_.bytes_in += frame_.header.size() + frame_.payload.size();
+      ++stats_.messages_in;
     }
     if (auto s = maybeCheckpoint(false); !s.ok()) return s;
   }
   send();
+  stats_.dropped = session_.dropped();
   for (size_t w = 0; w < worker_ranks_.size(); ++w) {
     const uint64_t clipped = core_.clippedPushes()[w];
     if (clipped > 0) stats_.clipped.push_back({static_cast<int>(w), worker_ranks_[w], clipped});

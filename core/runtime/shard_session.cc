@@ -1,8 +1,10 @@
 #include "core/runtime/shard_session.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "core/runtime/protocol.h"
 
 namespace sparseps {
@@ -12,6 +14,7 @@ Outgoing& Outbox::add(int worker) {
   Outgoing& o = entries_[size_++];
   o.worker = worker;
   o.status = absl::OkStatus();
+  o.cut.clear();
   return o;
 }
 
@@ -32,7 +35,10 @@ ShardSession::ShardSession(ShardCore& core, const JobSpec& job, int shard, const
       shard_(shard),
       specs_(range.local_specs),
       buffers_id_(buffersSegmentId(range)),
-      limits_(std::move(limits)) {}
+      limits_(std::move(limits)),
+      timers_(job),
+      listening_(static_cast<size_t>(job.num_workers), true),
+      pushes_(static_cast<size_t>(job.num_workers), 0) {}
 
 void ShardSession::encode(int worker, const MessageHeader& header, const Message& segments,
                           Outbox* out) {
@@ -75,8 +81,8 @@ void ShardSession::encodeReplies(Outbox* out) {
   replies_.clear();
 }
 
-absl::StatusOr<Received> ShardSession::receive(int worker, absl::Span<const uint8_t> header_bytes,
-                                               absl::Span<const uint8_t> payload, Outbox* out) {
+absl::StatusOr<Received> ShardSession::handle(int worker, absl::Span<const uint8_t> header_bytes,
+                                              absl::Span<const uint8_t> payload, Outbox* out) {
   auto header = decodeHeader(header_bytes);
   if (!header.ok()) return header.status();
   if (header->sender_rank != static_cast<uint32_t>(workerRank(worker))) {
@@ -124,9 +130,98 @@ absl::StatusOr<Received> ShardSession::receive(int worker, absl::Span<const uint
   }
 }
 
-void ShardSession::lose(int worker, Outbox* out) {
+absl::StatusOr<Received> ShardSession::receive(int worker, absl::Span<const uint8_t> header,
+                                               absl::Span<const uint8_t> payload, ShardTime now,
+                                               Outbox* out) {
+  absl::StatusOr<Received> received = handle(worker, header, payload, out);
+  if (!received.ok()) {
+    drop(worker, absl::StrCat("bad message: ", received.status().message()), now, out);
+  } else if (*received == Received::kPush) {
+    ++pushes_[worker];
+    timers_.pushed(worker, now);
+  } else if (*received == Received::kGoodbye) {
+    listening_[worker] = false;
+  }
+  timers_.round(!core_->waitingOn().empty(), now);
+  return received;
+}
+
+void ShardSession::peerFailed(int worker, const std::string& why, ShardTime now, Outbox* out) {
+  drop(worker, why, now, out);
+  timers_.round(!core_->waitingOn().empty(), now);
+}
+
+void ShardSession::sent(int worker, ShardTime now) { timers_.served(worker, now); }
+
+void ShardSession::sendFailed(int worker, const std::string& why, ShardTime now, Outbox* out) {
+  drop(worker, absl::StrCat("cannot send to it: ", why), now, out);
+  timers_.round(!core_->waitingOn().empty(), now);
+}
+
+bool ShardSession::anyListening() const {
+  return std::find(listening_.begin(), listening_.end(), true) != listening_.end();
+}
+
+ShardTime ShardSession::nextTimeout() const {
+  ShardTime next = std::min(timers_.nextStart(), timers_.roundDeadline());
+  for (int w = 0; w < timers_.started(); ++w) {
+    if (listening_[w] && !core_->awaitsReply(w)) {
+      next = std::min(next, timers_.servedAt(w) + timers_.idleBound(w));
+    }
+  }
+  return next;
+}
+
+void ShardSession::handleTimeout(ShardTime now, Outbox* out) {
+  while (timers_.nextStart() <= now) {
+    const int w = timers_.started();
+    timers_.markStarted(now);
+    start(w, out);
+  }
+  if (now >= timers_.roundDeadline()) {
+    const double seconds = std::chrono::duration<double>(job_->peer_timeout).count();
+    for (int w : std::vector<int>(core_->waitingOn())) {
+      drop(w,
+           absl::StrCat("held a ", nameOf(kConsistencyModeNames, job_->server.mode),
+                        " round for ", seconds, " s without pushing"),
+           now, out, /*stalled=*/true);
+    }
+  }
+  auto seconds = [](ShardTime t) { return std::chrono::duration<double>(t).count(); };
+  for (int w = 0; w < timers_.started(); ++w) {
+    const ShardTime idle = now - timers_.servedAt(w);
+    const ShardTime bound = timers_.idleBound(w);
+    if (!listening_[w] || core_->awaitsReply(w) || idle < bound) continue;
+    drop(w,
+         absl::StrFormat("made no push for %.1f s after it was served (the bound: %d peer "
+                         "timeouts, or %d of its longest step or of the workers' median "
+                         "step if longer: %.1f s)",
+                         seconds(idle), ShardTimers::kIdlePeerTimeouts, ShardTimers::kIdleSteps,
+                         seconds(bound)),
+         now, out, /*stalled=*/true);
+  }
+  timers_.round(!core_->waitingOn().empty(), now);
+}
+
+void ShardSession::drop(int worker, const std::string& why, ShardTime now, Outbox* out,
+                        bool stalled) {
+  if (!listening_[worker]) return;
+  listening_[worker] = false;
+  const int rank = workerRank(worker);
+  job_->server.log(absl::StrCat("server: dropping worker ", worker, " (rank ", rank, "): ", why));
+  dropped_.push_back(DroppedWorker{worker, rank, std::chrono::duration<double>(now).count(),
+                                   pushes_[worker], why});
   core_->onWorkerLost(worker, &replies_);
   encodeReplies(out);
+  // Tell the worker: other shards may still count it live, and it would wait for this
+  // shard's reply forever. It stops; its departure ends it on the others. A dead worker
+  // cannot be told, and need not be; a stalled one would not listen, so its connection
+  // is cut instead.
+  if (stalled) {
+    out->add(worker).cut = why;
+    return;
+  }
+  goodbye(worker, out);
 }
 
 void ShardSession::goodbye(int worker, Outbox* out) {

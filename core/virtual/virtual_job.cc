@@ -45,7 +45,9 @@ class Job {
     // Per shard, the last message received: the session's decoded segments borrow its bytes.
     std::vector<std::shared_ptr<const std::vector<uint8_t>>> received;
     int waiting = 0;  // messages from the shards still to come for this step (or the start)
-    bool done = false;
+    bool done = false;    // said goodbye, or was dropped
+    bool gone = false;    // dropped: nothing more is sent to it or taken from it
+    bool started = false;  // has every shard's first model
     int64_t done_ns = 0;
     // The step in flight.
     VirtualWorkload::Step batch;
@@ -63,23 +65,34 @@ class Job {
     bool busy = false;
     Outbox out;
     uint64_t snapshots = 0;
+    int64_t timer_at = kNoTimer;  // when the session's next timeout is scheduled
+    size_t drops_seen = 0;        // of the session's dropped(), those the job has acted on
   };
+  static constexpr int64_t kNoTimer = INT64_MAX;
   struct PendingSnapshot {
     Snapshot snapshot;
     int slices = 0;
   };
 
   absl::Status setUp();
-  // Each shard sends worker k its first model at JobSpec::startSeconds(k).
+  // Every shard's clock starts: each worker waits for every shard's first model.
   void start();
-  void startWorker(int s, int k);
+  // Shard s's clock: an event at the session's next timeout (its first is the start-up:
+  // worker k's first model at JobSpec::startSeconds(k)), and what is due then.
+  void arm(int s);
+  void timeout(int s);
+  // The workers shard s dropped since it was last asked: each is gone, and the other
+  // shards hear of it as of a closed connection.
+  void noteDrops(int s);
   void modelArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes);
   void ready(int k);
   void sendToShard(int k, int s, std::vector<uint8_t> bytes);
-  // Shard s's outbox as messages on their way (worker, bytes), traced, the outbox emptied;
-  // false (the job failed) when one could not be encoded.
+  // Shard s's outbox as messages on their way (worker, bytes), traced, the outbox emptied:
+  // one that could not be encoded is a failed send (its worker dropped), and a cut is no
+  // message. transmit puts them on the links now, but none to a worker that is gone.
   using Sent = std::vector<std::pair<int, std::shared_ptr<const std::vector<uint8_t>>>>;
-  bool takeOutbox(int s, Sent* sent);
+  Sent takeOutbox(int s);
+  void transmit(int s, const Sent& sent);
   void serve(int s);
   void replyArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes);
   void takeSnapshotSlice(int s, const ShardCore& core);
@@ -195,39 +208,88 @@ int64_t deliver(Link& up, Link& down, size_t bytes, int64_t now) {
 
 void Job::start() {
   for (int s = 0; s < static_cast<int>(shards_.size()); ++s) {
-    for (int k = 0; k < static_cast<int>(workers_.size()); ++k) {
-      ++workers_[k]->waiting;
-      const auto when = static_cast<int64_t>(std::llround(o_.job.startSeconds(k) * 1e9));
-      events_.at(when, [this, s, k] { startWorker(s, k); });
+    for (auto& w : workers_) ++w->waiting;
+    arm(s);
+  }
+}
+
+void Job::arm(int s) {
+  ServerShard& shard = *shards_[s];
+  const ShardTime next = shard.session->nextTimeout();
+  if (next == kNever || next.count() >= shard.timer_at) return;
+  shard.timer_at = next.count();
+  events_.at(std::max(shard.timer_at, events_.now()), [this, s, at = shard.timer_at] {
+    if (shards_[s]->timer_at != at) return;  // moved earlier since, and handled there
+    shards_[s]->timer_at = kNoTimer;
+    timeout(s);
+  });
+}
+
+void Job::timeout(int s) {
+  ServerShard& shard = *shards_[s];
+  shard.session->handleTimeout(ShardTime(events_.now()), &shard.out);
+  noteDrops(s);
+  transmit(s, takeOutbox(s));
+  arm(s);
+}
+
+void Job::noteDrops(int s) {
+  ServerShard& shard = *shards_[s];
+  const std::vector<DroppedWorker>& dropped = shard.session->dropped();
+  while (shard.drops_seen < dropped.size()) {
+    const int k = dropped[shard.drops_seen++].worker;
+    Worker& w = *workers_[k];
+    if (w.gone) continue;
+    w.gone = w.done = true;
+    w.done_ns = events_.now();
+    for (int o = 0; o < static_cast<int>(shards_.size()); ++o) {
+      if (o == s || !shards_[o]->session->listening(k)) continue;
+      shards_[o]->session->peerFailed(k, absl::StrCat("left: shard ", s, " dropped it"),
+                                      ShardTime(events_.now()), &shards_[o]->out);
+      noteDrops(o);
+      transmit(o, takeOutbox(o));
+      arm(o);
     }
   }
 }
 
-void Job::startWorker(int s, int k) {
+Job::Sent Job::takeOutbox(int s) {
   ServerShard& shard = *shards_[s];
-  shard.session->start(k, &shard.out);
-  Sent models;
-  if (!takeOutbox(s, &models)) return;
-  for (const auto& [to, bytes] : models) {
-    result_.bytes_down += bytes->size();
-    const int64_t at = deliver(*shard.up, *workers_[to]->down, bytes->size(), events_.now());
-    events_.at(at, [this, to = to, s, bytes = bytes] { modelArrived(to, s, bytes); });
-  }
-}
-
-bool Job::takeOutbox(int s, Sent* sent) {
-  Outbox& out = shards_[s]->out;
-  for (size_t i = 0; i < out.size(); ++i) {
+  Outbox& out = shard.out;
+  Sent sent;
+  for (size_t i = 0; i < out.size(); ++i) {  // a failed send may add to out
+    if (!out[i].cut.empty()) continue;  // dropped as stalled: gone already (noteDrops)
     if (!out[i].status.ok()) {
-      fail(out[i].status);
-      return false;
+      shard.session->sendFailed(out[i].worker, std::string(out[i].status.message()),
+                                ShardTime(events_.now()), &out);
+      continue;
     }
     trace(s, o_.job.num_servers + out[i].worker, out[i].bytes);
-    sent->emplace_back(out[i].worker,
-                       std::make_shared<const std::vector<uint8_t>>(std::move(out[i].bytes)));
+    sent.emplace_back(out[i].worker,
+                      std::make_shared<const std::vector<uint8_t>>(std::move(out[i].bytes)));
   }
   out.clear();
-  return true;
+  noteDrops(s);
+  return sent;
+}
+
+void Job::transmit(int s, const Sent& sent) {
+  ServerShard& shard = *shards_[s];
+  for (const auto& [k, bytes] : sent) {
+    if (workers_[k]->gone) continue;
+    result_.bytes_down += bytes->size();
+    shard.session->sent(k, ShardTime(events_.now()));
+    const int64_t at = deliver(*shard.up, *workers_[k]->down, bytes->size(), events_.now());
+    events_.at(at, [this, k = k, s, bytes = bytes] {
+      Worker& w = *workers_[k];
+      if (w.gone) return;
+      if (!w.started) {
+        modelArrived(k, s, bytes);
+      } else {
+        replyArrived(k, s, bytes);
+      }
+    });
+  }
 }
 
 bool Job::receiveAt(int k, int s, std::shared_ptr<const std::vector<uint8_t>> bytes,
@@ -248,6 +310,7 @@ void Job::modelArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>>
   Worker& w = *workers_[k];
   if (!receiveAt(k, s, std::move(bytes), MessageKind::kModel)) return;
   if (--w.waiting > 0) return;
+  w.started = true;
   w.session->takeModel(absl::MakeSpan(w.w), absl::MakeSpan(w.buffers), /*adopt=*/true);
   ready(k);
 }
@@ -257,6 +320,8 @@ void Job::ready(int k) {
   WorkerSession& session = *w.session;
   const int64_t now = events_.now();
   const int num_shards = static_cast<int>(shards_.size());
+  const WorkerFault* fault = faultOf(o_.faults, k, session.steps() + 1);
+  if (w.gone || (fault != nullptr && fault->kind == WorkerFault::Kind::kSilent)) return;
   auto sent = [this](absl::Status status) {
     if (!status.ok()) fail(status);
     return status.ok();
@@ -283,6 +348,9 @@ void Job::ready(int k) {
   w.compute = stepSeconds(w, k, w.batch.compute_seconds);
   const double c0 = threadCpuSeconds();
   if (!sent(session.push(grad_, w.w, w.batch.epoch, &w.outgoing))) return;
+  if (fault != nullptr) {
+    for (auto& bytes : w.outgoing) spoilPush(&bytes);
+  }
   w.bytes_up = 0;
   for (const auto& bytes : w.outgoing) w.bytes_up += bytes.size();
   w.codec = codecSeconds(threadCpuSeconds() - c0, true);
@@ -310,33 +378,25 @@ void Job::sendToShard(int k, int s, std::vector<uint8_t> bytes) {
 void Job::serve(int s) {
   ServerShard& shard = *shards_[s];
   if (shard.queue.empty() || !failure_.ok()) return;
-  shard.busy = true;
   InFlight message = std::move(shard.queue.front());
   shard.queue.pop_front();
+  if (!shard.session->listening(message.worker)) return serve(s);  // dropped since it left
+  shard.busy = true;
   if (shard.threads != nullptr) shard.threads->takeOverlap();  // only this message's counts
   const double c0 = threadCpuSeconds();
   const auto bytes = absl::MakeConstSpan(*message.bytes);
   auto received = shard.session->receive(message.worker, bytes.first(kHeaderBytes),
-                                         bytes.subspan(kHeaderBytes), &shard.out);
-  if (!received.ok()) {
-    return fail(absl::Status(received.status().code(),
-                             absl::StrCat("shard ", s, ", worker ", message.worker, ": ",
-                                          received.status().message())));
-  }
-  Sent out;
-  if (!takeOutbox(s, &out)) return;
+                                         bytes.subspan(kHeaderBytes), ShardTime(events_.now()),
+                                         &shard.out);
+  Sent out = takeOutbox(s);
   // With server threads, the push's segments took their span, not their sum.
   const double overlap = shard.threads != nullptr ? shard.threads->takeOverlap() : 0.0;
-  const double service =
-      codecSeconds(threadCpuSeconds() - c0, *received == Received::kPush, overlap);
+  const bool push = received.ok() && *received == Received::kPush;
+  const double service = codecSeconds(threadCpuSeconds() - c0, push, overlap);
   events_.at(events_.now() + toNanos(service), [this, s, out = std::move(out)] {
-    ServerShard& shard = *shards_[s];
-    for (const auto& [k, bytes] : out) {
-      result_.bytes_down += bytes->size();
-      const int64_t at = deliver(*shard.up, *workers_[k]->down, bytes->size(), events_.now());
-      events_.at(at, [this, k = k, s, bytes = bytes] { replyArrived(k, s, bytes); });
-    }
-    shard.busy = false;
+    transmit(s, out);
+    shards_[s]->busy = false;
+    arm(s);
     serve(s);
   });
 }
@@ -406,6 +466,7 @@ absl::StatusOr<VirtualJobResult> Job::run() {
   while (failure_.ok() && events_.runNext()) {
   }
   if (!failure_.ok()) return failure_;
+  result_.dropped = shards_[0]->session->dropped();
   int64_t last = 0;
   for (int k = 0; k < static_cast<int>(workers_.size()); ++k) {
     const Worker& w = *workers_[k];

@@ -12,6 +12,10 @@
 // The loop is deterministic: with fixed step and codec times, the same inputs give the
 // same events, the same math and the same records.
 //
+// The shards' clocks are the protocol's own (ShardSession's timeouts, on simulated time):
+// a worker that sends a refused message, holds a round or stops pushing is dropped as a
+// real server drops it, and the others go on.
+//
 // Flow of one worker step: compute (step time) -> worker rule + encode (codec) -> push
 // over the worker's uplink and the shard's shared downlink -> the shard serves pushes one
 // at a time in arrival order (codec) -> replies over the shard's shared uplink and the
@@ -27,7 +31,9 @@
 #include "absl/types/span.h"
 #include "core/runtime/job.h"
 #include "core/runtime/snapshot.h"
+#include "core/runtime/shard_session.h"
 #include "core/virtual/time_model.h"
+#include "core/virtual/worker_fault.h"
 
 namespace sparseps {
 
@@ -82,6 +88,7 @@ struct VirtualJobOptions {
   // Every message as its sender sends it, between ranks (shard s is rank s, worker k rank
   // servers + k): a trace. Empty: none.
   std::function<void(int from, int to, absl::Span<const uint8_t> message)> on_message;
+  std::vector<WorkerFault> faults;  // workers that misbehave on purpose (none by default)
 };
 
 struct VirtualJobResult {
@@ -94,6 +101,7 @@ struct VirtualJobResult {
   std::map<uint64_t, uint64_t> staleness;  // staleness -> steps
   double real_compute_seconds = 0;  // the workload's forward/backward passes
   double real_codec_seconds = 0;    // method rules and wire coding, both sides
+  std::vector<DroppedWorker> dropped;  // by shard 0 (every shard drops a worker another did)
 };
 
 absl::StatusOr<VirtualJobResult> runVirtualJob(const VirtualJobOptions& options,

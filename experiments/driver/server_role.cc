@@ -109,15 +109,9 @@ absl::Status runServerRole(const DriverConfig& config) {
   connected->channel->shutdown();
   if (!stats.ok()) return stats.status();
 
-  nlohmann::json dropped = nlohmann::json::array();
+  const nlohmann::json dropped = droppedWorkersJson(stats->dropped);
   std::vector<int> dropped_indices;  // their reports are not waited for
-  for (const DroppedWorker& d : stats->dropped) {
-    dropped.push_back({{"worker", d.worker},
-                       {"rank", d.rank},
-                       {"seconds", d.seconds},
-                       {"reason", d.reason}});
-    dropped_indices.push_back(d.worker);
-  }
+  for (const DroppedWorker& d : stats->dropped) dropped_indices.push_back(d.worker);
   nlohmann::json clipped = nlohmann::json::array();
   for (const ClippedWorker& c : stats->clipped) {
     clipped.push_back({{"worker", c.worker}, {"rank", c.rank}, {"pushes", c.pushes}});

@@ -34,6 +34,18 @@ double peakRssMb() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+nlohmann::json droppedWorkersJson(const std::vector<DroppedWorker>& dropped) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const DroppedWorker& d : dropped) {
+    out.push_back({{"worker", d.worker},
+                   {"rank", d.rank},
+                   {"seconds", d.seconds},
+                   {"pushes", d.pushes},
+                   {"reason", d.reason}});
+  }
+  return out;
+}
+
 std::string workerReportPath(const std::string& out, int worker) {
   return absl::StrCat(out, "/worker", worker, ".json");
 }

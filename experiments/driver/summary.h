@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/status.h"
+#include "core/runtime/shard_session.h"
 #include "experiments/driver/divergence.h"
 #include "experiments/driver/driver_config.h"
 #include "experiments/driver/evaluator.h"
@@ -43,6 +44,9 @@ std::string workerReportPath(const std::string& out, int worker);
 
 // This process's peak resident memory so far, in MiB.
 double peakRssMb();
+
+// The summary's dropped_workers: who, when, after how many pushes, why.
+nlohmann::json droppedWorkersJson(const std::vector<DroppedWorker>& dropped);
 
 // The reports of workers 0..workers-1 found in `out`, waiting up to `timeout` for those not
 // dropped (fewer when some never came: a worker on another machine writes into its own

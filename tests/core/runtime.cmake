@@ -14,6 +14,9 @@ sparseps_test(runtime_loop_test
 sparseps_test(session_identity_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/session_identity_test.cc ${CMAKE_CURRENT_LIST_DIR}/local_hub.cc
   DEPS sparseps_virtual)
+sparseps_test(misbehaving_worker_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/misbehaving_worker_test.cc ${CMAKE_CURRENT_LIST_DIR}/local_hub.cc
+  DEPS sparseps_virtual)
 sparseps_test(ps_worker_sgd_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/ps_worker_sgd_test.cc ${CMAKE_CURRENT_LIST_DIR}/local_hub.cc
   DEPS sparseps_ps_rank)
