@@ -21,38 +21,60 @@ absl::StatusOr<ResolvedJob> resolveJob(const JobSpec& job, const MethodRegistry&
   return ResolvedJob{*std::move(checked), std::move(*plan)};
 }
 
+std::unique_ptr<ShardCore> makeShardCore(const ResolvedJob& resolved, int shard, int num_workers,
+                                         absl::Span<const float> initial_params,
+                                         absl::Span<const float> initial_buffers,
+                                         const ShardCoreOptions& server) {
+  const Shard& range = resolved.plan.shard(shard);
+  const size_t num_buffers = shard == 0 ? initial_buffers.size() : 0;
+  auto core = std::make_unique<ShardCore>(
+      resolved.method().makeServer(range.local_specs, resolved.forRank(shard)),
+      std::vector<float>(initial_params.begin() + range.offset,
+                         initial_params.begin() + range.offset + range.numel),
+      num_buffers, num_workers, server);
+  if (num_buffers > 0) core->onBuffers(0, {initial_buffers.begin(), initial_buffers.end()});
+  return core;
+}
+
 absl::StatusOr<ShardStats> runShard(Endpoint& endpoint, const JobSpec& job,
-                                           const MethodRegistry& methods,
-                                           const SegmentSpecs& specs,
-                                           absl::Span<const float> initial_params,
-                                           absl::Span<const float> initial_buffers,
-                                           uint64_t layout_fingerprint) {
+                                    const MethodRegistry& methods, const SegmentSpecs& specs,
+                                    absl::Span<const float> initial_params,
+                                    absl::Span<const float> initial_buffers,
+                                    uint64_t layout_fingerprint) {
   auto resolved = resolveJob(job, methods, specs);
   if (!resolved.ok()) return resolved.status();
-  const int shard_index = endpoint.rank();
-  const Shard& shard = resolved->plan.shard(shard_index);
-  const size_t num_buffers = shard_index == 0 ? initial_buffers.size() : 0;
-
-  std::vector<float> model(initial_params.begin() + shard.offset,
-                           initial_params.begin() + shard.offset + shard.numel);
-  ShardCore core(resolved->method().makeServer(shard.local_specs, resolved->forRank(shard_index)),
-                 std::move(model), num_buffers, job.num_workers, job.server);
-  if (num_buffers > 0) core.onBuffers(0, {initial_buffers.begin(), initial_buffers.end()});
-
-  const std::string checkpoint = job.checkpointPathOf(shard_index);
+  const int shard = endpoint.rank();
+  auto core = makeShardCore(*resolved, shard, job.num_workers, initial_params, initial_buffers,
+                            job.server);
+  const std::string checkpoint = job.checkpointPathOf(shard);
   if (job.resume) {
     auto saved = loadCheckpointToResume(checkpoint, layout_fingerprint);
     if (!saved.ok()) return saved.status();
-    if (auto s = core.restore(*saved); !s.ok()) return s;
-    job.server.log(absl::StrCat("server shard ", shard_index, ": resumed at version ",
-                                core.version(), " from ", checkpoint));
+    if (auto s = core->restore(*saved); !s.ok()) return s;
+    job.server.log(absl::StrCat("server shard ", shard, ": resumed at version ",
+                                core->version(), " from ", checkpoint));
   }
-
-  auto session = ShardSession::make(core, job, shard_index, shard);
+  auto session = ShardSession::make(*core, job, shard, resolved->plan.shard(shard));
   if (!session.ok()) return session.status();
   ShardLoop loop(endpoint, *session, job, layout_fingerprint);
   if (auto s = loop.run(); !s.ok()) return s;
   return loop.stats();
+}
+
+absl::StatusOr<WorkerSession> makeWorkerSession(const JobSpec& job, const ResolvedJob& resolved,
+                                                int rank, const SegmentSpecs& specs,
+                                                size_t num_buffers,
+                                                const MakeWorkerRule& make_rule) {
+  const CheckedOptions options = resolved.forRank(rank);
+  std::unique_ptr<WorkerRule> rule;
+  if (make_rule) {
+    auto made = make_rule(specs, options);
+    if (!made.ok()) return made.status();
+    rule = std::move(*made);
+  } else {
+    rule = resolved.method().makeWorker(specs, options);
+  }
+  return WorkerSession::make(job, rank, resolved.plan, std::move(rule), num_buffers);
 }
 
 absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(
@@ -60,17 +82,7 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(
     const SegmentSpecs& specs, size_t num_buffers, const MakeWorkerRule& make_rule) {
   auto resolved = resolveJob(job, methods, specs);
   if (!resolved.ok()) return resolved.status();
-  const CheckedOptions options = resolved->forRank(endpoint.rank());
-  std::unique_ptr<WorkerRule> rule;
-  if (make_rule) {
-    auto made = make_rule(specs, options);
-    if (!made.ok()) return made.status();
-    rule = std::move(*made);
-  } else {
-    rule = resolved->method().makeWorker(specs, options);
-  }
-  auto session = WorkerSession::make(job, endpoint.rank(), std::move(resolved->plan),
-                                     std::move(rule), num_buffers);
+  auto session = makeWorkerSession(job, *resolved, endpoint.rank(), specs, num_buffers, make_rule);
   if (!session.ok()) return session.status();
   return std::make_unique<WorkerClient>(endpoint, std::move(*session));
 }

@@ -39,6 +39,14 @@ struct ResolvedJob {
 absl::StatusOr<ResolvedJob> resolveJob(const JobSpec& job, const MethodRegistry& methods,
                                        const SegmentSpecs& specs);
 
+// Shard `shard`'s core: the method's server rule with the shard's options, the shard's range
+// of the whole initial model, and on shard 0 the BN buffers. `server` is the job's options,
+// or a driver's variant of them (the virtual job's snapshot hook and thread runner).
+std::unique_ptr<ShardCore> makeShardCore(const ResolvedJob& resolved, int shard, int num_workers,
+                                         absl::Span<const float> initial_params,
+                                         absl::Span<const float> initial_buffers,
+                                         const ShardCoreOptions& server);
+
 // Serves shard `shard` (== this rank) until every worker is done or dropped.
 // initial_params is the whole flat model; the shard takes its own range.
 absl::StatusOr<ShardStats> runShard(Endpoint& endpoint, const JobSpec& job,
@@ -53,8 +61,15 @@ absl::StatusOr<ShardStats> runShard(Endpoint& endpoint, const JobSpec& job,
 using MakeWorkerRule = std::function<absl::StatusOr<std::unique_ptr<WorkerRule>>(
     const SegmentSpecs& specs, const CheckedOptions& options)>;
 
-// This worker rank's client of the job's server shards: the method's worker rule with
-// this rank's options (made by make_rule when given), and the job's shard plan.
+// Worker rank `rank`'s session: the method's worker rule with this rank's options (made by
+// make_rule when given), and the job's shard plan.
+absl::StatusOr<WorkerSession> makeWorkerSession(const JobSpec& job, const ResolvedJob& resolved,
+                                                int rank, const SegmentSpecs& specs,
+                                                size_t num_buffers,
+                                                const MakeWorkerRule& make_rule = nullptr);
+
+// This worker rank's client of the job's server shards, over its session
+// (makeWorkerSession).
 absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(
     Endpoint& endpoint, const JobSpec& job, const MethodRegistry& methods,
     const SegmentSpecs& specs, size_t num_buffers, const MakeWorkerRule& make_rule = nullptr);

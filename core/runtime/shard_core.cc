@@ -334,4 +334,17 @@ absl::Status ShardCore::restore(const ShardCheckpoint& c) {
   return options_.on_restore(*this);
 }
 
+Snapshot takeSnapshot(const ShardCore& core, uint64_t index, double seconds) {
+  Snapshot snapshot;
+  snapshot.index = index;
+  snapshot.final = core.finished();
+  snapshot.epoch = core.epoch();
+  snapshot.version = core.version();
+  snapshot.pushes = core.pushes();
+  snapshot.seconds = seconds;
+  snapshot.params = core.model();
+  snapshot.buffers = core.averagedBuffers();
+  return snapshot;
+}
+
 }  // namespace sparseps

@@ -25,6 +25,7 @@
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/lr_schedule.h"
 #include "core/runtime/push_guard.h"
+#include "core/runtime/snapshot.h"
 #include "optim/method.h"
 #include "optim/option_names.h"
 
@@ -177,5 +178,9 @@ class ShardCore {
   std::vector<float> norm_scratch_;
   mutable std::vector<uint64_t> steps_scratch_;
 };
+
+// The shard's model now as snapshot `index` taken at `seconds` (the run's time): its slice
+// of the parameters, and the averaged BN buffers it serves (none beyond shard 0).
+Snapshot takeSnapshot(const ShardCore& core, uint64_t index, double seconds);
 
 }  // namespace sparseps

@@ -154,7 +154,6 @@ absl::Status Job::setUp() {
   const LinkSpec down{o_.time.link.bits_per_second, 0};  // latency rides on the uplink
   for (int s = 0; s < job.num_servers; ++s) {
     auto shard = std::make_unique<ServerShard>();
-    const Shard& range = plan.shard(s);
     ShardCoreOptions server = job.server;
     server.on_snapshot = [this, s](const ShardCore& core) { takeSnapshotSlice(s, core); };
     server.make_runner = [&shard = *shard](int threads, size_t min_fan_out) {
@@ -162,14 +161,9 @@ absl::Status Job::setUp() {
       shard.threads = runner.get();
       return std::unique_ptr<TaskRunner>(std::move(runner));
     };
-    const size_t num_buffers = s == 0 ? o_.initial_buffers.size() : 0;
-    shard->core = std::make_unique<ShardCore>(
-        resolved_->method().makeServer(range.local_specs, resolved_->forRank(s)),
-        std::vector<float>(o_.initial_params.begin() + range.offset,
-                           o_.initial_params.begin() + range.offset + range.numel),
-        num_buffers, job.num_workers, server);
-    if (num_buffers > 0) shard->core->onBuffers(0, o_.initial_buffers);
-    auto session = ShardSession::make(*shard->core, job, s, range);
+    shard->core = makeShardCore(*resolved_, s, job.num_workers, o_.initial_params,
+                                o_.initial_buffers, server);
+    auto session = ShardSession::make(*shard->core, job, s, plan.shard(s));
     if (!session.ok()) return session.status();
     shard->session.emplace(std::move(*session));
     shard->up = std::make_unique<Link>(up);
@@ -178,10 +172,8 @@ absl::Status Job::setUp() {
   }
   for (int k = 0; k < job.num_workers; ++k) {
     auto w = std::make_unique<Worker>();
-    auto session = WorkerSession::make(job, job.num_servers + k, plan,
-                                       resolved_->method().makeWorker(
-                                           o_.specs, resolved_->forRank(job.num_servers + k)),
-                                       o_.initial_buffers.size());
+    auto session = makeWorkerSession(job, *resolved_, job.num_servers + k, o_.specs,
+                                     o_.initial_buffers.size());
     if (!session.ok()) return session.status();
     w->session.emplace(std::move(*session));
     w->w.assign(n, 0.0f);
@@ -409,7 +401,7 @@ void Job::replyArrived(int k, int s, std::shared_ptr<const std::vector<uint8_t>>
   w.reply_decode += threadCpuSeconds() - d0;
   if (--w.waiting > 0) return;
   const int64_t in_ns = events_.now();
-  VirtualStepRecord r;
+  StepRecord r;
   r.lr = w.session->lr();  // the rate this step's push was made with
   const double c0 = threadCpuSeconds();
   r.staleness = w.session->applyReplies(absl::MakeSpan(w.w));
@@ -440,19 +432,16 @@ void Job::takeSnapshotSlice(int s, const ShardCore& core) {
   ServerShard& shard = *shards_[s];
   const bool final = core.finished();
   const uint64_t index = final ? 0 : ++shard.snapshots;
+  Snapshot slice =
+      takeSnapshot(core, final ? shard.snapshots + 1 : index, toSeconds(events_.now()));
   PendingSnapshot& pending = snapshots_[{final, index}];
   Snapshot& snapshot = pending.snapshot;
   const Shard& range = resolved_->plan.shard(s);
   snapshot.params.resize(o_.initial_params.size());
-  std::copy(core.model().begin(), core.model().end(), snapshot.params.begin() + range.offset);
-  if (s == 0) {
-    snapshot.index = final ? shard.snapshots + 1 : index;
-    snapshot.final = final;
-    snapshot.epoch = core.epoch();
-    snapshot.version = core.version();
-    snapshot.pushes = core.pushes();
-    snapshot.seconds = toSeconds(events_.now());
-    snapshot.buffers = core.averagedBuffers();
+  std::copy(slice.params.begin(), slice.params.end(), snapshot.params.begin() + range.offset);
+  if (s == 0) {  // the whole model's, with shard 0's facts
+    slice.params = std::move(snapshot.params);
+    snapshot = std::move(slice);
   }
   if (++pending.slices < static_cast<int>(shards_.size())) return;
   Snapshot whole = std::move(snapshot);

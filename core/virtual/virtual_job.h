@@ -31,6 +31,7 @@
 #include "absl/types/span.h"
 #include "core/runtime/job.h"
 #include "core/runtime/snapshot.h"
+#include "core/runtime/step_record.h"
 #include "core/runtime/shard_session.h"
 #include "core/virtual/time_model.h"
 #include "core/virtual/worker_fault.h"
@@ -58,31 +59,13 @@ class VirtualWorkload {
                     absl::Span<float> grad) = 0;
 };
 
-// One worker step as the job saw it, in simulated seconds.
-struct VirtualStepRecord {
-  int worker = 0;
-  uint64_t step = 0;       // this worker's steps so far, this one included
-  int epoch = 0;
-  double time = 0;         // when the reply was applied
-  double compute = 0;      // forward/backward
-  double codec = 0;        // worker rule, encode, decode, apply
-  double comm = 0;         // push sent -> last reply in
-  uint64_t bytes_up = 0;
-  uint64_t bytes_down = 0;
-  uint64_t staleness = 0;  // server versions by others between this worker's two replies
-  float lr = 0;
-  double loss = 0;
-  int64_t samples = 0;
-  int64_t correct = 0;
-};
-
 struct VirtualJobOptions {
   JobSpec job;           // servers, workers, method and its options, mode, schedule, encoding
   TimeModel time;
   SegmentSpecs specs;    // the whole model's segments
   std::vector<float> initial_params;
   std::vector<float> initial_buffers;  // BN running statistics
-  std::function<void(const VirtualStepRecord&)> on_step = [](const VirtualStepRecord&) {};
+  std::function<void(const StepRecord&)> on_step = [](const StepRecord&) {};
   // Whole-model snapshots (job.server.snapshot_every epochs, and the final one).
   std::function<void(Snapshot)> on_snapshot = [](Snapshot) {};
   // Every message as its sender sends it, between ranks (shard s is rank s, worker k rank

@@ -44,16 +44,8 @@ absl::Status runServerRole(const DriverConfig& config) {
   uint64_t snapshots = 0;
   job.server.snapshot_every = config.eval_every;
   job.server.on_snapshot = [&](const ShardCore& core) {
-    Snapshot snapshot;
-    snapshot.final = core.finished();
-    snapshot.index = ++snapshots;
-    snapshot.epoch = core.epoch();
-    snapshot.version = core.version();
-    snapshot.pushes = core.pushes();
-    snapshot.seconds = secondsSince(start);
-    snapshot.params = core.model();
+    Snapshot snapshot = takeSnapshot(core, ++snapshots, secondsSince(start));
     if (evaluator) {
-      snapshot.buffers = core.averagedBuffers();
       evaluator->submit(std::move(snapshot));
       return;
     }

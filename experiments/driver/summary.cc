@@ -12,6 +12,34 @@
 
 namespace sparseps {
 
+void WorkerTotals::add(const StepRecord& r) {
+  ++steps;
+  samples += static_cast<uint64_t>(r.samples);
+  compute_seconds += r.compute;
+  compress_seconds += r.codec;
+  comm_seconds += r.comm;
+  bytes_up += r.bytes_up;
+  bytes_down += r.bytes_down;
+  staleness_sum += r.staleness;
+}
+
+nlohmann::json metricsLine(const StepRecord& r, int rank) {
+  return {{"time", r.time},
+          {"rank", rank},
+          {"worker", r.worker},
+          {"step", r.step},
+          {"epoch", r.epoch},
+          {"samples", r.samples},
+          {"loss", r.loss},
+          {"lr", r.lr},
+          {"bytes_up", r.bytes_up},
+          {"bytes_down", r.bytes_down},
+          {"staleness", r.staleness},
+          {"compute_s", r.compute},
+          {"compress_s", r.codec},
+          {"comm_s", r.comm}};
+}
+
 nlohmann::json WorkerTotals::toJson() const {
   return {{"worker", worker},
           {"rank", rank},

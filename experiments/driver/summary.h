@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "core/runtime/shard_session.h"
+#include "core/runtime/step_record.h"
 #include "experiments/driver/divergence.h"
 #include "experiments/driver/driver_config.h"
 #include "experiments/driver/evaluator.h"
@@ -37,8 +38,13 @@ struct WorkerTotals {
   double peak_rss_mb = 0;     // this process's peak resident memory
   std::optional<Divergence> divergence;  // its first, if its loss diverged
 
+  // Adds one step (all but train_seconds, which is the worker loop's own).
+  void add(const StepRecord& r);
   nlohmann::json toJson() const;
 };
+
+// A step's line of metrics.jsonl (rank: the worker's rank).
+nlohmann::json metricsLine(const StepRecord& r, int rank);
 
 std::string workerReportPath(const std::string& out, int worker);
 

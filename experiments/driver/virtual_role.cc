@@ -119,22 +119,6 @@ class DriverWorkload : public VirtualWorkload {
 };
 
 // Per-worker totals from the step records (the worker<k>.json of a real run).
-WorkerTotals& totalsOf(std::vector<WorkerTotals>& totals, const VirtualStepRecord& r, int servers) {
-  WorkerTotals& t = totals[r.worker];
-  t.worker = r.worker;
-  t.rank = servers + r.worker;
-  ++t.steps;
-  t.samples += static_cast<uint64_t>(r.samples);
-  t.train_seconds = r.time;
-  t.compute_seconds += r.compute;
-  t.compress_seconds += r.codec;
-  t.comm_seconds += r.comm;
-  t.bytes_up += r.bytes_up;
-  t.bytes_down += r.bytes_down;
-  t.staleness_sum += r.staleness;
-  return t;
-}
-
 }  // namespace
 
 absl::Status runVirtualRole(const DriverConfig& config) {
@@ -178,22 +162,13 @@ absl::Status runVirtualRole(const DriverConfig& config) {
   int shown_epoch = 0;
   double loss_sum = 0;
   int64_t loss_count = 0;
-  options.on_step = [&](const VirtualStepRecord& r) {
-    totalsOf(totals, r, config.servers);
-    auto s = metrics->append({{"time", r.time},
-                              {"rank", config.servers + r.worker},
-                              {"worker", r.worker},
-                              {"step", r.step},
-                              {"epoch", r.epoch},
-                              {"samples", r.samples},
-                              {"loss", r.loss},
-                              {"lr", r.lr},
-                              {"bytes_up", r.bytes_up},
-                              {"bytes_down", r.bytes_down},
-                              {"staleness", r.staleness},
-                              {"compute_s", r.compute},
-                              {"compress_s", r.codec},
-                              {"comm_s", r.comm}});
+  options.on_step = [&](const StepRecord& r) {
+    WorkerTotals& t = totals[r.worker];
+    t.worker = r.worker;
+    t.rank = config.servers + r.worker;
+    t.train_seconds = r.time;
+    t.add(r);
+    auto s = metrics->append(metricsLine(r, config.servers + r.worker));
     if (!s.ok() && write_failure.ok()) write_failure = s;
     workload.stepApplied(r.worker, r.time);
     loss_sum += r.loss;

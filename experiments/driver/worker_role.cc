@@ -224,31 +224,26 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
     const StepStats& stats = worker_->lastStep();
 
     const int64_t n = batch.labels.size(0);
+    StepRecord r;
+    r.worker = config_.workerIndex();
+    r.epoch = epoch;
+    r.time = time_before_ + secondsSince(process_start_);
+    r.compute = compute_s;
+    r.codec = stats.compress_seconds;
+    r.comm = stats.communicate_seconds;
+    r.bytes_up = stats.bytes_up;
+    r.bytes_down = stats.bytes_down;
+    r.staleness = stats.staleness;
+    r.lr = static_cast<float>(push_lr);
+    r.loss = loss_value;
+    r.samples = n;
+    r.correct = logits.argmax(1).eq(labels).sum().item<int64_t>();
+    totals_.add(r);
+    r.step = steps_before_ + totals_.steps;
     loss_sum += loss_value * static_cast<double>(n);
-    correct += logits.argmax(1).eq(labels).sum().item<int64_t>();
+    correct += r.correct;
     seen += n;
-    ++totals_.steps;
-    totals_.samples += static_cast<uint64_t>(n);
-    totals_.compute_seconds += compute_s;
-    totals_.compress_seconds += stats.compress_seconds;
-    totals_.comm_seconds += stats.communicate_seconds;
-    totals_.bytes_up += stats.bytes_up;
-    totals_.bytes_down += stats.bytes_down;
-    totals_.staleness_sum += stats.staleness;
-    auto s = metrics_->append({{"time", time_before_ + secondsSince(process_start_)},
-                               {"rank", config_.rank},
-                               {"worker", config_.workerIndex()},
-                               {"step", steps_before_ + totals_.steps},
-                               {"epoch", epoch},
-                               {"samples", n},
-                               {"loss", loss_value},
-                               {"lr", push_lr},
-                               {"bytes_up", stats.bytes_up},
-                               {"bytes_down", stats.bytes_down},
-                               {"staleness", stats.staleness},
-                               {"compute_s", compute_s},
-                               {"compress_s", stats.compress_seconds},
-                               {"comm_s", stats.communicate_seconds}});
+    auto s = metrics_->append(metricsLine(r, config_.rank));
     // On disk at once (one write of one line per step): a rank stopped by a signal, as the
     // launcher stops the others when one fails, loses no finished step's line.
     if (s.ok()) s = metrics_->flush();

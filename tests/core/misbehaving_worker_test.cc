@@ -93,10 +93,8 @@ Outcome runHub(const MethodRegistry& methods, ConsistencyMode mode, const Worker
     auto endpoint = hub.endpoint(0);
     auto resolved = resolveJob(job, methods, layout());
     ASSERT_TRUE(resolved.ok()) << resolved.status();
-    const Shard& range = resolved->plan.shard(0);
-    ShardCore core(resolved->method().makeServer(range.local_specs, resolved->forRank(0)),
-                   initialParams(), 0, kWorkers, job.server);
-    auto session = ShardSession::make(core, job, 0, range);
+    auto core = makeShardCore(*resolved, 0, kWorkers, initialParams(), {}, job.server);
+    auto session = ShardSession::make(*core, job, 0, resolved->plan.shard(0));
     ASSERT_TRUE(session.ok()) << session.status();
     ShardLoop loop(*endpoint, *session, job, /*layout_fingerprint=*/0);
     ASSERT_TRUE(loop.run().ok());
@@ -155,7 +153,7 @@ Outcome runVirtual(const MethodRegistry& methods, ConsistencyMode mode, const Wo
   o.initial_params = initialParams();
   o.faults = {fault};
   Outcome out;
-  o.on_step = [&](const VirtualStepRecord& r) { out.steps[r.worker] = static_cast<int>(r.step); };
+  o.on_step = [&](const StepRecord& r) { out.steps[r.worker] = static_cast<int>(r.step); };
   Steps workload;
   auto result = runVirtualJob(o, methods, workload);
   EXPECT_TRUE(result.ok()) << result.status();

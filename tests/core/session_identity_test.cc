@@ -179,13 +179,8 @@ Outcome runHub(const MethodRegistry& methods, const std::string& method, int sha
       auto resolved = resolveJob(job, methods, specs);
       ASSERT_TRUE(resolved.ok()) << resolved.status();
       const Shard& range = resolved->plan.shard(s);
-      const size_t buffers = s == 0 ? kInitialBuffers.size() : 0;
-      ShardCore core(
-          resolved->method().makeServer(range.local_specs, resolved->forRank(s)),
-          std::vector<float>(initial.begin() + range.offset,
-                             initial.begin() + range.offset + range.numel),
-          buffers, workers, job.server);
-      if (buffers > 0) core.onBuffers(0, kInitialBuffers);
+      auto core_made = makeShardCore(*resolved, s, workers, initial, kInitialBuffers, job.server);
+      ShardCore& core = *core_made;
       auto session = ShardSession::make(core, job, s, range);
       ASSERT_TRUE(session.ok()) << session.status();
       ShardLoop loop(endpoint, *session, job, /*layout_fingerprint=*/0);

@@ -46,7 +46,7 @@ class Quadratic : public VirtualWorkload {
 
 struct Outcome {
   VirtualJobResult result;
-  std::vector<VirtualStepRecord> records;
+  std::vector<StepRecord> records;
 };
 
 VirtualJobOptions baseOptions(const std::string& method, int workers) {
@@ -68,7 +68,7 @@ Outcome run(VirtualJobOptions o, int steps) {
   MethodRegistry methods;
   EXPECT_TRUE(registerBuiltinMethods(methods).ok());
   Outcome r;
-  o.on_step = [&](const VirtualStepRecord& rec) { r.records.push_back(rec); };
+  o.on_step = [&](const StepRecord& rec) { r.records.push_back(rec); };
   Quadratic workload(o.job.num_workers, steps);
   auto result = runVirtualJob(o, methods, workload);
   EXPECT_TRUE(result.ok()) << result.status();
@@ -120,7 +120,7 @@ TEST(VirtualJob, ComputeBoundWorkersNeverWaitAndSeeEachOthersPushes) {
   EXPECT_EQ(r.result.samples, uint64_t{kWorkers * kSteps});
   // In lockstep the pushes of one round are applied one after another, worker 0 first:
   // worker k's reply at step t > 1 is 3 versions past its last (the others' pushes).
-  for (const VirtualStepRecord& rec : r.records) {
+  for (const StepRecord& rec : r.records) {
     const uint64_t want = rec.step == 1 ? static_cast<uint64_t>(rec.worker) : kWorkers - 1;
     EXPECT_EQ(rec.staleness, want) << "worker " << rec.worker << " step " << rec.step;
   }
@@ -134,7 +134,7 @@ TEST(VirtualJob, BytesAreTheWireFormatsAndLinksSerializeOnTheServersNic) {
   const Outcome r = run(o, kSteps);
   // A dense push and a dense reply: 56-byte header, two 13-byte segment headers, the floats.
   const uint64_t message = 56 + 2 * 13 + 4 * (kBig + kSmall);
-  for (const VirtualStepRecord& rec : r.records) {
+  for (const StepRecord& rec : r.records) {
     EXPECT_EQ(rec.bytes_up, message);
     EXPECT_EQ(rec.bytes_down, message);
   }
@@ -160,7 +160,7 @@ TEST(VirtualJob, SyncRoundsWaitForTheStraggler) {
   o.time.straggler_factor = 3;  // worker 0 takes 30 ms
   const Outcome r = run(o, kSteps);
   EXPECT_NEAR(r.result.simulated_seconds, kSteps * 0.030, 1e-9);
-  for (const VirtualStepRecord& rec : r.records) {
+  for (const StepRecord& rec : r.records) {
     EXPECT_EQ(rec.staleness, 0u);  // one version per round, every worker answered
     EXPECT_NEAR(rec.time, rec.step * 0.030, 1e-9);
   }
@@ -176,7 +176,7 @@ TEST(VirtualJob, BoundedStalenessHoldsTheFastWorker) {
   const Outcome r = run(o, kSteps);
   // Worker 1 may be at most one step ahead of worker 0 when its reply comes back.
   std::vector<uint64_t> steps(2, 0);
-  for (const VirtualStepRecord& rec : r.records) {
+  for (const StepRecord& rec : r.records) {
     steps[rec.worker] = rec.step;
     if (rec.worker == 1) {
       EXPECT_LE(steps[1], steps[0] + 2) << "at " << rec.time;
@@ -184,7 +184,7 @@ TEST(VirtualJob, BoundedStalenessHoldsTheFastWorker) {
   }
   // Without the bound worker 1 would finish in 120 ms; held, it follows worker 0.
   const auto last1 = std::find_if(r.records.rbegin(), r.records.rend(),
-                                  [](const VirtualStepRecord& rec) { return rec.worker == 1; });
+                                  [](const StepRecord& rec) { return rec.worker == 1; });
   EXPECT_GT(last1->time, 0.35);
 }
 
@@ -252,7 +252,7 @@ TEST(VirtualJob, WorkersStartInTurnWithTheFirstModelsRate) {
   ASSERT_EQ(r.records.size(), size_t{kWorkers * kSteps});
   std::vector<int> first_order;
   std::vector<double> first_time(kWorkers, -1);
-  for (const VirtualStepRecord& rec : r.records) {
+  for (const StepRecord& rec : r.records) {
     if (rec.step == 1) {
       first_order.push_back(rec.worker);
       first_time[rec.worker] = rec.time;
