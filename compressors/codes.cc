@@ -8,9 +8,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "compressors/kernels/bit_packing.h"
-#include "compressors/registry.h"
+#include "compressors/compressor_info.h"
 
 namespace sparseps {
 

@@ -1,6 +1,6 @@
 #include "compressors/error_feedback.h"
 
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 
 namespace sparseps {
 

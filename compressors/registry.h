@@ -16,32 +16,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "compressors/compressor.h"
-#include "compressors/compressor_spec.h"
+#include "compressors/compressor_info.h"
 
 namespace sparseps {
-
-struct CodeFormat;
-
-struct CompressorOptionInfo {
-  std::string key;
-  std::string default_value;
-  std::string meaning;
-};
-
-struct CompressorInfo {
-  using Factory = std::function<absl::StatusOr<std::unique_ptr<Compressor>>(OptionReader&)>;
-
-  std::string name;
-  std::string rule;   // one line: what travels
-  std::string paper;  // author, title, venue and year
-  std::vector<CompressorOptionInfo> options;
-  // Reads the options (OptionReader::finish is checked by the registry) and builds it.
-  Factory factory;
-  // The code its segments travel as (codes.h), defined in its file; null: floats. add()
-  // makes it known to every decoder in the process (addCodeFormat).
-  const CodeFormat* code = nullptr;
-};
 
 class CompressorRegistry {
  public:

@@ -23,6 +23,7 @@
 
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
+#include "compressors/kernels/sampled_threshold_types.h"
 #include "compressors/kernels/simd.h"
 
 namespace sparseps {
@@ -30,14 +31,6 @@ namespace sparseps {
 // Appends nothing: replaces indices/values with every i where |x[i]| >= |thr|, increasing.
 void thresholdFilter(absl::Span<const float> x, float thr, std::vector<uint32_t>* indices,
                      std::vector<float>* values, SimdLevel level = cpuSimdLevel());
-
-struct SampledThresholdOptions {
-  double sample_ratio = 0.01;  // fraction of the segment sampled
-  double upper = 1.3;          // more than upper * k pass: exact top-k among them
-  double lower = 0.8;          // fewer than lower * k pass: lower the threshold...
-  double decay = 0.8;          // ...by this factor
-  int max_rounds = 10;
-};
 
 // Where DGC's sample lies: count elements at start, start + stride, ... (all of x when
 // the sample would be everything), and the rank `top` = ceil(count * r) whose magnitude is
@@ -51,14 +44,6 @@ struct DgcSamplePlan {
 };
 DgcSamplePlan dgcSamplePlan(size_t n, double density, uint64_t random_bits,
                             const SampledThresholdOptions& options);
-
-struct SampledThresholdResult {
-  float threshold = 0;  // the last threshold applied
-  size_t count = 0;     // how many were selected (== indices.size())
-  size_t k = 0;         // the target, topkCount(numel, density)
-  int rounds = 0;       // filter passes made
-  bool exact = false;   // true when the > upper * k branch chose an exact top-k
-};
 
 // random_bits picks the sample's start (e.g. selectSeed(ctx)).
 SampledThresholdResult sampledThreshold(absl::Span<const float> x, double density,

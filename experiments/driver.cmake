@@ -6,6 +6,7 @@ sparseps_library(sparseps_driver_lib SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/driver/device.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/divergence.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/driver_config.cc
+    ${CMAKE_CURRENT_LIST_DIR}/driver/resolve_config.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/driver_flags.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/presets.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/print_model.cc

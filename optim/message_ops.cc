@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "compressors/kernels/thread_pool.h"
 #include "optim/fatal.h"
 

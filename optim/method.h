@@ -56,7 +56,7 @@ class WorkerRule {
   // the servers hold. load changes nothing unless all of `bytes` is valid for this rule.
   virtual std::string saveState() const = 0;
   virtual absl::Status loadState(const std::string& bytes) = 0;
-  // True if applyReply reads dense segments only through compressors/kernels/apply.h (copyDense,
+  // True if applyReply reads dense segments only through compressors/apply.h (copyDense,
   // scatterAdd), which accept values borrowed from the received bytes
   // (SegmentData::borrowed): the runtime then decodes replies without copying them. A rule
   // that reads `values` of a dense segment itself keeps the default.

@@ -53,7 +53,7 @@
 #include <vector>
 
 #include "bench/bench_data.h"
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "compressors/codes.h"
 #include "compressors/compressor.h"
 #include "compressors/registry.h"

@@ -33,7 +33,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench/cuda/read_pass.h"
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "compressors/cuda/device_presence.h"
 #include "compressors/cuda/device_scratch.h"
 #include "compressors/cuda/launchers.h"

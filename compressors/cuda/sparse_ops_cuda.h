@@ -1,6 +1,6 @@
 #pragma once
 // Applying and packing sparse updates in device memory, with the semantics of
-// compressors/kernels/apply.h:
+// compressors/apply.h:
 //   scatterAddDevice: dst[indices[j]] += scale * values[j]   (indices unique, < numel)
 //   axpyDevice:       y += a * x
 //   packPairsDevice:  the wire format's index/value pair layout, 8 B per nonzero:

@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "compressors/threshold.h"
+#include "compressors/kernels/sampled_threshold_types.h"
 
 namespace sparseps {
 

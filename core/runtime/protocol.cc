@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 
 namespace sparseps {
 

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "core/runtime/median.h"
 
 namespace sparseps {

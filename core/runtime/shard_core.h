@@ -1,6 +1,6 @@
 #pragma once
-// ShardCore: the parameter server's state machine, free of I/O. The server loop
-// (server.h) decodes messages and feeds them here; ShardCore applies pushes through the
+// ShardCore: the parameter server's state machine, free of I/O. The shard's session
+// (shard_session.h) decodes messages and feeds them here; ShardCore applies pushes through the
 // method's ServerRule, runs the consistency mode and returns the replies to send.
 //  - async: each push is applied and answered alone (with the push guard's clip rule, the
 //    reply of a worker far ahead of the median worker waits: push_guard.h).

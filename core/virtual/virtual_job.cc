@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "core/runtime/shard_session.h"
 #include "core/runtime/worker_session.h"
 #include "core/virtual/event_queue.h"

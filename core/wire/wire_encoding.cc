@@ -7,7 +7,7 @@
 #include "absl/numeric/bits.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "compressors/kernels/simd.h"
 #include "compressors/kernels/stream_copy.h"
 #include "core/wire/wire_bytes.h"

@@ -36,7 +36,7 @@ struct DriverConfig {
   // lr0, the seed and num_workers come from the job). pushes_per_epoch is counted from the
   // data (makeJobSpec).
   JobOptions job;
-  std::string preset;              // "" or one of presets.h (resolveDriverConfig applies it)
+  std::string preset;              // "" or one of presets.h (resolve_config.h applies it)
   int world_size = 5;
   int servers = 1;
   // Model and data.
@@ -146,9 +146,6 @@ void addDriverFlags(CLI::App& app, DriverConfig* config,
 // The flags given on the command line ("--batch-size", ...): a preset sets only the others.
 std::set<std::string> givenFlags(const CLI::App& app);
 
-// Applies --preset (to the flags not in `given`), checks the combination of flags and fills
-// in the derived fields. The error names the flag and the fix.
-absl::Status resolveDriverConfig(DriverConfig* config, const std::set<std::string>& given);
 
 // The JobSpec of config.job (JobOptions::jobSpec) with pushes_per_epoch, all workers'
 // batches of one epoch together, and this run's checkpoints. resolveDriverConfig checked it,

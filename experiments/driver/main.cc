@@ -9,6 +9,7 @@
 #include "compressors/registry.h"
 #include "core/runtime/allocator.h"
 #include "experiments/driver/driver_config.h"
+#include "experiments/driver/resolve_config.h"
 #include "experiments/driver/dry_run.h"
 #include "experiments/driver/print_model.h"
 #include "experiments/driver/rank_setup.h"

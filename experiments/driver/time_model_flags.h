@@ -1,7 +1,7 @@
 #pragma once
 // The virtual clock's flags (--step-time, --step-jitter, --stragglers, --codec-time,
-// --codec-scale) into DriverConfig::time: resolveDriverConfig calls it. They mean something
-// only with --clock=virtual, and are refused without it.
+// --codec-scale) into DriverConfig::time: resolveDriverConfig (resolve_config.h) calls it.
+// They mean something only with --clock=virtual, and are refused without it.
 
 #include "absl/status/status.h"
 #include "experiments/driver/driver_config.h"

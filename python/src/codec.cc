@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "compressors/error_feedback.h"
 #include "compressors/registry.h"
 #include "core/wire/wire.h"

@@ -1,4 +1,4 @@
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 
 #include <gtest/gtest.h>
 

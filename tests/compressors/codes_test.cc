@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "tests/compressors/code_reference.h"
 
 namespace sparseps {

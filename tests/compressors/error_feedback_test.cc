@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "compressors/registry.h"
 #include "tests/compressors/test_util.h"
 

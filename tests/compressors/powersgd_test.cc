@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "compressors/codes.h"
 #include "compressors/registry.h"
 #include "tests/compressors/code_reference.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "compressors/registry.h"
 
 namespace sparseps {

@@ -12,7 +12,7 @@
 #include <random>
 #include <thread>
 
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "core/runtime/checkpoint.h"
 #include "tests/core/local_hub.h"
 #include "core/runtime/protocol.h"
@@ -23,7 +23,7 @@
 namespace sparseps {
 namespace {
 
-// Plain SGD rules. With `borrows`, they read dense values through compressors/kernels/apply.h and
+// Plain SGD rules. With `borrows`, they read dense values through compressors/apply.h and
 // say so, and the runtime decodes what they get without copying it (a sync round keeps
 // owned copies); without, every dense segment they are given must own its values.
 class SgdWorker : public WorkerRule {

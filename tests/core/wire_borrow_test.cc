@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "core/wire/wire.h"
 #include "tests/core/wire_random.h"
 

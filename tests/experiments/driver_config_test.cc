@@ -12,6 +12,7 @@
 #include <torch/cuda.h>
 #include "core/runtime/job.h"
 #include "experiments/driver/driver_config.h"
+#include "experiments/driver/resolve_config.h"
 #include "optim/builtin_methods.h"
 
 namespace sparseps {

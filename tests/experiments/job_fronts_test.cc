@@ -18,6 +18,7 @@
 #include "core/runtime/job_options.h"
 #include "core/torch/rank_options.h"
 #include "experiments/driver/driver_config.h"
+#include "experiments/driver/resolve_config.h"
 #include "optim/builtin_methods.h"
 #include "optim/method_option_table.h"
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 #include "compressors/cuda/cuda_kernels.h"
 #include "compressors/cuda/device_presence.h"
 #include "compressors/cuda/device_scratch.h"

@@ -1,4 +1,4 @@
-#include "compressors/kernels/apply.h"
+#include "compressors/apply.h"
 
 #include <cassert>
 #include <cstddef>
