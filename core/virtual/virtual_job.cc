@@ -220,8 +220,7 @@ void Job::arm(int s) {
 void Job::timeout(int s) {
   ServerShard& shard = *shards_[s];
   shard.session->handleTimeout(ShardTime(events_.now()), &shard.out);
-  noteDrops(s);
-  transmit(s, takeOutbox(s));
+  transmit(s, takeOutbox(s));  // takeOutbox acts on the drops first
   arm(s);
 }
 
@@ -238,7 +237,6 @@ void Job::noteDrops(int s) {
       if (o == s || !shards_[o]->session->listening(k)) continue;
       shards_[o]->session->peerFailed(k, absl::StrCat("left: shard ", s, " dropped it"),
                                       ShardTime(events_.now()), &shards_[o]->out);
-      noteDrops(o);
       transmit(o, takeOutbox(o));
       arm(o);
     }
