@@ -1,36 +1,37 @@
 #include "compressors/error_feedback.h"
 
-#include "compressors/apply.h"
-
 namespace sparseps {
+
+FloatArray& ErrorFeedback::residualOf(uint32_t segment_id, size_t n) {
+  FloatArray& e = residuals_[segment_id];
+  if (e.size() != n) e = ops_->zeros(n);  // first use (or a reshaped segment)
+  return e;
+}
 
 void ErrorFeedback::compress(absl::Span<const float> x, double density, const SelectContext& ctx,
                              SegmentData* out) {
-  std::vector<float>& e = residuals_[ctx.segment_id];
-  if (e.size() != x.size()) e.assign(x.size(), 0.0f);  // first use (or a reshaped segment)
-  axpy(1.0f, x, absl::MakeSpan(e));                     // c = x + e, in place
-  inner_->compress(e, density, ctx, out);
-  scatterAdd(absl::MakeSpan(e), *out, -1.0f);           // e = c - s
+  FloatArray& e = residualOf(ctx.segment_id, x.size());
+  ops_->combine(e.span(), 1.0f, e.span(), 1.0f, x);  // c = x + e, in place
+  inner_->compress(e.span(), density, ctx, out);
+  ops_->addSegment(e.span(), *out, -1.0f);           // e = c - s
 }
 
 void ErrorFeedback::feedBack(const SegmentData& s, float scale) {
-  std::vector<float>& e = residuals_[s.segment_id];
-  if (e.size() != s.numel) e.assign(s.numel, 0.0f);
-  scatterAdd(absl::MakeSpan(e), s, scale);
+  ops_->addSegment(residualOf(s.segment_id, s.numel).span(), s, scale);
 }
 
 absl::Span<const float> ErrorFeedback::residual(uint32_t segment_id) const {
   auto it = residuals_.find(segment_id);
   if (it == residuals_.end()) return {};
-  return it->second;
+  return it->second.span();
 }
 
 void ErrorFeedback::setResidual(uint32_t segment_id, absl::Span<const float> residual) {
   if (residual.empty()) {
     residuals_.erase(segment_id);
-  } else {
-    residuals_[segment_id].assign(residual.begin(), residual.end());
+    return;
   }
+  ops_->copyIn(residualOf(segment_id, residual.size()).span(), residual);
 }
 
 }  // namespace sparseps

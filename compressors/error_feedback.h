@@ -5,23 +5,29 @@
 //   c = x + e;   s = C(c);   e = c - s
 // so nothing is lost: sum of inputs == sum of what was sent + e, at every step.
 // The residual is keyed by the stable segment id, never by an address, and can be saved
-// and restored for checkpoints through residual()/setResidual().
+// and restored for checkpoints through residual()/setResidual(). It lives in the memory of
+// the VectorOps given (host by default; a GPU's for a GPU worker, whose x is then device
+// memory and whose C must select there: compressors/kernels/device_kernels.h).
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
+#include "compressors/vector_ops.h"
 
 namespace sparseps {
 
 class ErrorFeedback {
  public:
-  explicit ErrorFeedback(std::unique_ptr<Compressor> inner) : inner_(std::move(inner)) {}
+  explicit ErrorFeedback(std::unique_ptr<Compressor> inner,
+                         std::shared_ptr<const VectorOps> ops = hostVectorOps())
+      : inner_(std::move(inner)), ops_(std::move(ops)) {}
 
   // Compresses x + e (e: the residual of ctx.segment_id, zero at first) into out and keeps
   // the part not sent as the new residual. Not thread-safe for the same segment id.
@@ -31,19 +37,26 @@ class ErrorFeedback {
   // Adds scale * s to the residual of s's segment: what a sender could not send after all
   // (the rounding of values that travel in half precision).
   void feedBack(const SegmentData& s, float scale);
-  // The residual of a segment; empty if the segment was never compressed.
+  // The residual of a segment, in the ops' memory; empty if the segment was never
+  // compressed.
   absl::Span<const float> residual(uint32_t segment_id) const;
-  // Replaces a segment's residual (checkpoint restore). An empty span removes it.
+  // Replaces a segment's residual with host values (checkpoint restore). An empty span
+  // removes it.
   void setResidual(uint32_t segment_id, absl::Span<const float> residual);
   void clear() { residuals_.clear(); }
 
   const Compressor& inner() const { return *inner_; }
   Compressor& inner() { return *inner_; }
+  const VectorOps& ops() const { return *ops_; }
   std::string name() const { return "ef(" + inner_->name() + ")"; }
 
  private:
+  // The residual of segment_id, made (zero) or remade at n elements.
+  FloatArray& residualOf(uint32_t segment_id, size_t n);
+
   std::unique_ptr<Compressor> inner_;
-  absl::flat_hash_map<uint32_t, std::vector<float>> residuals_;
+  std::shared_ptr<const VectorOps> ops_;
+  absl::flat_hash_map<uint32_t, FloatArray> residuals_;
 };
 
 }  // namespace sparseps

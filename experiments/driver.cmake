@@ -25,7 +25,7 @@ sparseps_library(sparseps_driver_lib SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/driver/virtual_role.cc
     ${CMAKE_CURRENT_LIST_DIR}/driver/worker_role.cc
   DEPS sparseps_connect sparseps_virtual sparseps_runtime sparseps_optim sparseps_models
-       sparseps_datasets sparseps_ps_rank sparseps_tensor_rules sparseps_layout nlohmann_json::nlohmann_json
+       sparseps_datasets sparseps_ps_rank sparseps_cuda_install sparseps_layout nlohmann_json::nlohmann_json
        absl::status absl::statusor absl::strings absl::str_format)
 add_executable(sparseps_driver ${CMAKE_CURRENT_LIST_DIR}/driver/main.cc)
 target_compile_options(sparseps_driver PRIVATE ${SPARSEPS_WARNINGS})

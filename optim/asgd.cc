@@ -18,12 +18,10 @@ class AsgdWorker : public SegmentWorker {
 
   void fillPush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
-    const float lr = ctx.lr;
     const float wd = options_.weightDecayAt(ctx.step);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
-      float* p = denseValues(&(*push)[i], spec.id, spec.numel).data();
-      forEachFolded(spec, grad, w, wd, [p, lr](size_t j, float g) { p[j] = lr * g; });
+      pushDense(&(*push)[i], spec, foldedGradient(spec, grad, w, wd), ctx.lr);
     }
   }
 };
@@ -32,7 +30,7 @@ class AsgdWorker : public SegmentWorker {
 
 namespace builtin_methods {
 std::unique_ptr<Method> asgd() {
-  return std::make_unique<DescentMethod<AsgdWorker>>("asgd");
+  return std::make_unique<DescentMethod<AsgdWorker>>("asgd", RuleMemory::kHostAndDevice);
 }
 }  // namespace builtin_methods
 

@@ -6,6 +6,8 @@
 
 #include <memory>
 
+#include "optim/fatal.h"
+
 namespace sparseps {
 
 namespace builtin_methods {
@@ -30,6 +32,15 @@ absl::Status registerBuiltinMethods(MethodRegistry& registry) {
     if (absl::Status s = registry.add(make()); !s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+MethodRegistry& methodRegistry() {
+  static MethodRegistry* registry = [] {
+    auto* r = new MethodRegistry;
+    if (absl::Status s = registerBuiltinMethods(*r); !s.ok()) fatal(s.message());
+    return r;
+  }();
+  return *registry;
 }
 
 }  // namespace sparseps

@@ -1,5 +1,6 @@
 #pragma once
-// The built-in methods of docs/methods.md: msgd, asgd, gd, dgc, dgs.
+// The built-in methods of docs/methods.md (msgd, asgd, gd, dgc, dgs), and the process's
+// method registry that --method, the option table's readers and the Python package read.
 
 #include "absl/status/status.h"
 #include "optim/method_registry.h"
@@ -8,5 +9,9 @@ namespace sparseps {
 
 // Adds every built-in method; fails only if one of their names is already in `registry`.
 absl::Status registerBuiltinMethods(MethodRegistry& registry);
+
+// The process's registry: the built-in methods, and any a program adds (one add() line)
+// before it builds a job. Adding is not thread-safe; reading is.
+MethodRegistry& methodRegistry();
 
 }  // namespace sparseps

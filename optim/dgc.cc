@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -31,8 +32,12 @@ namespace {
 
 class DgcWorker : public SegmentWorker {
  public:
-  DgcWorker(const SegmentSpecs& specs, const MethodOptions& options)
-      : SegmentWorker(specs, options), u_(zeroState(false)), v_(makeSelector(options.selection)) {
+  DgcWorker(const SegmentSpecs& specs, const MethodOptions& options,
+            std::shared_ptr<const VectorOps> ops)
+      : SegmentWorker(specs, options, std::move(ops)),
+        u_(zeroState(false)),
+        v_(makeSelector(options.selection), ops_),
+        x_(options.dgc.nesterov ? segmentScratch() : FloatArray()) {
     keepState(&u_);
     keepState(&v_);
   }
@@ -46,29 +51,25 @@ class DgcWorker : public SegmentWorker {
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
       absl::Span<const float> g = foldedGradient(spec, grad, w, wd, coef);
-      std::vector<float>& u = u_[i];
+      absl::Span<float> u = u_[i].span();
       // x = what enters the accumulation (v) or, for dense segments, the pushed direction.
-      if (x_.size() < spec.numel) x_.resize(spec.numel);
-      for (size_t j = 0; j < spec.numel; ++j) {
-        if (options_.dgc.nesterov) {
-          u[j] = m * (u[j] + g[j]);
-          x_[j] = u[j] + g[j];
-        } else {
-          u[j] = m * u[j] + g[j];
-          x_[j] = u[j];
-        }
+      absl::Span<const float> x = u;
+      if (options_.dgc.nesterov) {
+        ops_->combine(u, 1.0f, u, 1.0f, g);
+        ops_->scale(u, m);
+        x = x_.span().subspan(0, spec.numel);
+        ops_->combine(x_.span().subspan(0, spec.numel), 1.0f, u, 1.0f, g);
+      } else {
+        ops_->combine(u, m, u, 1.0f, g);
       }
-      const absl::Span<const float> x = absl::MakeConstSpan(x_.data(), spec.numel);
       SegmentData& s = (*push)[i];
       if (!spec.compressed) {
-        setDense(&s, spec.id, x, ctx.lr);
+        pushDense(&s, spec, x, ctx.lr);
         continue;
       }
       v_.compress(x, density, SelectContext{spec.id, ctx.step, options_.seed}, &s);
-      for (size_t t = 0; t < s.indices.size(); ++t) {
-        u[s.indices[t]] = 0.0f;
-        s.values[t] *= ctx.lr;
-      }
+      ops_->fillAt(u, s.indices, 0.0f);
+      for (float& value : s.values) value *= ctx.lr;
       if (options_.f16) {
         // What travels is lr*v rounded to half: v keeps the rounding, in its own units.
         rounding_ = s;
@@ -87,10 +88,7 @@ class DgcWorker : public SegmentWorker {
     if (options_.dgc.clip_norm <= 0.0) return 1.0f;
     double sum = 0.0;
     for (const SegmentSpec& spec : index_.specs()) {
-      for (size_t j = spec.offset; j < spec.offset + spec.numel; ++j) {
-        const double g = grad[j] + wd * w[j];
-        sum += g * g;
-      }
+      sum += ops_->sumSquares(segmentOf(grad, spec), segmentOf(w, spec), wd);
     }
     const double norm = std::sqrt(sum);
     const double thr =
@@ -98,9 +96,9 @@ class DgcWorker : public SegmentWorker {
     return norm > thr ? static_cast<float>(thr / norm) : 1.0f;
   }
 
-  std::vector<std::vector<float>> u_;
+  std::vector<FloatArray> u_;
   ErrorFeedback v_;  // v per segment id
-  std::vector<float> x_;
+  FloatArray x_;  // Nesterov's u + g of one segment (without Nesterov, x is u)
   SegmentData rounding_;  // f16: what rounding took off the sent values, per v
 };
 
@@ -108,7 +106,10 @@ class DgcWorker : public SegmentWorker {
 
 namespace builtin_methods {
 std::unique_ptr<Method> dgc() {
-  return std::make_unique<DescentMethod<DgcWorker>>("dgc");
+  return std::make_unique<DescentMethod<DgcWorker>>(
+      "dgc", RuleMemory::kHostAndDevice,
+      std::vector<std::string>{"momentum", "density", "selection", "nesterov", "clip_norm",
+                               "dgc_warmup", "dgc_warmup_densities"});
 }
 }  // namespace builtin_methods
 

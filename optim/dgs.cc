@@ -18,7 +18,6 @@
 // one-way sparsification (the reply of the DGS reference's published CIFAR-10 runs).
 // Needs 0 < m < 1 (validate() says so): m = 0 would divide by zero.
 
-#include <algorithm>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -32,49 +31,11 @@
 namespace sparseps {
 namespace {
 
-// One SAMomentum step of one compressed segment, u = m*u at the coordinates the last push
-// sent, then u = u + lr * (g + wd * w), stored into u as the selection reads it: the
-// momentum update and the top-k are one pass over memory, and the sparse rescale touches
-// each cache line while the pass has it.
-class MomentumStep final : public StreamedVector {
- public:
-  MomentumStep(float* u, const float* g, const float* w, size_t n, float lr, float wd,
-               absl::Span<const uint32_t> sent, float m)
-      : u_(u), g_(g), w_(w), n_(n), lr_(lr), wd_(wd), sent_(sent), m_(m) {}
-  size_t size() const override { return n_; }
-  const float* produce(size_t begin, size_t end) override {
-    for (; next_sent_ < sent_.size() && sent_[next_sent_] < end; ++next_sent_) {
-      u_[sent_[next_sent_]] *= m_;
-    }
-    for (size_t j = begin; j < end; ++j) u_[j] = step(u_[j], j);
-    return u_ + begin;
-  }
-  void peek(size_t begin, size_t end, float* out) const override {
-    for (size_t j = begin; j < end; ++j) out[j - begin] = step(u_[j], j);
-    for (auto it = std::lower_bound(sent_.begin(), sent_.end(), begin);
-         it != sent_.end() && *it < end; ++it) {
-      out[*it - begin] = step(m_ * u_[*it], *it);
-    }
-  }
-  absl::Span<const float> whole() override { return {u_, n_}; }
-
- private:
-  float step(float u, size_t j) const { return u + lr_ * foldWeightDecay(g_[j], w_[j], wd_); }
-
-  float* u_;
-  const float* g_;
-  const float* w_;
-  size_t n_;
-  float lr_, wd_;
-  absl::Span<const uint32_t> sent_;  // increasing
-  float m_;
-  size_t next_sent_ = 0;
-};
-
 class DgsWorker : public SegmentWorker {
  public:
-  DgsWorker(const SegmentSpecs& specs, const MethodOptions& options)
-      : SegmentWorker(specs, options),
+  DgsWorker(const SegmentSpecs& specs, const MethodOptions& options,
+            std::shared_ptr<const VectorOps> ops)
+      : SegmentWorker(specs, options, std::move(ops)),
         u_(zeroState(false)),
         sent_(index_.size()),
         selector_(makeSelector(options.selection, options.f16)) {
@@ -84,8 +45,8 @@ class DgsWorker : public SegmentWorker {
 
   // u_ holds u with one difference, for speed: the division by m of the coordinates a push
   // did not send is left out, and the next step multiplies by m only the coordinates the
-  // last push did send (m * (u/m) = u for the others). A step then makes one pass over u
-  // instead of three. The state is u_ and the last push's indices.
+  // last push did send (m * (u/m) = u for the others). A step then touches u once densely
+  // instead of three times. The state is u_ and the last push's indices.
   void fillPush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
     const float m = static_cast<float>(options_.momentum);
@@ -94,36 +55,34 @@ class DgsWorker : public SegmentWorker {
     const float wd = options_.weightDecayAt(ctx.step);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
-      float* u = u_[i].data();
+      absl::Span<float> u = u_[i].span();
       SegmentData& s = (*push)[i];
       if (!spec.compressed) {  // momentum SGD with the rate folded in
-        forEachFolded(spec, grad, w, wd,
-                      [u, m, lr](size_t j, float g) { u[j] = m * u[j] + lr * g; });
-        setDense(&s, spec.id, u_[i]);
+        ops_->accumulate(u, m, lr, segmentOf(grad, spec), segmentOf(w, spec), wd);
+        pushDense(&s, spec, u);
         continue;
       }
-      MomentumStep step(u, grad.data() + spec.offset, w.data() + spec.offset, spec.numel, lr, wd,
-                        sent_[i], m);
-      selector_->compressStreamed(step, density,
-                                  SelectContext{spec.id, ctx.step, options_.seed}, &s);
+      ops_->scaleAt(u, sent_[i], m);
+      ops_->accumulate(u, 1.0f, lr, segmentOf(grad, spec), segmentOf(w, spec), wd);
+      selector_->compress(u, density, SelectContext{spec.id, ctx.step, options_.seed}, &s);
       sent_[i].assign(s.indices.begin(), s.indices.end());
       // The momentum of a sent coordinate goes on from what was sent: with f16, the
       // rounded value (without, the values are u's own).
-      if (options_.f16) {
-        for (size_t t = 0; t < s.indices.size(); ++t) u[s.indices[t]] = s.values[t];
-      }
+      if (options_.f16) ops_->setAt(u, s.indices, s.values);
     }
   }
 
  private:
-  std::vector<std::vector<float>> u_;
+  std::vector<FloatArray> u_;
   std::vector<std::vector<uint32_t>> sent_;  // per spec: the indices the last push sent
   std::unique_ptr<Compressor> selector_;
 };
 
 class DgsMethod : public DescentMethod<DgsWorker> {
  public:
-  DgsMethod() : DescentMethod<DgsWorker>("dgs") {}
+  DgsMethod()
+      : DescentMethod<DgsWorker>("dgs", RuleMemory::kHostAndDevice,
+                                 {"momentum", "density", "density_rule", "selection"}) {}
   Downlink defaultDownlink() const override { return Downlink::kSparse; }
 
  protected:

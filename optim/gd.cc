@@ -13,6 +13,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "compressors/error_feedback.h"
 #include "optim/descent_method.h"
 #include "optim/message_ops.h"
@@ -24,8 +25,9 @@ namespace {
 
 class GdWorker : public SegmentWorker {
  public:
-  GdWorker(const SegmentSpecs& specs, const MethodOptions& options)
-      : SegmentWorker(specs, options), v_(makeCompressor(options)) {
+  GdWorker(const SegmentSpecs& specs, const MethodOptions& options,
+           std::shared_ptr<const VectorOps> ops)
+      : SegmentWorker(specs, options, std::move(ops)), v_(makeCompressor(options), ops_) {
     if (options.gd.error_feedback) keepState(&v_);
     keepState(&v_.inner());  // with or without error feedback (PowerSGD's Q)
   }
@@ -37,7 +39,7 @@ class GdWorker : public SegmentWorker {
       absl::Span<const float> lr_g =
           foldedGradient(spec, grad, w, options_.weightDecayAt(ctx.step), ctx.lr);
       if (!spec.compressed) {
-        setDense(&(*push)[i], spec.id, lr_g);
+        pushDense(&(*push)[i], spec, lr_g);
         continue;
       }
       const SelectContext select{spec.id, ctx.step, options_.seed, spec.rows};
@@ -53,10 +55,25 @@ class GdWorker : public SegmentWorker {
   ErrorFeedback v_;  // v per segment id (unused with error feedback off)
 };
 
+// The selectors run on a GPU's memory; the other compressors read host memory only.
+class GdMethod : public DescentMethod<GdWorker> {
+ public:
+  GdMethod()
+      : DescentMethod<GdWorker>("gd", RuleMemory::kHostAndDevice,
+                                {"density", "selection", "compressor", "error_feedback"}) {}
+  absl::Status checkDeviceRule(const MethodOptions& options) const override {
+    if (options.gd.compressor.empty()) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat("the worker rule of gd with the compressor ", options.gd.compressor,
+                     " runs on host memory only (only the selections of --selection run on a "
+                     "GPU's memory)"));
+  }
+};
+
 }  // namespace
 
 namespace builtin_methods {
-std::unique_ptr<Method> gd() { return std::make_unique<DescentMethod<GdWorker>>("gd"); }
+std::unique_ptr<Method> gd() { return std::make_unique<GdMethod>(); }
 }  // namespace builtin_methods
 
 }  // namespace sparseps

@@ -35,13 +35,14 @@ void subtractUpdate(const Message& push, const SegmentIndex& index, float scale,
       [&](size_t i) { scatterAdd(sliceFor(push[i], index, W), push[i], -scale); });
 }
 
-void applyModelReply(const Message& reply, const SegmentIndex& index, absl::Span<float> w) {
+void applyModelReply(const Message& reply, const SegmentIndex& index, absl::Span<float> w,
+                     const VectorOps& ops) {
   for (const SegmentData& s : reply) {
     absl::Span<float> dst = sliceFor(s, index, w);
     if (s.dense) {
-      copyDense(s, dst);
+      ops.setSegment(dst, s);
     } else {
-      scatterAdd(dst, s, 1.0f);
+      ops.addSegment(dst, s, 1.0f);
     }
   }
 }

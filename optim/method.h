@@ -29,6 +29,7 @@
 #include "absl/types/span.h"
 #include "compressors/segment_data.h"
 #include "compressors/segment_spec.h"
+#include "compressors/vector_ops.h"
 #include "optim/method_options.h"
 
 namespace sparseps {
@@ -118,6 +119,10 @@ class Method {
  public:
   virtual ~Method() = default;
   virtual std::string name() const = 0;
+  // The method options (rows of optim/method_option_table.h, by name) this method's rules
+  // read besides those every method reads: the driver's help and refusals and Python's
+  // keyword checks come from it. MethodRegistry::add checks each name.
+  virtual std::vector<std::string> ownOptions() const { return {}; }
   // The options this method accepts, checked once: MethodOptions::validate() plus the
   // method's own constraints (validate below).
   absl::StatusOr<CheckedOptions> check(const MethodOptions& options) const {
@@ -132,9 +137,15 @@ class Method {
   // The method's own reply: the dense model, as the papers of most methods send it; DGS's
   // is its dual-way sparse reply.
   virtual Downlink defaultDownlink() const { return Downlink::kDense; }
-  // options come from this method's check().
-  virtual std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs& specs,
-                                                 const CheckedOptions& options) const = 0;
+  // OK when this method's worker rule, with these options, runs on vectors in a GPU's
+  // memory (GPU workers, --device=cuda); else an error that says why not. The default:
+  // host memory only.
+  virtual absl::Status checkDeviceRule(const MethodOptions& options) const;
+  // The worker rule, its vectors in the memory of `ops` (host by default; a GPU's only
+  // where checkDeviceRule allows: fatal otherwise). options come from this method's check().
+  std::unique_ptr<WorkerRule> makeWorker(
+      const SegmentSpecs& specs, const CheckedOptions& options,
+      std::shared_ptr<const VectorOps> ops = hostVectorOps()) const;
   // specs are the segments this server shard holds, offsets relative to its buffer; the
   // rule serves options->num_workers workers.
   virtual std::unique_ptr<ServerRule> makeServer(const SegmentSpecs& specs,
@@ -144,6 +155,10 @@ class Method {
   // MethodOptions::validate() plus the method's own constraints (DGS divides by the
   // momentum); check() calls it.
   virtual absl::Status validate(const MethodOptions& options) const { return options.validate(); }
+  // makeWorker's rule, once the memory is known to suit it.
+  virtual std::unique_ptr<WorkerRule> newWorker(const SegmentSpecs& specs,
+                                                const CheckedOptions& options,
+                                                std::shared_ptr<const VectorOps> ops) const = 0;
 };
 
 }  // namespace sparseps

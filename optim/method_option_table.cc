@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "compressors/registry.h"
+#include "optim/builtin_methods.h"
 
 namespace sparseps {
 namespace {
@@ -35,10 +36,10 @@ OptionRef choice(E MethodOptions::*member, const NameTable<E, N>& table) {
 
 std::vector<MethodOptionRow> makeRows() {
   using M = MethodOptions;
-  const std::vector<std::string> all;
-  const std::vector<std::string> sparse_workers = {"dgc", "dgs", "gd"};
+  constexpr bool all = true;  // every method reads it
+  constexpr bool own = false;  // the methods that list it (Method::ownOptions) read it
   return {
-      {"momentum", "MethodOptions.momentum", "momentum m, in [0, 1)", {"dgc", "dgs", "msgd"},
+      {"momentum", "MethodOptions.momentum", "momentum m, in [0, 1)", own,
        shared(&M::momentum)},
       {"weight_decay", "MethodOptions.weight_decay", "L2 weight decay, g = grad + wd * w", all,
        shared(&M::weight_decay)},
@@ -46,12 +47,12 @@ std::vector<MethodOptionRow> makeRows() {
        "a worker's first this many steps fold no weight decay (the DGS reference's workers: "
        "100)",
        all, shared(&M::weight_decay_delay)},
-      {"density", "MethodOptions.density", "worker-side top-k density r, in (0, 1]", sparse_workers,
+      {"density", "MethodOptions.density", "worker-side top-k density r, in (0, 1]", own,
        shared(&M::density)},
       {"density_rule", "MethodOptions.density_rule",
        "lr: the density follows the rate, r * lr / lr0 (the DGS reference's ImageNet runs); "
        "fixed: r throughout (its CIFAR-10 runs)",
-       {"dgs"}, choice(&M::density_rule, kDensityRuleNames)},
+       own, choice(&M::density_rule, kDensityRuleNames)},
       {"server_density", "MethodOptions.server_density",
        "server reply density where the downlink is sparse, in (0, 1]", all,
        shared(&M::server_density)},
@@ -61,7 +62,7 @@ std::vector<MethodOptionRow> makeRows() {
        all, choice(&M::downlink, kDownlinkNames)},
       {"selection", "MethodOptions.selection",
        "top-k selection: exact, sampled (DGC's sampled threshold), or strict (|x| above the "
-       "k-th largest: at most k - 1, none when k = 1, as the DGS reference's gd and dgc)", sparse_workers,
+       "k-th largest: at most k - 1, none when k = 1, as the DGS reference's gd and dgc)", own,
        choice(&M::selection, kSelectionNames)},
       {"resync_every", "MethodOptions.resync_every",
        "where the downlink is sparse: W_sync = W at every this many pushes of the first "
@@ -75,22 +76,22 @@ std::vector<MethodOptionRow> makeRows() {
        absl::StrCat("NAME or NAME:key=value,...; default: the selection's top-k (gradient "
                     "dropping). One of:\n",
                     compressorRegistry().help()),
-       {"gd"}, owned(&M::gd, &GdOptions::compressor)},
+       own, owned(&M::gd, &GdOptions::compressor)},
       {"error_feedback", "GdOptions.error_feedback",
        "keep what the compressor did not send and add it to the next step (on), or drop it "
        "(off: plain compressed SGD, e.g. unbiased QSGD)",
-       {"gd"}, owned(&M::gd, &GdOptions::error_feedback)},
-      {"nesterov", "DgcOptions.nesterov", "Nesterov momentum", {"dgc"},
+       own, owned(&M::gd, &GdOptions::error_feedback)},
+      {"nesterov", "DgcOptions.nesterov", "Nesterov momentum", own,
        owned(&M::dgc, &DgcOptions::nesterov)},
       {"clip_norm", "DgcOptions.clip_norm",
-       "local gradient clipping threshold, scaled by workers^-1/2; 0 = off", {"dgc"},
+       "local gradient clipping threshold, scaled by workers^-1/2; 0 = off", own,
        owned(&M::dgc, &DgcOptions::clip_norm)},
       {"dgc_warmup", "DgcOptions.warmup",
        "density warm-up: each epoch of --dgc-warmup-densities selects max(that, --density), "
        "then --density",
-       {"dgc"}, owned(&M::dgc, &DgcOptions::warmup)},
+       own, owned(&M::dgc, &DgcOptions::warmup)},
       {"dgc_warmup_densities", "DgcOptions.warmup_densities",
-       "the warm-up's density per epoch, a comma list in (0, 1]", {"dgc"},
+       "the warm-up's density per epoch, a comma list in (0, 1]", own,
        owned(&M::dgc, &DgcOptions::warmup_densities)},
   };
 }
@@ -102,7 +103,20 @@ std::string MethodOptionRow::flag() const {
 }
 
 bool MethodOptionRow::readBy(absl::string_view method) const {
-  return readers.empty() || std::find(readers.begin(), readers.end(), method) != readers.end();
+  absl::StatusOr<const Method*> found = methodRegistry().find(method);
+  if (!found.ok()) return false;
+  if (every_method) return true;
+  const std::vector<std::string> own = (*found)->ownOptions();
+  return std::find(own.begin(), own.end(), name) != own.end();
+}
+
+std::vector<std::string> MethodOptionRow::readers() const {
+  std::vector<std::string> names;
+  if (every_method) return names;
+  for (const std::string& method : methodRegistry().names()) {
+    if (readBy(method)) names.push_back(method);
+  }
+  return names;
 }
 
 const std::vector<MethodOptionRow>& methodOptionRows() {

@@ -1,8 +1,10 @@
 #pragma once
 // The method options a user sets, one row each: the name (config.json's key, the Python
-// keyword; the flag is --name with dashes), the help, the methods whose rules read it, and
+// keyword; the flag is --name with dashes), the help, whether every method reads it, and
 // where it lives in MethodOptions. The driver's flags, config.json and the Python front
-// are all made from these rows, so a new option is a field and a row.
+// are all made from these rows, so a new option is a field and a row. Which methods read
+// an option that not every method reads, each method says itself (Method::ownOptions), so
+// a method added to the process's registry (methodRegistry()) is covered too.
 //
 // The job fills the rest of MethodOptions itself (lr0 from the rate, num_workers, the seed).
 
@@ -40,11 +42,14 @@ struct MethodOptionRow {
   std::string name;                  // "server_density"
   std::string field;                 // as validate() names it: "MethodOptions.server_density"
   std::string help;
-  std::vector<std::string> readers;  // the methods whose rules read it; empty: every method
+  bool every_method;  // every method reads it; else the methods that list it read it
   OptionRef ref;
 
-  std::string flag() const;       // "--server-density"
+  std::string flag() const;  // "--server-density"
+  // Whether the method of that name in methodRegistry() reads it (false for an unknown one).
   bool readBy(absl::string_view method) const;
+  // The registry's methods that read it, sorted; empty when every method does.
+  std::vector<std::string> readers() const;
 };
 
 // std::visit over an OptionRef with one lambda per kind.

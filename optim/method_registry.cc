@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "optim/method_option_table.h"
 
 namespace sparseps {
 
@@ -11,6 +12,15 @@ absl::Status MethodRegistry::add(std::unique_ptr<Method> method) {
   if (method == nullptr) return absl::InvalidArgumentError("MethodRegistry::add: null method");
   std::string key = method->name();
   if (key.empty()) return absl::InvalidArgumentError("MethodRegistry::add: empty method name");
+  for (const std::string& option : method->ownOptions()) {
+    const MethodOptionRow* row = findMethodOption(option);
+    if (row == nullptr || row->every_method) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "method '", key, "' lists '", option, "' among the options it reads, which is ",
+          row == nullptr ? "no method option" : "one every method reads",
+          " (optim/method_option_table.h)"));
+    }
+  }
   auto [it, inserted] = methods_.try_emplace(key, nullptr);
   if (!inserted) {
     return absl::AlreadyExistsError(absl::StrCat("method '", key, "' is already registered"));

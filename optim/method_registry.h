@@ -2,8 +2,9 @@
 // MethodRegistry: maps --method=NAME to a Method. Explicit, no static self-registration
 // (which static linking silently drops): the runtime creates a registry and calls
 // registerBuiltinMethods (builtin_methods.h) at start-up; a user's method is one more add().
-// add() rejects a name already stored (the check uses the stored key, method->name());
-// find() lists the known names when the name is unknown.
+// add() rejects a name already stored (the check uses the stored key, method->name()) and
+// an option the method says it reads that is not a row of the option table; find() lists
+// the known names when the name is unknown.
 
 #include <map>
 #include <memory>

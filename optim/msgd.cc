@@ -6,6 +6,8 @@
 // dual-way sparse downlink). With one worker this is exactly local momentum SGD.
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "optim/descent_method.h"
@@ -17,36 +19,33 @@ namespace {
 
 class MsgdWorker : public SegmentWorker {
  public:
-  MsgdWorker(const SegmentSpecs& specs, const MethodOptions& options)
-      : SegmentWorker(specs, options), u_(zeroState(false)) {
+  MsgdWorker(const SegmentSpecs& specs, const MethodOptions& options,
+             std::shared_ptr<const VectorOps> ops)
+      : SegmentWorker(specs, options, std::move(ops)), u_(zeroState(false)) {
     keepState(&u_);
   }
 
   void fillPush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
     const float m = static_cast<float>(options_.momentum);
-    const float lr = ctx.lr;
     const float wd = options_.weightDecayAt(ctx.step);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
-      float* u = u_[i].data();
-      float* p = denseValues(&(*push)[i], spec.id, spec.numel).data();
-      forEachFolded(spec, grad, w, wd, [u, p, m, lr](size_t j, float g) {
-        u[j] = m * u[j] + g;
-        p[j] = lr * u[j];
-      });
+      ops_->accumulate(u_[i].span(), m, 1.0f, segmentOf(grad, spec), segmentOf(w, spec), wd);
+      pushDense(&(*push)[i], spec, u_[i].span(), ctx.lr);
     }
   }
 
  private:
-  std::vector<std::vector<float>> u_;
+  std::vector<FloatArray> u_;
 };
 
 }  // namespace
 
 namespace builtin_methods {
 std::unique_ptr<Method> msgd() {
-  return std::make_unique<DescentMethod<MsgdWorker>>("msgd");
+  return std::make_unique<DescentMethod<MsgdWorker>>("msgd", RuleMemory::kHostAndDevice,
+                                                std::vector<std::string>{"momentum"});
 }
 }  // namespace builtin_methods
 

@@ -1,31 +1,57 @@
 #include "optim/segment_worker.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "optim/fatal.h"
 #include "optim/message_ops.h"
 #include "optim/worker_state.h"
 
 namespace sparseps {
+namespace {
 
-SegmentWorker::SegmentWorker(const SegmentSpecs& specs, const MethodOptions& options)
-    : index_(specs), options_(options) {
-  size_t largest = 0;
-  for (const SegmentSpec& spec : index_.specs()) largest = std::max(largest, spec.numel);
-  g_.resize(largest);
+// Host views of vectors in the rule's memory: the vectors themselves on the host, copies
+// (kept in `copies`, whose element buffers do not move as it grows) on a GPU.
+class HostViews {
+ public:
+  explicit HostViews(const VectorOps& ops) : ops_(ops) {}
+  absl::Span<const float> of(absl::Span<const float> x) {
+    if (!ops_.device() || x.empty()) return x;
+    copies_.emplace_back(x.size());
+    ops_.copyOut(absl::MakeSpan(copies_.back()), x, 1.0f);
+    return copies_.back();
+  }
+
+ private:
+  const VectorOps& ops_;
+  std::vector<std::vector<float>> copies_;
+};
+
+}  // namespace
+
+SegmentWorker::SegmentWorker(const SegmentSpecs& specs, const MethodOptions& options,
+                             std::shared_ptr<const VectorOps> ops)
+    : index_(specs), options_(options), ops_(std::move(ops)) {
+  for (const SegmentSpec& spec : index_.specs()) largest_ = std::max(largest_, spec.numel);
+  g_ = segmentScratch();
 }
 
 void SegmentWorker::applyReply(const Message& reply, absl::Span<float> w) {
-  applyModelReply(reply, index_, w);
+  applyModelReply(reply, index_, w, *ops_);
 }
 
 absl::Span<const float> SegmentWorker::foldedGradient(const SegmentSpec& spec,
                                                       absl::Span<const float> grad,
                                                       absl::Span<const float> w, float wd,
                                                       float coef) {
-  float* g = g_.data();
-  forEachFolded(spec, grad, w, wd, [g, coef](size_t j, float gj) { g[j] = coef * gj; });
-  return absl::MakeConstSpan(g, spec.numel);
+  absl::Span<float> g = g_.span().subspan(0, spec.numel);
+  ops_->fold(g, coef, segmentOf(grad, spec), segmentOf(w, spec), wd);
+  return g;
+}
+
+void SegmentWorker::pushDense(SegmentData* s, const SegmentSpec& spec, absl::Span<const float> x,
+                              float scale) const {
+  ops_->copyOut(denseValues(s, spec.id, spec.numel), x, scale);
 }
 
 void SegmentWorker::makePush(absl::Span<const float> grad, absl::Span<const float> w,
@@ -38,23 +64,26 @@ void SegmentWorker::makePush(absl::Span<const float> grad, absl::Span<const floa
   fillPush(grad, w, ctx, push);
 }
 
-std::vector<std::vector<float>> SegmentWorker::zeroState(bool compressed_only) const {
-  std::vector<std::vector<float>> state(index_.size());
-  for (size_t i = 0; i < index_.size(); ++i) {
-    if (!compressed_only || index_[i].compressed) state[i].assign(index_[i].numel, 0.0f);
+std::vector<FloatArray> SegmentWorker::zeroState(bool compressed_only) const {
+  std::vector<FloatArray> state;
+  state.reserve(index_.size());
+  for (const SegmentSpec& spec : index_.specs()) {
+    state.push_back(ops_->zeros(!compressed_only || spec.compressed ? spec.numel : 0));
   }
   return state;
 }
 
 std::string SegmentWorker::saveState() const {
+  HostViews host(*ops_);
   WorkerStateView state;
   for (const auto* per_spec : arrays_) {
-    state.arrays.emplace_back(per_spec->begin(), per_spec->end());
+    state.arrays.emplace_back();
+    for (const FloatArray& a : *per_spec) state.arrays.back().push_back(host.of(a.span()));
   }
   for (const ErrorFeedback* memory : memories_) {
     state.residuals.emplace_back();
     for (const SegmentSpec& spec : index_.specs()) {
-      if (spec.compressed) state.residuals.back().push_back(memory->residual(spec.id));
+      if (spec.compressed) state.residuals.back().push_back(host.of(memory->residual(spec.id)));
     }
   }
   for (const auto* per_spec : index_lists_) {
@@ -68,13 +97,17 @@ absl::Status SegmentWorker::loadState(const std::string& bytes) {
   std::vector<std::vector<size_t>> array_sizes;
   for (const auto* per_spec : arrays_) {
     array_sizes.emplace_back();
-    for (const std::vector<float>& a : *per_spec) array_sizes.back().push_back(a.size());
+    for (const FloatArray& a : *per_spec) array_sizes.back().push_back(a.size());
   }
   absl::StatusOr<WorkerState> state =
       loadWorkerState(bytes, index_.specs(), array_sizes, memories_.size(), index_lists_.size(),
                       compressors_, options_.seed);
   if (!state.ok()) return state.status();
-  for (size_t k = 0; k < arrays_.size(); ++k) *arrays_[k] = std::move(state->arrays[k]);
+  for (size_t k = 0; k < arrays_.size(); ++k) {
+    for (size_t i = 0; i < index_.size(); ++i) {
+      ops_->copyIn((*arrays_[k])[i].span(), state->arrays[k][i]);
+    }
+  }
   for (size_t k = 0; k < index_lists_.size(); ++k) {
     *index_lists_[k] = std::move(state->index_lists[k]);
   }

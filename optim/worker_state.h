@@ -1,7 +1,7 @@
 #pragma once
 // A worker rule's checkpoint (WorkerRule::saveState/loadState) in one layout for every rule
-// that keeps per-segment state: optim/'s SegmentWorker on host vectors and the GPU workers'
-// tensor rules (core/torch/tensor_rules.h), so a checkpoint of either loads into the other.
+// that keeps per-segment state (optim/'s SegmentWorker), whichever memory its vectors live
+// in, so a GPU worker's checkpoint loads into a CPU worker and back.
 // After the header (StateKind::kWorker) and the specs come the rule's state arrays (one per
 // spec each), its residual memories (one per compressed spec each), its index lists (one per
 // spec each) and its compressors' own states (one per compressed spec each), in the order

@@ -104,8 +104,7 @@ class Cycle {
   Cycle(const std::string& method, const SegmentSpecs& specs, int server_threads,
         PushGuardRule guard = PushGuardRule::kClip, bool timed = false)
       : specs_(specs), worker_limits_(*DecodeLimits::fromSpecs(specs)), in_(flatNumel(specs)) {
-    if (!registerBuiltinMethods(methods_).ok()) die("registering methods");
-    absl::StatusOr<const Method*> m = methods_.find(method);
+    absl::StatusOr<const Method*> m = methodRegistry().find(method);
     if (!m.ok()) die(std::string(m.status().message()));
     MethodOptions unchecked;
     unchecked.setSeed(1);
@@ -189,7 +188,6 @@ class Cycle {
     if (!s.ok()) die(std::string(s.message()));
   }
 
-  MethodRegistry methods_;
   SegmentSpecs specs_;
   DecodeLimits worker_limits_, server_limits_;
   CycleInputs in_;

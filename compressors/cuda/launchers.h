@@ -50,4 +50,22 @@ cudaError_t launchAxpy(float alpha, const float* x, uint32_t n, float* y, cudaSt
 cudaError_t launchPackPairs(const uint32_t* indices, const float* values, uint32_t count,
                             uint32_t* pairs, cudaStream_t stream);
 
+// vector_ops.cu: VectorOps' element-wise kernels (compressors/vector_ops.h); n and count
+// may be 0. accumulate: y = a * y + b * (g + wd * w), or with fold y = b * (g + wd * w).
+cudaError_t launchAccumulate(float* y, float a, float b, const float* g, const float* w, float wd,
+                             size_t n, bool fold, cudaStream_t stream);
+cudaError_t launchCombine(float* out, float a, const float* x, float b, const float* z, size_t n,
+                          cudaStream_t stream);
+cudaError_t launchScale(float* y, float a, size_t n, cudaStream_t stream);
+cudaError_t launchScaleInto(float* out, float a, const float* x, size_t n, cudaStream_t stream);
+// *sum (device) = sum of (g + wd * w)^2.
+cudaError_t launchSumSquares(const float* g, const float* w, float wd, size_t n, double* sum,
+                             cudaStream_t stream);
+cudaError_t launchScaleAt(float* y, const uint32_t* idx, uint32_t count, float a,
+                          cudaStream_t stream);
+cudaError_t launchFillAt(float* y, const uint32_t* idx, uint32_t count, float value,
+                         cudaStream_t stream);
+cudaError_t launchSetAt(float* y, const uint32_t* idx, const float* values, uint32_t count,
+                        cudaStream_t stream);
+
 }  // namespace sparseps::gpu

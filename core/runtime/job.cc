@@ -64,25 +64,23 @@ absl::StatusOr<ShardStats> runShard(Endpoint& endpoint, const JobSpec& job,
 absl::StatusOr<WorkerSession> makeWorkerSession(const JobSpec& job, const ResolvedJob& resolved,
                                                 int rank, const SegmentSpecs& specs,
                                                 size_t num_buffers,
-                                                const MakeWorkerRule& make_rule) {
+                                                std::shared_ptr<const VectorOps> ops) {
   const CheckedOptions options = resolved.forRank(rank);
-  std::unique_ptr<WorkerRule> rule;
-  if (make_rule) {
-    auto made = make_rule(specs, options);
-    if (!made.ok()) return made.status();
-    rule = std::move(*made);
-  } else {
-    rule = resolved.method().makeWorker(specs, options);
+  if (ops->device()) {
+    if (absl::Status s = resolved.method().checkDeviceRule(*options); !s.ok()) return s;
   }
-  return WorkerSession::make(job, rank, resolved.plan, std::move(rule), num_buffers);
+  return WorkerSession::make(job, rank, resolved.plan,
+                             resolved.method().makeWorker(specs, options, std::move(ops)),
+                             num_buffers);
 }
 
 absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(
     Endpoint& endpoint, const JobSpec& job, const MethodRegistry& methods,
-    const SegmentSpecs& specs, size_t num_buffers, const MakeWorkerRule& make_rule) {
+    const SegmentSpecs& specs, size_t num_buffers, std::shared_ptr<const VectorOps> ops) {
   auto resolved = resolveJob(job, methods, specs);
   if (!resolved.ok()) return resolved.status();
-  auto session = makeWorkerSession(job, *resolved, endpoint.rank(), specs, num_buffers, make_rule);
+  auto session =
+      makeWorkerSession(job, *resolved, endpoint.rank(), specs, num_buffers, std::move(ops));
   if (!session.ok()) return session.status();
   return std::make_unique<WorkerClient>(endpoint, std::move(*session));
 }

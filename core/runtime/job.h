@@ -56,22 +56,18 @@ absl::StatusOr<ShardStats> runShard(Endpoint& endpoint, const JobSpec& job,
                                            absl::Span<const float> initial_buffers,
                                            uint64_t layout_fingerprint);
 
-// Makes a worker's rule from its checked options (and their method), where the method's
-// own (Method::makeWorker, on host memory) does not serve: a GPU worker's tensor rule.
-using MakeWorkerRule = std::function<absl::StatusOr<std::unique_ptr<WorkerRule>>(
-    const SegmentSpecs& specs, const CheckedOptions& options)>;
-
-// Worker rank `rank`'s session: the method's worker rule with this rank's options (made by
-// make_rule when given), and the job's shard plan.
-absl::StatusOr<WorkerSession> makeWorkerSession(const JobSpec& job, const ResolvedJob& resolved,
-                                                int rank, const SegmentSpecs& specs,
-                                                size_t num_buffers,
-                                                const MakeWorkerRule& make_rule = nullptr);
+// Worker rank `rank`'s session: the method's worker rule with this rank's options, its
+// vectors in the memory of `ops` (a GPU's for a GPU worker: an error when the method's
+// rule does not run there, Method::checkDeviceRule), and the job's shard plan.
+absl::StatusOr<WorkerSession> makeWorkerSession(
+    const JobSpec& job, const ResolvedJob& resolved, int rank, const SegmentSpecs& specs,
+    size_t num_buffers, std::shared_ptr<const VectorOps> ops = hostVectorOps());
 
 // This worker rank's client of the job's server shards, over its session
 // (makeWorkerSession).
 absl::StatusOr<std::unique_ptr<WorkerClient>> makeWorkerClient(
     Endpoint& endpoint, const JobSpec& job, const MethodRegistry& methods,
-    const SegmentSpecs& specs, size_t num_buffers, const MakeWorkerRule& make_rule = nullptr);
+    const SegmentSpecs& specs, size_t num_buffers,
+    std::shared_ptr<const VectorOps> ops = hostVectorOps());
 
 }  // namespace sparseps

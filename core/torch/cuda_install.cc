@@ -4,6 +4,7 @@
 
 #if SPARSEPS_HAVE_CUDA
 #include "compressors/cuda/cuda_kernels.h"
+#include "compressors/cuda/vector_ops_cuda.h"
 #endif
 
 namespace sparseps {
@@ -19,6 +20,15 @@ absl::Status installCudaKernels() {
   return absl::FailedPreconditionError(
       "this build of sparseps has no CUDA kernels (CMake found no CUDA toolkit): install "
       "the toolkit (nvcc), configure a new build directory and build again");
+#endif
+}
+
+absl::StatusOr<std::shared_ptr<const VectorOps>> gpuVectorOps([[maybe_unused]] int device) {
+  if (absl::Status s = installCudaKernels(); !s.ok()) return s;
+#if SPARSEPS_HAVE_CUDA
+  return gpu::makeCudaVectorOps(device);
+#else
+  return absl::InternalError("unreachable: installCudaKernels succeeded without CUDA");
 #endif
 }
 

@@ -12,7 +12,6 @@
 #include "core/runtime/job.h"
 #include "core/torch/cuda_install.h"
 #include "core/torch/tcp_store.h"
-#include "core/torch/tensor_rules.h"
 #include "optim/builtin_methods.h"
 
 namespace sparseps {
@@ -48,16 +47,14 @@ absl::StatusOr<StoredConnection> connect(const RankOptions& options, const RankM
   return connectThroughStore(std::move(*connect_options));
 }
 
-absl::StatusOr<JobSpec> checkedJob(const RankOptions& options, MethodRegistry& methods,
-                                   bool want_server) {
+absl::StatusOr<JobSpec> checkedJob(const RankOptions& options, bool want_server) {
   if (options.isServer() != want_server) {
     return absl::InvalidArgumentError(absl::StrCat(
         "rank ", options.rank, " is a ", options.isServer() ? "server" : "worker",
         " rank (ranks 0..", options.num_servers - 1, " serve): ",
         options.isServer() ? "serve its shard there" : "connect a worker there"));
   }
-  if (auto s = registerBuiltinMethods(methods); !s.ok()) return s;
-  return options.jobSpec(methods);
+  return options.jobSpec(methodRegistry());
 }
 
 // The servers' model and buffers into `model` through `receive`, which writes host spans:
@@ -88,14 +85,9 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> makeModelWorkerClient(
     const FlatModel& model, const SegmentSpecs& specs) {
   const size_t num_buffers = model.buffers().size();
   if (!model.onDevice()) return makeWorkerClient(endpoint, job, methods, specs, num_buffers);
-  if (auto s = installCudaKernels(); !s.ok()) return s;
-  const c10::Device device(c10::DeviceType::CUDA,
-                           static_cast<c10::DeviceIndex>(model.deviceIndex()));
-  return makeWorkerClient(
-      endpoint, job, methods, specs, num_buffers,
-      [device](const SegmentSpecs& rule_specs, const CheckedOptions& options) {
-        return makeTensorWorkerRule(rule_specs, options, device);
-      });
+  auto ops = gpuVectorOps(model.deviceIndex());
+  if (!ops.ok()) return ops.status();
+  return makeWorkerClient(endpoint, job, methods, specs, num_buffers, *ops);
 }
 
 absl::StatusOr<StoredConnection> connectThroughStore(ConnectOptions options) {
@@ -113,7 +105,6 @@ absl::StatusOr<StoredConnection> connectThroughStore(ConnectOptions options) {
 }
 
 struct PsWorker::Connection {
-  MethodRegistry methods;
   JobSpec job;
   RankModel model;
   StoredConnection connected;
@@ -145,17 +136,16 @@ absl::StatusOr<std::unique_ptr<PsWorker>> PsWorker::connect(
 absl::StatusOr<std::unique_ptr<PsWorker>> PsWorker::connect(
     const RankOptions& options, const FlatModel::NamedTensors& params,
     const FlatModel::NamedTensors& buffers) {
-  MethodRegistry methods;
-  auto job = checkedJob(options, methods, /*want_server=*/false);
+  auto job = checkedJob(options, /*want_server=*/false);
   if (!job.ok()) return job.status();
   auto model = flattenModel(params, buffers);  // checked before anything is re-pointed
   if (!model.ok()) return model.status();
   auto owned = std::unique_ptr<Connection>(
-      new Connection{std::move(methods), std::move(*job), std::move(*model), {}});
+      new Connection{std::move(*job), std::move(*model), {}});
   auto channel = sparseps::connect(options, owned->model);
   if (!channel.ok()) return channel.status();
   owned->connected = std::move(*channel);
-  auto client = makeModelWorkerClient(*owned->connected.channel, owned->job, owned->methods,
+  auto client = makeModelWorkerClient(*owned->connected.channel, owned->job, methodRegistry(),
                                       owned->model.flat, owned->model.specs);
   if (!client.ok()) return client.status();
   auto worker = start(owned->model.flat, std::move(*client));
@@ -235,15 +225,14 @@ absl::StatusOr<ShardStats> serveShard(const RankOptions& options,
 absl::StatusOr<ShardStats> serveShard(const RankOptions& options,
                                        const FlatModel::NamedTensors& params,
                                        const FlatModel::NamedTensors& buffers) {
-  MethodRegistry methods;
-  auto job = checkedJob(options, methods, /*want_server=*/true);
+  auto job = checkedJob(options, /*want_server=*/true);
   if (!job.ok()) return job.status();
   auto model = flattenModel(params, buffers);
   if (!model.ok()) return model.status();
   auto connected = connect(options, *model);
   if (!connected.ok()) return connected.status();
   auto stats =
-      runShard(*connected->channel, *job, methods, model->specs, model->flat.params(),
+      runShard(*connected->channel, *job, methodRegistry(), model->specs, model->flat.params(),
                      model->flat.buffers(), model->flat.fingerprint());
   connected->channel->shutdown();
   return stats;

@@ -50,9 +50,9 @@ struct StoredConnection {
 // below and the experiment driver meet this way.
 absl::StatusOr<StoredConnection> connectThroughStore(ConnectOptions options);
 
-// The worker client of a flat model: the method's own rule on host memory or, for a model
-// on a GPU, its tensor rule (core/torch/tensor_rules.h) with the CUDA kernels installed
-// for the selection (an error in a build without them, or for a method without one).
+// The worker client of a flat model: the method's worker rule on the model's memory, host
+// or GPU (then with the CUDA kernels installed: core/torch/cuda_install.h; an error in a
+// build without them, or for a method whose rule runs on host memory only).
 absl::StatusOr<std::unique_ptr<WorkerClient>> makeModelWorkerClient(
     Endpoint& endpoint, const JobSpec& job, const MethodRegistry& methods,
     const FlatModel& model, const SegmentSpecs& specs);

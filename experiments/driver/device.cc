@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/torch/cuda_install.h"
-#include "core/torch/tensor_rules.h"
+#include "optim/builtin_methods.h"
 
 namespace sparseps {
 
@@ -27,8 +27,11 @@ absl::Status checkDevice(const DriverConfig& c) {
         "LibTorch such as Debian's); build against a CUDA LibTorch on a GPU machine (docs/gpu.md: "
         "GPU workers), or use --device=cpu");
   }
-  if (auto s = checkTensorWorkerRule(c.job.method, c.job.method_options); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--device=cuda: ", s.message()));
+  auto method = methodRegistry().find(c.job.method);
+  if (!method.ok()) return method.status();
+  if (auto s = (*method)->checkDeviceRule(c.job.method_options); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device=cuda: ", s.message(), "; use --device=cpu for it"));
   }
   return absl::OkStatus();
 }

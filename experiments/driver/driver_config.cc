@@ -134,10 +134,7 @@ nlohmann::json DriverConfig::toJson() const {
   }
   // The reply the server really sends (auto: the method's own), and the dual-way reply's
   // options only where it is sent.
-  MethodRegistry methods;
-  if (auto found = registerBuiltinMethods(methods).ok() ? methods.find(job.method)
-                                                        : absl::StatusOr<const Method*>();
-      found.ok()) {
+  if (auto found = methodRegistry().find(job.method); found.ok()) {
     const Downlink downlink = (*found)->downlink(job.method_options);
     resolved["downlink"] = nameOf(kDownlinkNames, downlink);
     if (downlink != Downlink::kSparse) {

@@ -84,8 +84,8 @@ void addMethodOptionFlags(CLI::App& app, MethodOptions* options, const std::stri
   for (const MethodOptionRow& row : methodOptionRows()) {
     const std::string flag = row.flag();
     const std::string help =
-        row.readers.empty() ? row.help
-                            : absl::StrCat("(", absl::StrJoin(row.readers, ", "), ") ", row.help);
+        row.every_method ? row.help
+                         : absl::StrCat("(", absl::StrJoin(row.readers(), ", "), ") ", row.help);
     CLI::Option* option = std::visit(
         Overloaded{
             [&](const FieldRef<bool>& f) {  // --f16, --f16=off
@@ -157,7 +157,8 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
   app.add_option("--image-size", c->image_size,
                  "imagenette: side of the square crop the model sees, e.g. 128 for a much "
                  "faster run (images are cached with their shorter side at this x 256/224); "
-                 "0 = the model's own (resnet50: 224)")
+                 "0 = the model's own (resnet50: 224). synthetic: the images' side, in three "
+                 "channels (224 with --synthetic-classes=1000: ImageNet's shape); 0 = 32")
       ->check(CLI::Range(0, 1024))->group(data);
   app.add_option("--synthetic-classes", c->synthetic_classes,
                  "synthetic: the number of classes (1000 builds a model with ImageNet's "

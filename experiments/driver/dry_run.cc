@@ -51,8 +51,7 @@ struct MethodCheck {
 
 absl::StatusOr<MethodCheck> checkMethod(const DriverConfig& config, ClassifierModel& model,
                                         double pushes_per_epoch) {
-  MethodRegistry methods;
-  if (auto s = registerBuiltinMethods(methods); !s.ok()) return s;
+  const MethodRegistry& methods = methodRegistry();
   auto made = makeJobSpec(config, pushes_per_epoch);
   if (!made.ok()) return made.status();
   JobSpec job = *std::move(made);

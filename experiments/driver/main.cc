@@ -37,12 +37,10 @@ int fail(int rank, const std::string& what, int code = kFailed) {
 int run(int argc, char** argv) {
   const auto process_start = std::chrono::steady_clock::now();
   keepFreedMemory();
-  MethodRegistry methods;
-  if (auto s = registerBuiltinMethods(methods); !s.ok()) return fail(-1, std::string(s.message()));
   DriverConfig config;
   CLI::App app{"sparseps_driver: one rank of a parameter-server training run (ranks "
                "0..servers-1 serve, the rest train). Start a whole job with experiments/run."};
-  addDriverFlags(app, &config, methods.names());
+  addDriverFlags(app, &config, methodRegistry().names());
   CLI11_PARSE(app, argc, argv);
   if (config.list_compressors) {
     for (const std::string& name : compressorRegistry().names()) std::printf("%s\n", name.c_str());

@@ -24,9 +24,12 @@ absl::StatusOr<std::unique_ptr<Dataset>> loadDataset(const DriverConfig& config)
   options.setSyntheticClasses(config.synthetic_classes);
   options.setNormalization(config.inputNormalization());
   // A model of one input size (the MLP, made for Fashion-MNIST) gets synthetic images of that
-  // size in one channel; the others get the default's CIFAR-sized ones.
+  // size in one channel; the others get the default's CIFAR-sized ones, or with --image-size
+  // three channels of that side (ImageNet's shape at 224).
   if (const ModelInfo* m = findModel(config.model); m != nullptr && !m->any_size) {
     options.setSyntheticShape({1, m->image_size, m->image_size});
+  } else if (config.dataset == "synthetic" && config.image_size > 0) {
+    options.setSyntheticShape({3, config.image_size, config.image_size});
   }
   return makeDataset(config.dataset, config.data_dir, options);
 }

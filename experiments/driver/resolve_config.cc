@@ -61,10 +61,10 @@ absl::Status applyModelDefaults(DriverConfig* c, const std::set<std::string>& gi
     }
     if (given.count("--warmup-epochs") == 0) c->job.warmup_epochs = std::min(5.0, c->epochs / 5.0);
   }
-  if (c->image_size != 0 && c->dataset != "imagenette") {
+  if (c->image_size != 0 && c->dataset != "imagenette" && c->dataset != "synthetic") {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--image-size applies to imagenette; ", c->dataset, "'s images have a fixed size: "
-        "drop --image-size"));
+        "--image-size applies to imagenette and synthetic; ", c->dataset,
+        "'s images have a fixed size: drop --image-size"));
   }
   if (given.count("--synthetic-classes") > 0 && c->dataset != "synthetic") {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -131,7 +131,7 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
     if (given.count(row.flag()) > 0 && !row.readBy(c->job.method) && !c->ignore_unread_options) {
       return absl::InvalidArgumentError(absl::StrCat(
           row.flag(), ": --method=", c->job.method, " does not read it (read by ",
-          absl::StrJoin(row.readers, ", "), "); drop it, or give --ignore-unread-options"));
+          absl::StrJoin(row.readers(), ", "), "); drop it, or give --ignore-unread-options"));
     }
   }
   if (netns && !c->meetAtMaster() && !checking) {

@@ -33,8 +33,6 @@ absl::Status runServerRole(const DriverConfig& config) {
                              model->flat.buffers().size(), " BN floats; ", pushes_per_epoch,
                              " pushes per epoch"));
 
-  MethodRegistry methods;
-  if (auto s = registerBuiltinMethods(methods); !s.ok()) return s;
   auto made = makeJobSpec(config, static_cast<double>(pushes_per_epoch));
   if (!made.ok()) return made.status();
   JobSpec job = *std::move(made);
@@ -95,7 +93,7 @@ absl::Status runServerRole(const DriverConfig& config) {
     }
   }
   const auto train_start = RunClock::now();
-  auto stats = runShard(*connected->channel, job, methods, model->specs, model->flat.params(),
+  auto stats = runShard(*connected->channel, job, methodRegistry(), model->specs, model->flat.params(),
                               model->flat.buffers(), model->flat.fingerprint());
   const double train_seconds = secondsSince(train_start);
   connected->channel->shutdown();

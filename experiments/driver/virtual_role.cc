@@ -129,8 +129,6 @@ absl::Status runVirtualRole(const DriverConfig& config) {
   auto model = buildModel(config, **dataset);
   if (!model.ok()) return model.status();
   const int64_t pushes_per_epoch = pushesPerEpoch(config, **dataset);
-  MethodRegistry methods;
-  if (auto s = registerBuiltinMethods(methods); !s.ok()) return s;
 
   VirtualJobOptions options;
   auto job = makeJobSpec(config, static_cast<double>(pushes_per_epoch));
@@ -191,7 +189,7 @@ absl::Status runVirtualRole(const DriverConfig& config) {
                           pushes_per_epoch, " pushes per epoch"));
   const auto sim_start = RunClock::now();
   const double sim_cpu0 = threadCpuSeconds();
-  auto result = runVirtualJob(options, methods, workload);
+  auto result = runVirtualJob(options, methodRegistry(), workload);
   const double sim_real = secondsSince(sim_start);
   const double sim_cpu = threadCpuSeconds() - sim_cpu0;
   if (!workload.failure().ok()) return workload.failure();

@@ -66,7 +66,6 @@ class WorkerRun {
   std::optional<ClassifierModel> model_;
   std::optional<ComputeSlots> slots_;
   StoredConnection connected_;
-  MethodRegistry methods_;
   std::unique_ptr<PsWorker> worker_;
   std::optional<JsonLinesWriter> metrics_;
   std::optional<JsonLinesFollower> evals_;
@@ -131,11 +130,10 @@ absl::Status WorkerRun::setUp() {
   auto connected = connectDriverRank(config_, *model_);
   if (!connected.ok()) return connected.status();
   connected_ = std::move(*connected);
-  if (auto s = registerBuiltinMethods(methods_); !s.ok()) return s;
   auto job = makeJobSpec(config_, static_cast<double>(pushes_per_epoch_));
   if (!job.ok()) return job.status();
   auto client =
-      makeModelWorkerClient(*connected_.channel, *job, methods_, model_->flat, model_->specs);
+      makeModelWorkerClient(*connected_.channel, *job, methodRegistry(), model_->flat, model_->specs);
   if (!client.ok()) return client.status();
   auto worker = PsWorker::start(model_->flat, std::move(*client));
   if (!worker.ok()) return worker.status();
@@ -205,9 +203,10 @@ absl::Status WorkerRun::trainEpoch(int epoch) {
     const torch::Tensor logits = net.forward(batch.images.to(device_));
     const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, labels);
     loss.backward();
+    // Reading the loss waits for the passes, which a GPU runs after they were queued.
+    const double loss_value = loss.item<double>();
     slot.reset();
     const double compute_s = secondsSince(t0);
-    const double loss_value = loss.item<double>();
     if (auto diverged = divergence_.observe(totals_.steps + 1, loss_value,
                                             secondsSince(process_start_))) {
       if (!goOnAfter(*diverged)) break;  // this step is not pushed

@@ -46,7 +46,7 @@ void bindRankOptions(py::module_& m) {
         row.ref);
     py::dict info;
     info["name"] = row.name;
-    info["readers"] = row.readers;
+    info["readers"] = row.readers();
     info["help"] = row.help;
     rows.append(info);
   }
@@ -88,9 +88,7 @@ void bindRankOptions(py::module_& m) {
       .def_readwrite("job", &RankOptions::job)
       .def("validate",
            [](const RankOptions& c) {
-             MethodRegistry methods;
-             check(registerBuiltinMethods(methods));
-             value(c.jobSpec(methods));
+             value(c.jobSpec(methodRegistry()));
            },
            "Raises ValueError naming the first bad field.");
 }

@@ -24,8 +24,7 @@ class PyWorkerRule {
   // --compressed-tensors is all lays them out.
   PyWorkerRule(const std::string& method, const MethodOptions& options,
                const std::vector<int64_t>& numels) {
-    check(registerBuiltinMethods(methods_));
-    const Method* m = value(methods_.find(method));
+    const Method* m = value(methodRegistry().find(method));
     size_t offset = 0;
     for (size_t i = 0; i < numels.size(); ++i) {
       if (numels[i] < 1) throw py::value_error("WorkerRule: every tensor needs an element");
@@ -85,7 +84,6 @@ class PyWorkerRule {
   }
 
  private:
-  MethodRegistry methods_;
   SegmentSpecs specs_;
   size_t numel_ = 0;
   std::unique_ptr<WorkerRule> rule_;

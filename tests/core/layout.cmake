@@ -1,5 +1,3 @@
 # tests for core/ flat parameter layout (core/layout.cmake) and the model side of core/torch.
 sparseps_test(param_layout_test SOURCES param_layout_test.cc DEPS sparseps_param_layout)
 sparseps_test(flat_model_test SOURCES flat_model_test.cc DEPS sparseps_layout)
-# GPU workers' tensor rules, on CPU tensors, against optim/'s host rules.
-sparseps_test(tensor_rules_test SOURCES tensor_rules_test.cc DEPS sparseps_tensor_rules sparseps_optim)

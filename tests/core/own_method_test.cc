@@ -26,10 +26,11 @@ class SignWorker : public SegmentWorker {
     const float wd = options_.weightDecayAt(ctx.step);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
-      float* p = denseValues(&(*push)[i], spec.id, spec.numel).data();
-      forEachFolded(spec, grad, w, wd, [p, &ctx](size_t j, float g) {
-        p[j] = g > 0 ? ctx.lr : (g < 0 ? -ctx.lr : 0.0f);
-      });
+      absl::Span<const float> g = foldedGradient(spec, grad, w, wd);
+      absl::Span<float> p = denseValues(&(*push)[i], spec.id, spec.numel);
+      for (size_t j = 0; j < spec.numel; ++j) {
+        p[j] = g[j] > 0 ? ctx.lr : (g[j] < 0 ? -ctx.lr : 0.0f);
+      }
     }
   }
 };
@@ -40,7 +41,8 @@ constexpr float kLr = 0.01f;
 TEST(OwnMethod, OneFileAndOneRegistrationLineRunInTheRuntime) {
   MethodRegistry methods;
   ASSERT_TRUE(registerBuiltinMethods(methods).ok());
-  ASSERT_TRUE(methods.add(std::make_unique<DescentMethod<SignWorker>>("signsgd")).ok());
+  ASSERT_TRUE(
+      methods.add(std::make_unique<DescentMethod<SignWorker>>("signsgd", RuleMemory::kHost)).ok());
 
   std::vector<float> server;
   VirtualJobOptions o = testing::quadraticJob("signsgd", kLr, &server);

@@ -28,4 +28,5 @@ sparseps_test(evaluator_queue_test SOURCES evaluator_queue_test.cc DEPS sparseps
 sparseps_test(divergence_test SOURCES divergence_test.cc DEPS sparseps_driver_lib)
 sparseps_test(driver_config_test SOURCES driver_config_test.cc DEPS sparseps_driver_lib)
 sparseps_test(job_fronts_test SOURCES job_fronts_test.cc DEPS sparseps_driver_lib)
+sparseps_test(own_method_driver_test SOURCES own_method_driver_test.cc DEPS sparseps_driver_lib)
 sparseps_test(resume_records_test SOURCES resume_records_test.cc DEPS sparseps_driver_lib)

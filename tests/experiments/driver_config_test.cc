@@ -12,6 +12,7 @@
 #include <torch/cuda.h>
 #include "core/runtime/job.h"
 #include "experiments/driver/driver_config.h"
+#include "experiments/driver/rank_setup.h"
 #include "experiments/driver/resolve_config.h"
 #include "optim/builtin_methods.h"
 
@@ -177,7 +178,7 @@ TEST(DriverConfigTest, AnOutOfRangeMethodOptionIsNamedByItsFlag) {
   EXPECT_THROW(resolve("--world-size=5 --downlink=both"), CLI::ValidationError);
 }
 
-TEST(DriverConfigTest, ImageSizeIsImagenettesAndDefaultsToTheModels) {
+TEST(DriverConfigTest, ImageSizeIsImagenettesOrSyntheticsAndDefaultsToTheModels) {
   auto c = resolve("--model=resnet50 --dataset=imagenette");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->image_size, 224);
@@ -187,7 +188,12 @@ TEST(DriverConfigTest, ImageSizeIsImagenettesAndDefaultsToTheModels) {
   EXPECT_EQ(c->toJson()["image_size"], 128);
   c = resolve("--model=resnet20 --dataset=cifar10 --image-size=64");
   ASSERT_FALSE(c.ok());
-  EXPECT_THAT(c.status().message(), HasSubstr("--image-size applies to imagenette"));
+  EXPECT_THAT(c.status().message(), HasSubstr("--image-size applies to imagenette and synthetic"));
+  c = resolve("--model=resnet20 --dataset=synthetic --image-size=48");
+  ASSERT_TRUE(c.ok()) << c.status();
+  auto data = loadDataset(*c);
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_EQ((*data)->imageShape(), (std::vector<int64_t>{3, 48, 48}));
   c = resolve("--model=resnet50 --dataset=imagenette --image-size=16");
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(c.status().message(), HasSubstr("at least 32"));

@@ -23,7 +23,8 @@ TEST(MessageOpsTest, DenseReplyReplacesAndSparseReplyAdds) {
   const std::vector<float> before = w;
   const std::vector<float> model = randomVector(rng, 7);
   const std::vector<float> delta = randomVector(rng, 45);
-  applyModelReply({denseOf(3, model), sparseOf(7, delta, {1, 44})}, index, absl::MakeSpan(w));
+  applyModelReply({denseOf(3, model), sparseOf(7, delta, {1, 44})}, index, absl::MakeSpan(w),
+                  *hostVectorOps());
   for (size_t j = 0; j < w.size(); ++j) {
     float want = before[j];
     if (j >= 120 && j < 127) want = model[j - 120];
@@ -38,9 +39,9 @@ TEST(MessageOpsTest, DenseReplyReplacesAndSparseReplyAdds) {
 TEST(MessageOpsTest, SparseReplyCoveringEveryIndexStillAdds) {
   const SegmentIndex index(mixedSpecs());
   std::vector<float> w(extent(mixedSpecs()), 1.0f);
-  applyModelReply({sparseOf(4, {2.5f}, {0})}, index, absl::MakeSpan(w));
+  applyModelReply({sparseOf(4, {2.5f}, {0})}, index, absl::MakeSpan(w), *hostVectorOps());
   EXPECT_EQ(w[172], 3.5f);
-  applyModelReply({denseOf(4, {2.5f})}, index, absl::MakeSpan(w));
+  applyModelReply({denseOf(4, {2.5f})}, index, absl::MakeSpan(w), *hostVectorOps());
   EXPECT_EQ(w[172], 2.5f);
 }
 

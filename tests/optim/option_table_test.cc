@@ -148,7 +148,7 @@ std::vector<float> modelAfterPushes(const std::string& method_name, MethodOption
 TEST(MethodOptionTable, ReadersChangeWhatTheyPushAndTheOthersIgnoreTheOption) {
   for (const std::string method : {"asgd", "msgd", "gd", "dgc", "dgs"}) {
     for (const MethodOptionRow& row : methodOptionRows()) {
-      if (row.readers.empty()) continue;  // every method reads it
+      if (row.every_method) continue;  // every method reads it
       SCOPED_TRACE(method + " " + row.name);
       MethodOptions base;
       // The schedule is read only while the warm-up is on.

@@ -19,12 +19,14 @@ class NamedMethod : public Method {
  public:
   explicit NamedMethod(std::string name) : name_(std::move(name)) {}
   std::string name() const override { return name_; }
-  std::unique_ptr<WorkerRule> makeWorker(const SegmentSpecs&,
+  std::unique_ptr<ServerRule> makeServer(const SegmentSpecs&,
                                          const CheckedOptions&) const override {
     return nullptr;
   }
-  std::unique_ptr<ServerRule> makeServer(const SegmentSpecs&,
-                                         const CheckedOptions&) const override {
+
+ protected:
+  std::unique_ptr<WorkerRule> newWorker(const SegmentSpecs&, const CheckedOptions&,
+                                        std::shared_ptr<const VectorOps>) const override {
     return nullptr;
   }
 

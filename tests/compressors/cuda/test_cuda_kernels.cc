@@ -18,7 +18,6 @@
 
 #include "compressors/apply.h"
 #include "compressors/cuda/cuda_kernels.h"
-#include "compressors/cuda/device_presence.h"
 #include "compressors/cuda/device_scratch.h"
 #include "compressors/cuda/sparse_ops_cuda.h"
 #include "compressors/cuda/threshold_cuda.h"
@@ -27,18 +26,12 @@
 #include "compressors/segment_spec.h"
 #include "compressors/threshold.h"
 #include "compressors/topk.h"
+#include "tests/compressors/cuda/skip_without_device.h"
 
 namespace sparseps::gpu {
 namespace {
 
 uint64_t freshSeed() { return (uint64_t{std::random_device{}()} << 32) | std::random_device{}(); }
-
-// Without a device the test skips, or fails where SPARSEPS_REQUIRE_GPU=1 says one is there.
-#define SKIP_WITHOUT_DEVICE()                                                                 \
-  if (!cudaDevicePresent()) {                                                                 \
-    if (cudaDeviceRequired()) FAIL() << "SPARSEPS_REQUIRE_GPU=1 but " << cudaDeviceAbsence(); \
-    GTEST_SKIP() << "no CUDA device present: device kernel not run";                          \
-  }
 
 // A device array that owns its memory; test-only.
 template <typename T>

@@ -1,0 +1,162 @@
+// VectorOps on a GPU (compressors/cuda/vector_ops_cuda.h) against the host's
+// (compressors/vector_ops.h), operation by operation, on random vectors of a few sizes:
+// what a worker rule computes must not depend on the memory it runs in. Skips without a
+// GPU.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compressors/cuda/vector_ops_cuda.h"
+#include "compressors/vector_ops.h"
+#include "tests/compressors/cuda/skip_without_device.h"
+
+namespace sparseps::gpu {
+namespace {
+
+std::vector<float> randomVector(std::mt19937_64& rng, size_t n) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+// Distinct increasing indices below n, about a tenth of them.
+std::vector<uint32_t> randomIndices(std::mt19937_64& rng, size_t n) {
+  std::vector<uint32_t> idx;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (rng() % 10 == 0) idx.push_back(i);
+  }
+  return idx;
+}
+
+// One vector on both sides: the host's copy and the device's.
+struct Pair {
+  std::vector<float> host;
+  FloatArray device;
+};
+
+class VectorOpsTest : public ::testing::TestWithParam<size_t> {
+ protected:
+  void SetUp() override {
+    SKIP_WITHOUT_DEVICE();
+    const uint64_t seed = (uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+    trace_ = "seed=" + std::to_string(seed);
+    rng_.seed(seed);
+    gpu_ = makeCudaVectorOps(0);
+  }
+
+  Pair random() { return make(randomVector(rng_, GetParam())); }
+  Pair make(std::vector<float> values) {
+    Pair p{std::move(values), gpu_->zeros(GetParam())};
+    gpu_->copyIn(p.device.span(), p.host);
+    return p;
+  }
+  // The device's vector equals the host's within a few float roundings (the GPU may fuse
+  // a multiply and an add that the host rounds twice).
+  void expectSame(const Pair& p, const std::string& what) {
+    std::vector<float> back(p.host.size());
+    gpu_->copyOut(absl::MakeSpan(back), p.device.span(), 1.0f);
+    for (size_t j = 0; j < back.size(); ++j) {
+      ASSERT_NEAR(back[j], p.host[j], 1e-5f * (1.0f + std::fabs(p.host[j])))
+          << what << " at " << j << ", " << trace_;
+    }
+  }
+
+  const VectorOps& host_ = *hostVectorOps();
+  std::shared_ptr<const VectorOps> gpu_;
+  std::mt19937_64 rng_;
+  std::string trace_;
+};
+
+TEST_P(VectorOpsTest, ZerosCopyInAndCopyOut) {
+  FloatArray z = gpu_->zeros(GetParam());
+  std::vector<float> back(GetParam(), 1.0f);
+  gpu_->copyOut(absl::MakeSpan(back), z.span(), 1.0f);
+  EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](float v) { return v == 0.0f; }));
+  Pair x = random();
+  expectSame(x, "copyIn");
+  std::vector<float> scaled(GetParam()), want(GetParam());
+  gpu_->copyOut(absl::MakeSpan(scaled), x.device.span(), 0.5f);
+  host_.copyOut(absl::MakeSpan(want), x.host, 0.5f);
+  EXPECT_EQ(scaled, want) << trace_;
+}
+
+TEST_P(VectorOpsTest, DenseOperationsMatchTheHost) {
+  Pair g = random(), w = random(), y = random(), z = random();
+  host_.fold(absl::MakeSpan(y.host), 0.1f, g.host, w.host, 5e-4f);
+  gpu_->fold(y.device.span(), 0.1f, g.device.span(), w.device.span(), 5e-4f);
+  expectSame(y, "fold");
+  host_.accumulate(absl::MakeSpan(y.host), 0.9f, 0.1f, g.host, w.host, 5e-4f);
+  gpu_->accumulate(y.device.span(), 0.9f, 0.1f, g.device.span(), w.device.span(), 5e-4f);
+  expectSame(y, "accumulate");
+  host_.scale(absl::MakeSpan(y.host), 1.0f / 0.7f);
+  gpu_->scale(y.device.span(), 1.0f / 0.7f);
+  expectSame(y, "scale");
+  host_.combine(absl::MakeSpan(z.host), 0.7f, z.host, -2.0f, y.host);
+  gpu_->combine(z.device.span(), 0.7f, z.device.span(), -2.0f, y.device.span());
+  expectSame(z, "combine");
+  const double want = host_.sumSquares(g.host, w.host, 0.25f);
+  EXPECT_NEAR(gpu_->sumSquares(g.device.span(), w.device.span(), 0.25f), want, 1e-9 * want)
+      << trace_;
+}
+
+TEST_P(VectorOpsTest, WritesAtIndicesMatchTheHost) {
+  Pair y = random();
+  const std::vector<uint32_t> idx = randomIndices(rng_, GetParam());
+  const std::vector<float> values = randomVector(rng_, idx.size());
+  host_.scaleAt(absl::MakeSpan(y.host), idx, 0.7f);
+  gpu_->scaleAt(y.device.span(), idx, 0.7f);
+  expectSame(y, "scaleAt");
+  host_.setAt(absl::MakeSpan(y.host), idx, values);
+  gpu_->setAt(y.device.span(), idx, values);
+  expectSame(y, "setAt");
+  host_.fillAt(absl::MakeSpan(y.host), idx, 0.0f);
+  gpu_->fillAt(y.device.span(), idx, 0.0f);
+  expectSame(y, "fillAt");
+}
+
+TEST_P(VectorOpsTest, SegmentsApplyAsOnTheHost) {
+  const size_t n = GetParam();
+  Pair y = random();
+  SegmentData sparse;
+  sparse.numel = static_cast<uint32_t>(n);
+  sparse.indices = randomIndices(rng_, n);
+  sparse.values = randomVector(rng_, sparse.indices.size());
+  host_.addSegment(absl::MakeSpan(y.host), sparse, -0.5f);
+  gpu_->addSegment(y.device.span(), sparse, -0.5f);
+  expectSame(y, "addSegment (sparse)");
+
+  SegmentData dense;
+  dense.numel = static_cast<uint32_t>(n);
+  dense.dense = true;
+  dense.values = randomVector(rng_, n);
+  host_.addSegment(absl::MakeSpan(y.host), dense, 2.0f);
+  gpu_->addSegment(y.device.span(), dense, 2.0f);
+  expectSame(y, "addSegment (dense)");
+
+  // Borrowed from a received message, one byte off alignment.
+  std::vector<uint8_t> bytes(1 + n * sizeof(float));
+  const std::vector<float> model = randomVector(rng_, n);
+  std::memcpy(bytes.data() + 1, model.data(), n * sizeof(float));
+  SegmentData borrowed;
+  borrowed.numel = static_cast<uint32_t>(n);
+  borrowed.dense = true;
+  borrowed.borrowed = bytes.data() + 1;
+  host_.setSegment(absl::MakeSpan(y.host), borrowed);
+  gpu_->setSegment(y.device.span(), borrowed);
+  expectSame(y, "setSegment (borrowed)");
+  EXPECT_EQ(y.host, model);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, VectorOpsTest, ::testing::Values(1, 1000, 300001));
+
+}  // namespace
+}  // namespace sparseps::gpu
