@@ -122,7 +122,10 @@ nlohmann::json DriverConfig::toJson() const {
       {"net", net},
       {"run_id", run_id},
   };
-  if (dataset == "synthetic") resolved["synthetic_classes"] = synthetic_classes;
+  if (dataset == "synthetic") {
+    resolved["synthetic_classes"] = synthetic_classes;
+    resolved["synthetic_size"] = synthetic_size;
+  }
   for (const JobOptionRow& row : jobOptionRows()) {  // pushes_per_epoch: run_config.cc's count
     resolved[row.name] =
         std::visit([this](const auto& f) { return nlohmann::json(job.*(f.member)); }, row.ref);

@@ -45,6 +45,7 @@ struct DriverConfig {
   std::string data_dir;            // "" = defaultDataDir(dataset)
   int image_size = 0;              // imagenette: side of the crop; 0 = the model's own
   int synthetic_classes = 10;      // synthetic: classes (1000 gives an ImageNet model's head)
+  int synthetic_size = 4096;       // synthetic: training examples; the test split a quarter
   std::string compressed_tensors = "multi-dim";  // kCompressedTensorsNames (param_layout.h)
   std::string init = "model";                    // kModelInitNames (model_init.h)
   std::string normalization = "dataset-std";     // kNormalizationNames (dataset_options.h)

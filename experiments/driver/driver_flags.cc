@@ -164,6 +164,10 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "synthetic: the number of classes (1000 builds a model with ImageNet's "
                  "classifier, e.g. resnet18's 11.7M parameters)")
       ->check(CLI::Range(2, 1000))->group(data);
+  app.add_option("--synthetic-size", c->synthetic_size,
+                 "synthetic: the training examples (the test split has a quarter as many, at "
+                 "least 1); fewer make a large --image-size quick to generate")
+      ->check(CLI::Range(1, 1 << 24))->group(data);
   app.add_option("--compressed-tensors", c->compressed_tensors,
                  "which parameter tensors the sparse methods compress: multi-dim (weights of "
                  "dimension > 1; BN weights and biases travel dense) or all (every tensor "

@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -21,7 +22,9 @@ absl::StatusOr<std::unique_ptr<Dataset>> loadDataset(const DriverConfig& config)
   // One seed for every rank: the shards are pieces of one seeded permutation.
   options.setSeed(config.job.seed);
   if (config.image_size > 0) options.setImageSize(config.image_size);  // imagenette's crop
-  options.setSyntheticClasses(config.synthetic_classes);
+  options.setSyntheticClasses(config.synthetic_classes)
+      .setSyntheticTrainSize(config.synthetic_size)
+      .setSyntheticTestSize(std::max(1, config.synthetic_size / 4));
   options.setNormalization(config.inputNormalization());
   // A model of one input size (the MLP, made for Fashion-MNIST) gets synthetic images of that
   // size in one channel; the others get the default's CIFAR-sized ones, or with --image-size

@@ -66,10 +66,12 @@ absl::Status applyModelDefaults(DriverConfig* c, const std::set<std::string>& gi
         "--image-size applies to imagenette and synthetic; ", c->dataset,
         "'s images have a fixed size: drop --image-size"));
   }
-  if (given.count("--synthetic-classes") > 0 && c->dataset != "synthetic") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--synthetic-classes applies to --dataset=synthetic; ", c->dataset, " has its own "
-        "classes: drop --synthetic-classes"));
+  for (const char* flag : {"--synthetic-classes", "--synthetic-size"}) {
+    if (given.count(flag) > 0 && c->dataset != "synthetic") {
+      return absl::InvalidArgumentError(absl::StrCat(flag, " applies to --dataset=synthetic; ",
+                                                     c->dataset, " has its own examples: drop ",
+                                                     flag));
+    }
   }
   if (c->image_size == 0 && c->dataset == "imagenette") {
     c->image_size = static_cast<int>(info->image_size);

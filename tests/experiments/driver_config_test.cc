@@ -189,11 +189,13 @@ TEST(DriverConfigTest, ImageSizeIsImagenettesOrSyntheticsAndDefaultsToTheModels)
   c = resolve("--model=resnet20 --dataset=cifar10 --image-size=64");
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(c.status().message(), HasSubstr("--image-size applies to imagenette and synthetic"));
-  c = resolve("--model=resnet20 --dataset=synthetic --image-size=48");
+  c = resolve("--model=resnet20 --dataset=synthetic --image-size=48 --synthetic-size=40");
   ASSERT_TRUE(c.ok()) << c.status();
   auto data = loadDataset(*c);
   ASSERT_TRUE(data.ok()) << data.status();
   EXPECT_EQ((*data)->imageShape(), (std::vector<int64_t>{3, 48, 48}));
+  EXPECT_EQ((*data)->size(Split::kTrain), 40);
+  EXPECT_EQ((*data)->size(Split::kTest), 10);
   c = resolve("--model=resnet50 --dataset=imagenette --image-size=16");
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(c.status().message(), HasSubstr("at least 32"));
