@@ -1,11 +1,54 @@
 #include "compressors/vector_ops.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "compressors/apply.h"
 
 namespace sparseps {
 namespace {
+
+// The loops below run over raw pointers held in locals: a span's checked operator[] and
+// members reloaded through `this` would keep the compiler from vectorizing them.
+
+// updateAndSelect's vector on the host: y[idx] *= c, then y = a*y + b*(g + wd*w), made one
+// chunk at a time as the selection asks for it.
+class UpdatedVector final : public StreamedVector {
+ public:
+  UpdatedVector(absl::Span<float> y, absl::Span<const uint32_t> idx, float c, float a, float b,
+                const float* g, const float* w, float wd)
+      : y_(y), idx_(idx), c_(c), a_(a), b_(b), g_(g), w_(w), wd_(wd) {}
+  size_t size() const override { return y_.size(); }
+  const float* produce(size_t begin, size_t end) override {
+    float* y = y_.data();
+    for (; next_ < idx_.size() && idx_[next_] < end; ++next_) y[idx_[next_]] *= c_;
+    const float* g = g_;
+    const float* w = w_;
+    const float a = a_, b = b_, wd = wd_;
+    for (size_t j = begin; j < end; ++j) y[j] = a * y[j] + b * (g[j] + wd * w[j]);
+    return y + begin;
+  }
+  void peek(size_t begin, size_t end, float* out) const override {
+    const float* y = y_.data();
+    for (size_t j = begin; j < end; ++j) out[j - begin] = update(y[j], j);
+    for (auto it = std::lower_bound(idx_.begin(), idx_.end(), begin); it != idx_.end() && *it < end;
+         ++it) {
+      out[*it - begin] = update(c_ * y[*it], *it);
+    }
+  }
+  absl::Span<const float> whole() override { return y_; }
+
+ private:
+  float update(float y, size_t j) const { return a_ * y + b_ * (g_[j] + wd_ * w_[j]); }
+
+  absl::Span<float> y_;
+  absl::Span<const uint32_t> idx_;
+  float c_, a_, b_;
+  const float* g_;
+  const float* w_;
+  float wd_;
+  size_t next_ = 0;
+};
 
 class HostVectorOps final : public VectorOps {
  public:
@@ -18,43 +61,71 @@ class HostVectorOps final : public VectorOps {
 
   void fold(absl::Span<float> out, float b, absl::Span<const float> g, absl::Span<const float> w,
             float wd) const override {
-    for (size_t j = 0; j < out.size(); ++j) out[j] = b * (g[j] + wd * w[j]);
+    float* o = out.data();
+    const float* gp = g.data();
+    const float* wp = w.data();
+    const size_t n = out.size();
+    for (size_t j = 0; j < n; ++j) o[j] = b * (gp[j] + wd * wp[j]);
   }
 
   void accumulate(absl::Span<float> y, float a, float b, absl::Span<const float> g,
                   absl::Span<const float> w, float wd) const override {
-    for (size_t j = 0; j < y.size(); ++j) y[j] = a * y[j] + b * (g[j] + wd * w[j]);
+    float* yp = y.data();
+    const float* gp = g.data();
+    const float* wp = w.data();
+    const size_t n = y.size();
+    for (size_t j = 0; j < n; ++j) yp[j] = a * yp[j] + b * (gp[j] + wd * wp[j]);
   }
 
   void scale(absl::Span<float> y, float a) const override {
-    for (float& x : y) x *= a;
+    float* yp = y.data();
+    const size_t n = y.size();
+    for (size_t j = 0; j < n; ++j) yp[j] *= a;
   }
 
   void combine(absl::Span<float> out, float a, absl::Span<const float> x, float b,
                absl::Span<const float> z) const override {
-    for (size_t j = 0; j < out.size(); ++j) out[j] = a * x[j] + b * z[j];
+    float* o = out.data();
+    const float* xp = x.data();
+    const float* zp = z.data();
+    const size_t n = out.size();
+    for (size_t j = 0; j < n; ++j) o[j] = a * xp[j] + b * zp[j];
   }
 
   double sumSquares(absl::Span<const float> g, absl::Span<const float> w, float wd) const override {
+    const float* gp = g.data();
+    const float* wp = w.data();
+    const size_t n = g.size();
     double sum = 0.0;
-    for (size_t j = 0; j < g.size(); ++j) {
-      const double x = g[j] + wd * w[j];
+    for (size_t j = 0; j < n; ++j) {
+      const double x = gp[j] + wd * wp[j];
       sum += x * x;
     }
     return sum;
   }
 
+  void updateAndSelect(absl::Span<float> y, absl::Span<const uint32_t> idx, float c, float a,
+                       float b, absl::Span<const float> g, absl::Span<const float> w, float wd,
+                       const Compressor& selector, double density, const SelectContext& ctx,
+                       SegmentData* out) const override {
+    UpdatedVector x(y, idx, c, a, b, g.data(), w.data(), wd);
+    selector.compressStreamed(x, density, ctx, out);
+  }
+
   void scaleAt(absl::Span<float> y, absl::Span<const uint32_t> idx, float a) const override {
-    for (uint32_t i : idx) y[i] *= a;
+    float* yp = y.data();
+    for (uint32_t i : idx) yp[i] *= a;
   }
 
   void fillAt(absl::Span<float> y, absl::Span<const uint32_t> idx, float value) const override {
-    for (uint32_t i : idx) y[i] = value;
+    float* yp = y.data();
+    for (uint32_t i : idx) yp[i] = value;
   }
 
   void setAt(absl::Span<float> y, absl::Span<const uint32_t> idx,
              absl::Span<const float> values) const override {
-    for (size_t t = 0; t < idx.size(); ++t) y[idx[t]] = values[t];
+    float* yp = y.data();
+    for (size_t t = 0; t < idx.size(); ++t) yp[idx[t]] = values[t];
   }
 
   void addSegment(absl::Span<float> y, const SegmentData& s, float scale) const override {
@@ -64,11 +135,15 @@ class HostVectorOps final : public VectorOps {
   void setSegment(absl::Span<float> y, const SegmentData& s) const override { copyDense(s, y); }
 
   void copyOut(absl::Span<float> host, absl::Span<const float> x, float scale) const override {
+    if (x.empty()) return;
     if (scale == 1.0f) {
-      if (!x.empty()) std::memcpy(host.data(), x.data(), x.size() * sizeof(float));
+      std::memcpy(host.data(), x.data(), x.size() * sizeof(float));
       return;
     }
-    for (size_t j = 0; j < x.size(); ++j) host[j] = scale * x[j];
+    float* o = host.data();
+    const float* xp = x.data();
+    const size_t n = x.size();
+    for (size_t j = 0; j < n; ++j) o[j] = scale * xp[j];
   }
 
   void copyIn(absl::Span<float> y, absl::Span<const float> host) const override {

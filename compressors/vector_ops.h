@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "absl/types/span.h"
+#include "compressors/compressor.h"
 #include "compressors/segment_data.h"
 
 namespace sparseps {
@@ -78,6 +79,16 @@ class VectorOps {
   //   sum of (g + wd * w)^2, in double
   virtual double sumSquares(absl::Span<const float> g, absl::Span<const float> w,
                             float wd) const = 0;
+  // A momentum-like vector made and selected from together (DGS's SAMomentum step):
+  //   y[idx] = c * y[idx] at host indices idx (increasing);  y = a * y + b * (g + wd * w);
+  //   *out = selector's selection of y at `density`.
+  // On the host the selection reads y chunk by chunk as the update makes it, one pass over
+  // memory instead of three (compressors/compressor.h's StreamedVector).
+  virtual void updateAndSelect(absl::Span<float> y, absl::Span<const uint32_t> idx, float c,
+                               float a, float b, absl::Span<const float> g,
+                               absl::Span<const float> w, float wd, const Compressor& selector,
+                               double density, const SelectContext& ctx,
+                               SegmentData* out) const = 0;
 
   // At host indices (each < y.size(), distinct):
   //   y[idx] = a * y[idx];   y[idx] = value;   y[idx_t] = values_t

@@ -21,7 +21,7 @@ class AsgdWorker : public SegmentWorker {
     const float wd = options_.weightDecayAt(ctx.step);
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
-      pushDense(&(*push)[i], spec, foldedGradient(spec, grad, w, wd), ctx.lr);
+      pushFolded(&(*push)[i], spec, grad, w, wd, ctx.lr);
     }
   }
 };

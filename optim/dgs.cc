@@ -45,8 +45,9 @@ class DgsWorker : public SegmentWorker {
 
   // u_ holds u with one difference, for speed: the division by m of the coordinates a push
   // did not send is left out, and the next step multiplies by m only the coordinates the
-  // last push did send (m * (u/m) = u for the others). A step then touches u once densely
-  // instead of three times. The state is u_ and the last push's indices.
+  // last push did send (m * (u/m) = u for the others). A step then makes one pass over u
+  // instead of three (VectorOps::updateAndSelect: the momentum step and the top-k
+  // together). The state is u_ and the last push's indices.
   void fillPush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
     const float m = static_cast<float>(options_.momentum);
@@ -62,9 +63,9 @@ class DgsWorker : public SegmentWorker {
         pushDense(&s, spec, u);
         continue;
       }
-      ops_->scaleAt(u, sent_[i], m);
-      ops_->accumulate(u, 1.0f, lr, segmentOf(grad, spec), segmentOf(w, spec), wd);
-      selector_->compress(u, density, SelectContext{spec.id, ctx.step, options_.seed}, &s);
+      ops_->updateAndSelect(u, sent_[i], m, 1.0f, lr, segmentOf(grad, spec), segmentOf(w, spec), wd,
+                            *selector_, density, SelectContext{spec.id, ctx.step, options_.seed},
+                            &s);
       sent_[i].assign(s.indices.begin(), s.indices.end());
       // The momentum of a sent coordinate goes on from what was sent: with f16, the
       // rounded value (without, the values are u's own).

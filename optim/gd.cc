@@ -36,12 +36,12 @@ class GdWorker : public SegmentWorker {
                 Message* push) override {
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
-      absl::Span<const float> lr_g =
-          foldedGradient(spec, grad, w, options_.weightDecayAt(ctx.step), ctx.lr);
+      const float wd = options_.weightDecayAt(ctx.step);
       if (!spec.compressed) {
-        pushDense(&(*push)[i], spec, lr_g);
+        pushFolded(&(*push)[i], spec, grad, w, wd, ctx.lr);
         continue;
       }
+      absl::Span<const float> lr_g = foldedGradient(spec, grad, w, wd, ctx.lr);
       const SelectContext select{spec.id, ctx.step, options_.seed, spec.rows};
       if (options_.gd.error_feedback) {
         v_.compress(lr_g, options_.density, select, &(*push)[i]);

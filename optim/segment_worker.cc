@@ -54,6 +54,18 @@ void SegmentWorker::pushDense(SegmentData* s, const SegmentSpec& spec, absl::Spa
   ops_->copyOut(denseValues(s, spec.id, spec.numel), x, scale);
 }
 
+void SegmentWorker::pushFolded(SegmentData* s, const SegmentSpec& spec,
+                               absl::Span<const float> grad, absl::Span<const float> w, float wd,
+                               float coef) {
+  // On the host the message is the rule's memory: the fold writes it in one pass.
+  if (!ops_->device()) {
+    ops_->fold(denseValues(s, spec.id, spec.numel), coef, segmentOf(grad, spec),
+               segmentOf(w, spec), wd);
+    return;
+  }
+  pushDense(s, spec, foldedGradient(spec, grad, w, wd, coef));
+}
+
 void SegmentWorker::makePush(absl::Span<const float> grad, absl::Span<const float> w,
                              const StepContext& ctx, Message* push) {
   if (grad.size() < index_.extent() || w.size() < index_.extent()) {

@@ -64,6 +64,9 @@ class SegmentWorker : public WorkerRule {
   // Makes *s the dense segment of spec holding scale * x (x in the rule's memory).
   void pushDense(SegmentData* s, const SegmentSpec& spec, absl::Span<const float> x,
                  float scale = 1.0f) const;
+  // Makes *s the dense segment of spec holding coef * (grad + wd * w).
+  void pushFolded(SegmentData* s, const SegmentSpec& spec, absl::Span<const float> grad,
+                  absl::Span<const float> w, float wd, float coef);
 
   SegmentIndex index_;
   MethodOptions options_;

@@ -79,6 +79,15 @@ class CudaVectorOps final : public VectorOps {
     return host;
   }
 
+  void updateAndSelect(absl::Span<float> y, absl::Span<const uint32_t> idx, float c, float a,
+                       float b, absl::Span<const float> g, absl::Span<const float> w, float wd,
+                       const Compressor& selector, double density, const SelectContext& ctx,
+                       SegmentData* out) const override {
+    scaleAt(y, idx, c);
+    accumulate(y, a, b, g, w, wd);
+    selector.compress(y, density, ctx, out);  // its device path: y is device memory
+  }
+
   void scaleAt(absl::Span<float> y, absl::Span<const uint32_t> idx, float a) const override {
     if (idx.empty()) return;
     onDevice();
