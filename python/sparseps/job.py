@@ -21,7 +21,7 @@ from .world import World, current
 # The keywords, made from the C++ option tables (the experiment driver's flags are the
 # same names with dashes): the job's options (JOB_OPTIONS: lr_milestones, lr_gamma,
 # warmup_epochs, pushes_per_epoch, mode, staleness, seed, peer_timeout, ...) and the
-# method's (METHOD_OPTIONS, each with the methods that read it). Not given, an option
+# method's (METHOD_OPTIONS; _C.option_readers says which methods read each). Not given, an option
 # keeps the C++ default, the same as the driver's.
 _ARGUMENTS = ("method", "lr", "momentum", "weight_decay", "density")
 JOB_OPTIONS = {row["name"]: row for row in _C.JOB_OPTIONS if row["name"] not in _ARGUMENTS}
@@ -36,7 +36,7 @@ def job_config(world: World, method: str, lr: float, momentum: float, weight_dec
         raise TypeError(f"sparseps: unknown job option {unknown[0]!r}; known: "
                         f"lr, momentum, weight_decay, density, {', '.join(known)}")
     for name in sorted(set(options) & set(METHOD_OPTIONS)):
-        readers = METHOD_OPTIONS[name]["readers"]
+        readers = _C.option_readers(name)
         if readers and method not in readers:
             raise ValueError(f"sparseps: {name}: method {method!r} does not read it (read by "
                              f"{', '.join(readers)}); drop it")

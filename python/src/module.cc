@@ -10,6 +10,7 @@
 #include "optim/method_option_table.h"
 #include "python/src/codec.h"
 #include "python/src/compress.h"
+#include "python/src/method_library.h"
 #include "python/src/rule.h"
 #include "core/torch/rank_options.h"
 #include "python/src/serve.h"
@@ -46,11 +47,18 @@ void bindRankOptions(py::module_& m) {
         row.ref);
     py::dict info;
     info["name"] = row.name;
-    info["readers"] = row.readers();
     info["help"] = row.help;
     rows.append(info);
   }
   m.attr("METHOD_OPTIONS") = rows;
+  // Asked when a job is made: a method loaded since (sparseps.load_methods) counts too.
+  m.def("option_readers",
+        [](const std::string& name) {
+          const MethodOptionRow* row = findMethodOption(name);
+          if (row == nullptr) throw py::value_error("no method option " + name);
+          return row->readers();
+        },
+        "The registered methods that read a method option; empty when every method does.");
 
   // One property per job option row, named as config.json and the keywords name it.
   auto job = py::class_<JobOptions>(m, "JobOptions").def(py::init<>());
@@ -104,6 +112,7 @@ PYBIND11_MODULE(_C, m) {
   bindCompress(m);
   bindCodec(m);
   bindRule(m);
+  bindMethodLibrary(m);
   m.def("keep_freed_memory", &keepFreedMemory,
         "Tunes glibc's malloc to reuse freed memory instead of returning it to the kernel "
         "(core/runtime/allocator.h): a step no longer page-faults its activations in again.");

@@ -1,10 +1,9 @@
-// A method of one's own reaches the driver: this file writes it (signum, Bernstein et al.,
-// "signSGD: Compressed Optimisation for Non-Convex Problems", ICML 2018: u = m*u + g, push
-// lr * sign(u), dense) and one line adds it to the process's registry (`methodRegistry()`);
-// then --method names it, the options it says it reads (momentum) are its flags and the
+// A method of one's own reaches the driver: tests/signum_method.h writes it (signum: u = m*u
+// + g, push lr * sign(u), dense) and one line adds it to the process's registry; then
+// --method names it, the options it says it reads (momentum) are its flags and the
 // others are refused, config.json records what it read, and the driver's virtual-time job
-// trains with it. Its update is checked by hand on the runtime's quadratic job by
-// tests/core/own_method_test.cc; here, against the loss.
+// trains with it (its update is checked by hand from Python: tests/python/ranks.py's
+// own_method).
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -22,9 +21,7 @@
 #include "experiments/driver/resolve_config.h"
 #include "experiments/driver/virtual_role.h"
 #include "optim/builtin_methods.h"
-#include "optim/descent_method.h"
-#include "optim/message_ops.h"
-#include "optim/segment_worker.h"
+#include "tests/signum_method.h"
 #include "tests/temp_dir.h"
 
 namespace sparseps {
@@ -32,40 +29,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class SignumWorker : public SegmentWorker {
- public:
-  SignumWorker(const SegmentSpecs& specs, const MethodOptions& options,
-               std::shared_ptr<const VectorOps> ops)
-      : SegmentWorker(specs, options, std::move(ops)), u_(zeroState(false)) {
-    keepState(&u_);
-  }
-  // Reads host memory itself: RuleMemory::kHost below.
-  void fillPush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
-                Message* push) override {
-    const float m = static_cast<float>(options_.momentum);
-    for (size_t i = 0; i < index_.size(); ++i) {
-      const SegmentSpec& spec = index_[i];
-      absl::Span<const float> g = foldedGradient(spec, grad, w, options_.weightDecayAt(ctx.step));
-      float* u = u_[i].data();
-      absl::Span<float> p = denseValues(&(*push)[i], spec.id, spec.numel);
-      for (size_t j = 0; j < spec.numel; ++j) {
-        u[j] = m * u[j] + g[j];
-        p[j] = u[j] > 0 ? ctx.lr : (u[j] < 0 ? -ctx.lr : 0.0f);
-      }
-    }
-  }
-
- private:
-  std::vector<FloatArray> u_;
-};
-
 // The one line, run once per process.
 void addSignum() {
-  static const bool added =
-      methodRegistry()
-          .add(std::make_unique<DescentMethod<SignumWorker>>("signum", RuleMemory::kHost,
-                                                             std::vector<std::string>{"momentum"}))
-          .ok();
+  static const bool added = methodRegistry().add(testing::makeSignum()).ok();
   ASSERT_TRUE(added);
 }
 

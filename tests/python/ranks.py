@@ -297,6 +297,34 @@ def mismatch(world, out_dir):
     return {"error": None}
 
 
+def own_method(world, out_dir):
+    """A C++ method of one's own (tests/signum_method.h: u = m*u + g, push lr * sign(u))
+    loaded from a shared library on every rank, one worker: the model after each step
+    against the update written out here."""
+    sparseps.load_methods(os.environ["SPARSEPS_TEST_METHOD_LIBRARY"])
+    job = dict(method="signum", lr=0.01, momentum=0.9, weight_decay=0.0)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 1, bias=False)
+    if world.is_server:
+        return sparseps.serve(model, **job)
+    opt = sparseps.Optimizer(model.parameters(), **job)
+    w = w0 = model.weight.detach().clone()
+    u = torch.zeros_like(w)
+    x, y = torch.randn(6, 32, 8, generator=torch.Generator().manual_seed(3)), torch.ones(32, 1)
+    diffs = []
+    for step in range(6):
+        opt.zero_grad()
+        ((model(x[step]) - y) ** 2).mean().backward()
+        opt.step()
+        w_ref = w.clone().requires_grad_()
+        ((x[step] @ w_ref.t() - y) ** 2).mean().backward()
+        u = 0.9 * u + w_ref.grad
+        w = w - 0.01 * torch.sign(u)
+        diffs.append((model.weight.detach() - w).abs().max().item())
+    opt.finish()
+    return {"diffs": diffs, "moved": (model.weight.detach() - w0).abs().max().item()}
+
+
 def main():
     scenario, out_dir = sys.argv[1], sys.argv[2]
     torch.set_num_threads(1)

@@ -76,6 +76,15 @@ def test_every_method_trains_from_python(launch, method):
         assert r["after"] < 0.3 * r["before"], r  # measured: 0.005-0.18 of it
 
 
+def test_a_method_of_ones_own_from_a_shared_library_trains_as_written(launch):
+    job = launch("own_method", 2)
+    assert job.wait() == [0, 0], job.logs()
+    worker = job.result(1)
+    assert len(worker["diffs"]) == 6
+    assert max(worker["diffs"]) < 1e-6, worker["diffs"]
+    assert worker["moved"] > 0.01, worker  # 6 steps of lr * sign(u): up to 0.06 a weight
+
+
 def test_f16_halves_the_bytes_of_the_values_a_push_sends(launch):
     sent = {}
     for f16 in ("0", "1"):
