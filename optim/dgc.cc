@@ -57,8 +57,9 @@ class DgcWorker : public SegmentWorker {
       if (options_.dgc.nesterov) {
         ops_->combine(u, 1.0f, u, 1.0f, g);
         ops_->scale(u, m);
-        x = x_.span().subspan(0, spec.numel);
-        ops_->combine(x_.span().subspan(0, spec.numel), 1.0f, u, 1.0f, g);
+        absl::Span<float> u_plus_g = x_.span().subspan(0, spec.numel);
+        ops_->combine(u_plus_g, 1.0f, u, 1.0f, g);
+        x = u_plus_g;
       } else {
         ops_->combine(u, m, u, 1.0f, g);
       }

@@ -68,6 +68,10 @@ TEST(DriverConfigTest, SyntheticClassesApplyToTheSyntheticDataSetOnly) {
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()),
               HasSubstr("--synthetic-classes applies to --dataset=synthetic"));
+  c = resolve("--dataset=cifar10 --synthetic-size=100");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("--synthetic-size applies to --dataset=synthetic"));
   c = resolve("--dataset=cifar10");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_FALSE(c->toJson().contains("synthetic_classes"));
