@@ -4,24 +4,17 @@
 #include <gloo/transport/unbound_buffer.h>
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "transport/channel_wire.h"
 
 namespace sparseps {
 namespace {
 
 using namespace channel_wire;  // NOLINT: the slots and control words are this file's vocabulary
-
-// Gloo's own wait limit, never reached: the channel's deadlines abort a stalled wait first
-// (a Gloo timeout would break every pair of the context).
-constexpr std::chrono::milliseconds kWatchTimeout = std::chrono::hours(24 * 30);
-
-// Byes go to peers that may be gone; a timeout here only breaks a context that is closing.
-constexpr std::chrono::milliseconds kByeTimeout = std::chrono::seconds(10);
 
 // How long a receive whose pair failed waits for the watcher to name the dead peer.
 constexpr std::chrono::milliseconds kDeathNoticeWait = std::chrono::seconds(1);
@@ -64,18 +57,14 @@ Channel::Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options,
                  const std::map<int, std::string>& missing)
     : context_(std::move(context)),
       options_(std::move(options)),
+      framing_(options_.header_bytes, options_.payload_size, options_.max_payload_bytes),
       clock_(options_.clock ? options_.clock : std::make_shared<SteadyClock>()),
       peers_(context_->size),
       liveness_(context_->size, options_.peer_timeout, options_.max_payload_bytes,
                 std::chrono::steady_clock::now()),
-      send_frame_(headerMessageBytes(options_.header_bytes)),
-      recv_frame_(headerMessageBytes(options_.header_bytes)),
-      canary_rng_(std::random_device{}()) {
-  if (options_.shaping) {
-    up_.emplace(options_.shaping->up);
-    down_.emplace(options_.shaping->down);
-  }
-  recv_header_ = context_->createUnboundBuffer(recv_frame_.data(), recv_frame_.size());
+      send_frame_(framing_.headerMessageBytes()),
+      header_(context_.get(), framing_.headerMessageBytes()) {
+  if (options_.shaping) nic_.emplace(*options_.shaping);
   for (int peer = 0; peer < context_->size; ++peer) {
     if (peer == context_->rank) continue;
     if (!connected(peer)) {
@@ -90,6 +79,7 @@ Channel::Channel(std::shared_ptr<gloo::Context> context, ChannelOptions options,
                                                        sizeof(peers_[peer].pulse_word));
     peers_[peer].control = context_->createUnboundBuffer(&peers_[peer].control_word,
                                                          sizeof(peers_[peer].control_word));
+    peers_[peer].goodbye = std::make_unique<Goodbye>(context_.get(), peer);
     // Posted before any peer can say bye, so a bye never waits on us.
     peers_[peer].control->recv(peer, kControlSlot);
   }
@@ -111,10 +101,7 @@ Channel::~Channel() {
     peers_[peer].control->abortWaitRecv();
     if (peers_[peer].watcher.joinable()) peers_[peer].watcher.join();
   }
-  for (auto& a : set_aside_) {
-    a->buffer->abortWaitRecv();
-    if (a->waiter.joinable()) a->waiter.join();
-  }
+  header_.stop();
   // The watchers' and the header receive's buffers die with us; close the pairs first so
   // no late message lands in them.
   try {
@@ -142,7 +129,7 @@ void Channel::watch(int peer) {
       // connection closes).
       if (post) p.control->recv(peer, kControlSlot);
       post = true;
-      if (!p.control->waitRecv(nullptr, kWatchTimeout)) return;  // aborted: stopping, dropped
+      if (!p.control->waitRecv(nullptr, kNoGlooTimeout)) return;  // aborted: stopping, dropped
     } catch (const std::exception& e) {
       // The connection closed: a death unless the peer said bye first.
       if (!said_bye && !stopping_) markDead(peer, e.what());
@@ -165,14 +152,8 @@ void Channel::watch(int peer) {
                                                                  : PeerState::kClosing;
       }
     }
-    wakeReceive();
-    try {
-      p.ack = context_->createUnboundBuffer(&p.ack_word, sizeof(p.ack_word));
-      p.ack->send(peer, kAckSlot);
-      p.ack->waitSend(nullptr, kByeTimeout);
-    } catch (const std::exception&) {
-      // The peer closed without waiting for the ack: it has what it needs.
-    }
+    header_.wake();
+    p.goodbye->ackTheirs();
   }
 }
 
@@ -201,7 +182,7 @@ void Channel::pulse(int peer) {
     lock.unlock();
     try {
       p.pulse->send(peer, kControlSlot);
-      if (!p.pulse->waitSend(nullptr, kWatchTimeout)) return;  // aborted: stopping, dropped
+      if (!p.pulse->waitSend(nullptr, kNoGlooTimeout)) return;  // aborted: stopping, dropped
     } catch (const std::exception&) {
       return;  // the connection closed; the watcher reports it
     }
@@ -223,7 +204,7 @@ void Channel::monitor() {
     const Time now = std::chrono::steady_clock::now();
     if (now >= receive_until_ && !deadline_passed_) {
       deadline_passed_ = true;
-      wakeReceive();
+      header_.wake();
     }
     for (int peer = 0; peer < worldSize(); ++peer) {
       const Peer& p = peers_[peer];
@@ -244,8 +225,7 @@ void Channel::abortWaitsOn(int peer) {
   for (auto* buffer : p.sending) {
     if (buffer != nullptr) buffer->abortWaitSend();
   }
-  if (p.bye) p.bye->abortWaitSend();
-  if (p.bye_ack) p.bye_ack->abortWaitRecv();
+  if (p.goodbye) p.goodbye->abort();
   if (payload_src_ == peer) payload_recv_->abortWaitRecv();
   if (p.exchange_send) p.exchange_send->abortWaitSend();
   if (p.exchange_recv) p.exchange_recv->abortWaitRecv();
@@ -272,7 +252,7 @@ void Channel::cut(int peer, const std::string& why, bool reported) {
   monitor_cv_.notify_all();  // its pulser stops
   // No late byte of it lands in our buffers, and it sees us gone.
   context_->getPair(peer)->close();
-  wakeReceive();
+  header_.wake();
 }
 
 void Channel::markDead(int peer, const std::string& reason) {
@@ -283,7 +263,7 @@ void Channel::markDead(int peer, const std::string& reason) {
     p.state = PeerState::kDead;
     p.reason = absl::StrCat("is dead: ", reason);
   }
-  wakeReceive();
+  header_.wake();
 }
 
 bool Channel::isLive(int peer) const {
@@ -300,12 +280,7 @@ LinkCounters Channel::counters(int peer) const {
 LinkCounters Channel::totalCounters() const {
   std::lock_guard<std::mutex> lock(mu_);
   LinkCounters total;
-  for (const Peer& p : peers_) {
-    total.bytes_sent += p.counters.bytes_sent;
-    total.messages_sent += p.counters.messages_sent;
-    total.bytes_received += p.counters.bytes_received;
-    total.messages_received += p.counters.messages_received;
-  }
+  for (const Peer& p : peers_) total += p.counters;
   return total;
 }
 
@@ -314,23 +289,10 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> message) {
     return absl::InvalidArgumentError(
         absl::StrCat("channel: rank ", rank(), " cannot send to rank ", dst));
   }
-  if (message.size() < options_.header_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("channel: a message of ", message.size(),
-                                                   " bytes is shorter than the ",
-                                                   options_.header_bytes, "-byte header"));
-  }
-  const absl::Span<const uint8_t> header = message.subspan(0, options_.header_bytes);
-  const absl::Span<const uint8_t> payload = message.subspan(options_.header_bytes);
-  absl::StatusOr<size_t> announced = options_.payload_size(header);
-  if (!announced.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("channel: send to rank ", dst,
-                                                   ": bad header: ", announced.status().message()));
-  }
-  if (*announced != payload.size() || payload.size() > options_.max_payload_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "channel: send to rank ", dst, ": header announces ", *announced, " bytes, payload has ",
-        payload.size(), ", limit ", options_.max_payload_bytes));
-  }
+  absl::StatusOr<Framing::Outgoing> out = framing_.split(dst, message);
+  if (!out.ok()) return out.status();
+  const absl::Span<const uint8_t> header = out->header;
+  const absl::Span<const uint8_t> payload = out->payload;
   std::lock_guard<std::mutex> send_lock(send_mu_);
   auto frame = context_->createUnboundBuffer(send_frame_.data(), send_frame_.size());
   std::unique_ptr<gloo::transport::UnboundBuffer> body;
@@ -355,20 +317,16 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> message) {
     liveness_.sendWaiting(dst, std::chrono::steady_clock::now());
   }
   const size_t bytes = header.size() + payload.size();
-  int64_t stamp = 0;
-  if (up_) {
-    stamp = up_->reserve(clock_->nowNanos(), 0, bytes,
-                         handshakeNanos(*options_.shaping, !payload.empty())) +
-            up_->spec().latency_ns;
-  }
+  const int64_t stamp =
+      nic_ ? nic_->stampSent(clock_->nowNanos(), bytes, !payload.empty()) : 0;
   writeHeaderMessage(send_frame_.data(), stamp, header, payload);
   ++busy_;
   std::string failure;
   try {
     frame->send(dst, kHeaderSlot);
     if (body) body->send(dst, kPayloadSlot);
-    if (!frame->waitSend(nullptr, kWatchTimeout) ||
-        (body && !body->waitSend(nullptr, kWatchTimeout))) {
+    if (!frame->waitSend(nullptr, kNoGlooTimeout) ||
+        (body && !body->waitSend(nullptr, kNoGlooTimeout))) {
       failure = "aborted";
     }
   } catch (const std::exception& e) {
@@ -382,8 +340,7 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> message) {
     liveness_.sendDone(dst);
     if (failure.empty()) {
       ++progress_;
-      p.counters.bytes_sent += bytes;
-      p.counters.messages_sent += 1;
+      p.counters.sent(bytes);
       return absl::OkStatus();
     }
   }
@@ -446,7 +403,14 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
       reportEvent(*peer, frame);
       return absl::OkStatus();
     }
-    if (takeSetAsideHeader(frame)) return absl::OkStatus();
+    {
+      int src = -1;
+      absl::Span<const uint8_t> message;
+      if (header_.takeSetAside(&src, &message)) {
+        receivePosted(src, message, frame);
+        return absl::OkStatus();
+      }
+    }
     std::vector<int> live;
     bool set_aside = false;
     {
@@ -470,38 +434,32 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
         return absl::FailedPreconditionError(
             absl::StrCat("channel: no live peer among ranks ", rankList(ranks)));
       }
-      if (!posted_ranks_.empty()) {
+      if (!header_.postedOn().empty()) {
         // A header receive is still posted (an earlier wait was woken early). It must serve
         // this call: the live ranks asked for must be exactly its live ranks. One posted on
         // a rank that left since is set aside (setAsideHeader says why).
         std::vector<int> posted_live;
-        for (int r : posted_ranks_) {
+        for (int r : header_.postedOn()) {
           if (sending(peers_[r].state)) posted_live.push_back(r);
         }
-        if (posted_live.size() != posted_ranks_.size()) {
-          posted_ranks_.clear();
+        if (posted_live.size() != header_.postedOn().size()) {
           set_aside = true;
         } else if (posted_live != live) {
           return absl::FailedPreconditionError(
-              absl::StrCat("channel: a receive from ranks ", rankList(posted_ranks_),
+              absl::StrCat("channel: a receive from ranks ", rankList(header_.postedOn()),
                            " is still posted; cannot receive from ", rankList(live), " instead"));
         }
       }
     }
-    if (set_aside) setAsideHeader();
+    if (set_aside) header_.setAside();
     int src = -1;
     try {
-      if (posted_ranks_.empty()) {
-        recv_header_->recv(live, kHeaderSlot);
-        posted_ranks_ = live;
-      }
-      if (!recv_header_->waitRecv(&src, kWatchTimeout)) continue;  // woken: look again
+      if (!header_.wait(live, &src)) continue;  // woken: look again
     } catch (const std::exception& e) {
       // A pair failed under the receive from any rank: its watcher marks that peer dead,
       // perhaps a moment later (peers that died while this process was stopped are all
       // seen at once when it runs again).
-      const std::vector<int> was_posted = std::exchange(posted_ranks_, {});
-      renewHeaderBuffer();
+      const std::vector<int> was_posted = header_.renew();
       const auto until = std::chrono::steady_clock::now() + kDeathNoticeWait;
       bool explained = false;
       do {
@@ -518,8 +476,7 @@ absl::Status Channel::receiveUntil(absl::Span<const int> ranks, Frame* frame) {
       return absl::UnavailableError(
           absl::StrCat("channel: receive from ranks ", rankList(live), " failed: ", e.what()));
     }
-    posted_ranks_.clear();
-    receivePosted(src, recv_frame_, frame);
+    receivePosted(src, header_.message(), frame);
     return absl::OkStatus();
   }
 }
@@ -530,174 +487,80 @@ bool Channel::anyGone(absl::Span<const int> ranks) const {
                      [this](int r) { return !sending(peers_[r].state); });
 }
 
-void Channel::wakeReceive() {
-  std::lock_guard<std::mutex> lock(header_mu_);
-  recv_header_->abortWaitRecv();
-}
-
-void Channel::renewHeaderBuffer() {
-  // Gloo keeps a failed pair's error in every buffer posted on it (each later wait would
-  // rethrow it, whichever ranks it listens to): a fresh buffer takes the next receive.
-  auto fresh = context_->createUnboundBuffer(recv_frame_.data(), recv_frame_.size());
-  std::lock_guard<std::mutex> lock(header_mu_);
-  given_up_headers_.push_back(std::exchange(recv_header_, std::move(fresh)));
-}
-
-void Channel::setAsideHeader() {
-  auto a = std::make_unique<SetAside>();
-  std::vector<uint8_t> fresh(recv_frame_.size());
-  a->bytes.swap(recv_frame_);  // the vector's memory, where Gloo may still write, moves along
-  recv_frame_.swap(fresh);
-  auto buffer = context_->createUnboundBuffer(recv_frame_.data(), recv_frame_.size());
-  {
-    std::lock_guard<std::mutex> lock(header_mu_);
-    a->buffer = std::exchange(recv_header_, std::move(buffer));
-  }
-  SetAside* raw = a.get();
-  a->waiter = std::thread([this, raw] {
-    int src = -1;
-    try {
-      // A wake meant for the receive it was (wakeReceive) may still be pending on it.
-      while (!raw->buffer->waitRecv(&src, kWatchTimeout)) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (stop_threads_) return;
-      }
-    } catch (const std::exception&) {
-      return;  // taken by a pair that failed
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      raw->src = src;
-    }
-    wakeReceive();
-  });
-  set_aside_.push_back(std::move(a));
-}
-
-bool Channel::takeSetAsideHeader(Frame* frame) {
-  SetAside* done = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& a : set_aside_) {
-      if (a->src >= 0 && !a->taken) {
-        a->taken = true;
-        done = a.get();
-        break;
-      }
-    }
-  }
-  if (done == nullptr) return false;
-  done->waiter.join();
-  receivePosted(done->src, done->bytes, frame);
-  return true;
-}
-
 void Channel::receivePosted(int src, absl::Span<const uint8_t> message, Frame* frame) {
   frame->src = src;
   frame->peer_status = absl::OkStatus();
-  int64_t stamp = 0;
-  std::memcpy(&stamp, message.data(), kFrameBytes);
-  const auto header_end = message.end() - kTailBytes;
-  frame->header.assign(message.begin() + kFrameBytes, header_end);
-  uint8_t tail[kTailBytes];
-  std::copy(header_end, message.end(), tail);
-  auto refuse = [&](std::string why) {
-    cut(src, why, /*reported=*/true);
+  const Framing::Incoming in = framing_.parse(message);
+  frame->header.assign(in.header.begin(), in.header.end());
+  auto refuse = [&](absl::string_view why) {
+    cut(src, std::string(why), /*reported=*/true);
     frame->payload.clear();
     frame->peer_status = absl::InvalidArgumentError(
         absl::StrCat("channel: rank ", src, " ", why, "; rank ", src, " is dropped"));
   };
-  absl::StatusOr<size_t> announced = options_.payload_size(frame->header);
-  if (!announced.ok()) {
-    return refuse(absl::StrCat("sent a bad header: ", announced.status().message()));
-  }
-  if (*announced > options_.max_payload_bytes) {
-    return refuse(absl::StrCat("announced a payload of ", *announced,
-                               " bytes, more than the limit of ", options_.max_payload_bytes));
-  }
-  if (*announced > 0) {
-    // Posted at the protocol's maximum: a peer that sends more than it announced (up to
-    // that) is refused instead of making Gloo terminate this process. Gloo does not say how
-    // many bytes came, so the payload's last bytes are set to differ from the tail its
-    // header message carries (a payload that stops short leaves one of them so) and the
-    // bytes after it to random ones (a longer one overwrites them).
-    const size_t n = *announced;
+  absl::StatusOr<size_t> n = framing_.announced(frame->header);
+  if (!n.ok()) return refuse(n.status().message());
+  if (*n > 0) {
     frame->payload.resize(options_.max_payload_bytes);
-    const size_t t = std::min(kTailBytes, n);
-    for (size_t i = 0; i < t; ++i) frame->payload[n - t + i] = static_cast<uint8_t>(~tail[i]);
-    uint8_t canary[kTailBytes];
-    const size_t c = std::min(kTailBytes, options_.max_payload_bytes - n);
-    const uint64_t random = canary_rng_();
-    std::memcpy(canary, &random, sizeof canary);
-    std::copy(canary, canary + c, frame->payload.begin() + static_cast<ptrdiff_t>(n));
-    auto body = context_->createUnboundBuffer(frame->payload.data(), frame->payload.size());
-    std::string failure;
-    ++busy_;
-    try {
-      body->recv(src, kPayloadSlot);
-      bool gone;
-      {
-        // The watcher aborts this wait if src's connection closes (Gloo would not wake a
-        // receive posted after the close was seen), the monitor if src stalls.
-        std::lock_guard<std::mutex> lock(mu_);
-        gone = peers_[src].gone;
-        payload_recv_ = body.get();
-        payload_src_ = src;
-        liveness_.payloadAnnounced(src, n, std::chrono::steady_clock::now());
-      }
-      if (gone || !body->waitRecv(nullptr, kWatchTimeout)) failure = "connection closed";
-    } catch (const std::exception& e) {
-      failure = e.what();
-    }
-    --busy_;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      payload_recv_ = nullptr;
-      payload_src_ = -1;
-      liveness_.payloadDone();
-      if (!failure.empty()) {
-        Peer& p = peers_[src];
-        if (p.state != PeerState::kDead) {
-          p.state = PeerState::kDead;
-          p.reason = absl::StrCat("is dead (payload receive failed): ", failure);
-        }
-        p.reported = true;
-        frame->payload.clear();
-        frame->peer_status =
-            absl::UnavailableError(absl::StrCat("channel: rank ", src, " ", p.reason));
-        return;
-      }
-    }
-    if (!std::equal(tail, tail + t, frame->payload.begin() + static_cast<ptrdiff_t>(n - t))) {
-      return refuse(absl::StrCat("sent a payload shorter than the ", n,
-                                 " bytes its header announced"));
-    }
-    if (!std::equal(canary, canary + c, frame->payload.begin() + static_cast<ptrdiff_t>(n))) {
-      return refuse(absl::StrCat("sent a payload longer than the ", n,
-                                 " bytes its header announced"));
+    const Framing::Marks marks = framing_.markPayload(in, *n, absl::MakeSpan(frame->payload));
+    if (!receivePayload(src, *n, frame)) return;
+    if (std::string why = framing_.checkPayload(marks, frame->payload); !why.empty()) {
+      return refuse(why);
     }
   }
-  frame->payload.resize(*announced);
+  frame->payload.resize(*n);
   const size_t bytes = frame->header.size() + frame->payload.size();
-  if (down_) {
-    const int64_t now = clock_->nowNanos();
-    // An unshaped sender's message starts on our downlink when it arrives.
-    const int64_t handshake = handshakeNanos(*options_.shaping, !frame->payload.empty());
-    const int64_t finish = stamp == 0 ? down_->reserve(now, 0, bytes, handshake)
-                                      : down_->reserve(0, stamp, bytes, handshake);
+  if (nic_) {
     ++busy_;
-    clock_->sleepUntilNanos(finish + down_->spec().latency_ns);
+    clock_->sleepUntilNanos(
+        nic_->delivery(clock_->nowNanos(), in.stamp, bytes, !frame->payload.empty()));
     --busy_;
   }
   ++progress_;
   std::lock_guard<std::mutex> lock(mu_);
   Peer& p = peers_[src];
   liveness_.heard(src, std::chrono::steady_clock::now());
-  p.counters.bytes_received += bytes;
-  p.counters.messages_received += 1;
+  p.counters.received(bytes);
   if (p.state == PeerState::kClosing && p.counters.messages_received >= p.bye_messages) {
     p.state = PeerState::kClosed;
   }
+}
+
+bool Channel::receivePayload(int src, size_t n, Frame* frame) {
+  auto body = context_->createUnboundBuffer(frame->payload.data(), frame->payload.size());
+  std::string failure;
+  ++busy_;
+  try {
+    body->recv(src, kPayloadSlot);
+    bool gone;
+    {
+      // The watcher aborts this wait if src's connection closes (Gloo would not wake a
+      // receive posted after the close was seen), the monitor if src stalls.
+      std::lock_guard<std::mutex> lock(mu_);
+      gone = peers_[src].gone;
+      payload_recv_ = body.get();
+      payload_src_ = src;
+      liveness_.payloadAnnounced(src, n, std::chrono::steady_clock::now());
+    }
+    if (gone || !body->waitRecv(nullptr, kNoGlooTimeout)) failure = "connection closed";
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  --busy_;
+  std::lock_guard<std::mutex> lock(mu_);
+  payload_recv_ = nullptr;
+  payload_src_ = -1;
+  liveness_.payloadDone();
+  if (failure.empty()) return true;
+  Peer& p = peers_[src];
+  if (p.state != PeerState::kDead) {
+    p.state = PeerState::kDead;
+    p.reason = absl::StrCat("is dead (payload receive failed): ", failure);
+  }
+  p.reported = true;
+  frame->payload.clear();
+  frame->peer_status = absl::UnavailableError(absl::StrCat("channel: rank ", src, " ", p.reason));
+  return false;
 }
 
 absl::StatusOr<std::vector<absl::StatusOr<std::vector<uint8_t>>>> Channel::exchange(
@@ -749,8 +612,8 @@ absl::StatusOr<std::vector<absl::StatusOr<std::vector<uint8_t>>>> Channel::excha
   // under the bound.
   auto await = [&](size_t i) {
     try {
-      if (failure[i].empty() && (!sends[i]->waitSend(nullptr, kWatchTimeout) ||
-                                 !recvs[i]->waitRecv(nullptr, kWatchTimeout))) {
+      if (failure[i].empty() && (!sends[i]->waitSend(nullptr, kNoGlooTimeout) ||
+                                 !recvs[i]->waitRecv(nullptr, kNoGlooTimeout))) {
         failure[i] = "aborted";
       }
     } catch (const std::exception& e) {
@@ -784,7 +647,7 @@ void Channel::interrupt() {
     std::lock_guard<std::mutex> lock(mu_);
     interrupted_ = true;
   }
-  wakeReceive();
+  header_.wake();
 }
 
 void Channel::shutdown() {
@@ -802,33 +665,21 @@ void Channel::shutdown() {
         if (peer == rank() || p.state != PeerState::kLive || p.gone) continue;
         // The bye says how many data messages preceded it, so the peer reports our
         // shutdown only after it has taken all of them.
-        p.bye_word = p.counters.messages_sent;
-        p.bye = context_->createUnboundBuffer(&p.bye_word, sizeof(p.bye_word));
-        p.bye_ack = context_->createUnboundBuffer(&p.bye_ack_word, sizeof(p.bye_ack_word));
+        p.goodbye->prepare(p.counters.messages_sent);
         tell.push_back(peer);
       }
     }
     // Wait for each ack: the peer then has read everything we sent before the bye.
     // Both waits are woken by the watcher when the peer's connection closes.
     try {
-      for (int peer : tell) {
-        peers_[peer].bye_ack->recv(peer, kAckSlot);
-        peers_[peer].bye->send(peer, kControlSlot);
-      }
+      for (int peer : tell) peers_[peer].goodbye->post();
     } catch (const std::exception&) {
       // The context broke: nobody is left to tell.
     }
-    for (int peer : tell) {
-      try {
-        peers_[peer].bye->waitSend(nullptr, kByeTimeout);
-        peers_[peer].bye_ack->waitRecv(nullptr, kByeTimeout);
-      } catch (const std::exception&) {
-        // This peer is gone already.
-      }
-    }
+    for (int peer : tell) peers_[peer].goodbye->await();
   }
   // Wake a receive in progress; the watchers keep acking byes until we are destroyed.
-  wakeReceive();
+  header_.wake();
 }
 
 }  // namespace sparseps

@@ -12,15 +12,16 @@
 // good, so no wait here relies on one: the channel keeps its own deadlines and drops one
 // peer (closes that pair, aborts our waits on it) when it stalls; a receive from ANY rank
 // is not woken when a peer dies, so one watcher thread per peer keeps a receive posted on
-// a control slot: it sees the peer's orderly "bye" (shutdown), its pulses, and the closed
-// connection (death), and wakes the receiving thread. A bye is acknowledged: Gloo
-// completes a send once the bytes are in the kernel, so only the ack (sent after
-// everything before the bye was read, TCP keeping order) makes it safe to close the
-// connection. Gloo terminates a process that receives more bytes than it posted, so every
-// receive is posted at the protocol's maximum for its slot, and a payload shorter or longer
-// than its header announced is refused (channel_wire.h says how, as Gloo does not tell a
-// receive's length); only one longer than that maximum still ends the process, in Gloo.
+// a control slot: it sees the peer's orderly "bye" (goodbye.h), its pulses, and the
+// closed connection (death), and wakes the receiving thread. Gloo terminates a process
+// that receives more bytes than it posted, so every receive is posted at the protocol's
+// maximum for its slot, and a payload shorter or longer than its header announced is
+// refused (framing.h); only one longer than that maximum still ends the process, in Gloo.
 // Gloo exceptions are caught here and come back as a Status naming the rank.
+//
+// The parts: framing.h (a message on the wire), header_receive.h (the header receive from
+// any rank), peer_liveness.h (the stall rules), goodbye.h (the orderly end of a link),
+// link_shaping.h (simulated links) and link_counters.h; the channel composes them.
 //
 // Stalls. Every peer_timeout / 5 each rank pulses every peer: a control word with its
 // progress (messages it has taken) and whether it is busy (receiving a payload, sleeping
@@ -44,13 +45,11 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,6 +59,10 @@
 #include "absl/types/span.h"
 #include "transport/clock.h"
 #include "transport/endpoint.h"
+#include "transport/framing.h"
+#include "transport/goodbye.h"
+#include "transport/header_receive.h"
+#include "transport/link_counters.h"
 #include "transport/link_shaping.h"
 #include "transport/peer_liveness.h"
 
@@ -76,7 +79,7 @@ struct ChannelOptions {
   // Bytes of the protocol's fixed-size header.
   size_t header_bytes = 0;
   // Reads the payload size that a header announces (the protocol's wire format).
-  std::function<absl::StatusOr<size_t>(absl::Span<const uint8_t> header)> payload_size;
+  Framing::PayloadSize payload_size;
   // The largest payload a peer may announce; larger announcements are refused.
   size_t max_payload_bytes = 0;
   // How long a peer may stall (see the top of this file) before it is dropped. It must
@@ -91,8 +94,7 @@ struct ChannelOptions {
     header_bytes = v;
     return *this;
   }
-  ChannelOptions& setPayloadSize(
-      std::function<absl::StatusOr<size_t>(absl::Span<const uint8_t>)> v) {
+  ChannelOptions& setPayloadSize(Framing::PayloadSize v) {
     payload_size = std::move(v);
     return *this;
   }
@@ -115,14 +117,6 @@ struct ChannelOptions {
 
   // Names the first bad field.
   absl::Status validate() const;
-};
-
-// Bytes and messages on the link to or from one peer (header + payload bytes).
-struct LinkCounters {
-  uint64_t bytes_sent = 0;
-  uint64_t messages_sent = 0;
-  uint64_t bytes_received = 0;
-  uint64_t messages_received = 0;
 };
 
 class Channel : public Endpoint {
@@ -198,12 +192,7 @@ class Channel : public Endpoint {
     bool gone = false;  // its connection closed (after a bye or not)
     std::unique_ptr<gloo::transport::UnboundBuffer> control;
     uint64_t control_word = 0;
-    std::unique_ptr<gloo::transport::UnboundBuffer> bye;  // our bye to it
-    uint64_t bye_word = 0;
-    std::unique_ptr<gloo::transport::UnboundBuffer> bye_ack;  // its ack of our bye
-    uint64_t bye_ack_word = 0;
-    std::unique_ptr<gloo::transport::UnboundBuffer> ack;  // our ack of its bye
-    uint64_t ack_word = 0;
+    std::unique_ptr<Goodbye> goodbye;
     std::thread watcher;
     // The waits to abort when it is dropped (guarded by mu_): our send, if any, and
     // exchange()'s send of our blob and receive of its own.
@@ -236,29 +225,17 @@ class Channel : public Endpoint {
   void reportEvent(int peer, Frame* frame);
   // Receives the payload of the header message that arrived from src; a failure is src's.
   void receivePosted(int src, absl::Span<const uint8_t> message, Frame* frame);
+  // Receives the `n` announced payload bytes from src into frame->payload (marked, at the
+  // maximum). False when the receive failed: src is then dead, and frame says so.
+  bool receivePayload(int src, size_t n, Frame* frame);
   // Whether one of ranks is no longer live (dead, dropped or closed).
   bool anyGone(absl::Span<const int> ranks) const;
-  // Wakes the header receive so that it looks again (any thread).
-  void wakeReceive();
-  // Moves the header receive to a fresh buffer (the receiving thread), leaving one that a
-  // failed pair poisoned.
-  void renewHeaderBuffer();
-  // Sets the posted header receive aside (the receiving thread), when one of the ranks it was
-  // posted on left: that rank's pair may have taken it with a message it never finished (a
-  // death mid-header, or a message longer than the buffer: Gloo fails no receive it has begun
-  // reading), so it may never complete; or it may still be waiting for any rank, and Gloo
-  // gives it the next header before a later receive. It keeps its memory, a thread waits on
-  // it, and receive takes what it gets before anything else. The next receive is posted on
-  // fresh memory.
-  void setAsideHeader();
-  // A set-aside header that completed, received as a message of its sender.
-  bool takeSetAsideHeader(Frame* frame);
 
   std::shared_ptr<gloo::Context> context_;
   const ChannelOptions options_;
+  Framing framing_;
   std::shared_ptr<Clock> clock_;
-  std::optional<Link> up_;
-  std::optional<Link> down_;
+  std::optional<ShapedNic> nic_;
 
   mutable std::mutex mu_;  // guards peers_' state, counters, liveness_ and interrupted_
   std::vector<Peer> peers_;
@@ -279,24 +256,7 @@ class Channel : public Endpoint {
   bool deadline_passed_ = false;
   std::thread monitor_;
 
-  // The header receive from ANY rank stays posted until it completes.
-  std::vector<uint8_t> recv_frame_;
-  std::unique_ptr<gloo::transport::UnboundBuffer> recv_header_;
-  std::mutex header_mu_;  // guards recv_header_ against its renewal, for other threads
-  // Header buffers given up (renewHeaderBuffer). They live as long as the channel: a
-  // failed pair's I/O thread may still hold one when our wait on it wakes.
-  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> given_up_headers_;
-  std::vector<int> posted_ranks_;  // empty: no header receive posted
-  struct SetAside {
-    std::vector<uint8_t> bytes;
-    std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
-    std::thread waiter;
-    int src = -1;  // the sender, once it completed (guarded by mu_)
-    bool taken = false;
-  };
-  std::vector<std::unique_ptr<SetAside>> set_aside_;  // the receiving thread's
-  // The random bytes after an announced payload (receivePosted; the receiving thread's).
-  std::mt19937_64 canary_rng_;
+  HeaderReceive header_;
   // The payload receive in progress, for the watcher to abort (guarded by mu_).
   gloo::transport::UnboundBuffer* payload_recv_ = nullptr;
   int payload_src_ = -1;

@@ -1,8 +1,10 @@
 #pragma once
 // The channel's framing on the wire, for the channel and for test programs that play a
-// misbehaving peer: which Gloo slot carries what, and the control words.
+// misbehaving peer: which Gloo slot carries what, the control words, and the wait limit
+// the channel gives Gloo.
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -17,6 +19,10 @@ inline constexpr uint64_t kPayloadSlot = 0x53500002;
 inline constexpr uint64_t kControlSlot = 0x53500003;
 inline constexpr uint64_t kExchangeSlot = 0x53500004;
 inline constexpr uint64_t kAckSlot = 0x53500005;
+
+// Gloo's own wait limit on the channel's waits, never reached: the channel's deadlines
+// abort a stalled wait first (a Gloo timeout would break every pair of the context).
+inline constexpr std::chrono::milliseconds kNoGlooTimeout = std::chrono::hours(24 * 30);
 
 // The header message: [stamp][protocol header][tail]. The stamp is the shaping stamp
 // (CLOCK_MONOTONIC ns when the last byte left the sender's uplink plus its latency; 0 when

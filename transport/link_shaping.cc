@@ -93,4 +93,15 @@ int64_t Link::reserve(int64_t earliest_start_ns, int64_t earliest_finish_ns, siz
   return finish;
 }
 
+int64_t ShapedNic::stampSent(int64_t now_ns, size_t bytes, bool has_payload) {
+  return up_.reserve(now_ns, 0, bytes, handshakeNanos(nic_, has_payload)) + nic_.up.latency_ns;
+}
+
+int64_t ShapedNic::delivery(int64_t now_ns, int64_t stamp, size_t bytes, bool has_payload) {
+  const int64_t handshake = handshakeNanos(nic_, has_payload);
+  const int64_t finish = stamp == 0 ? down_.reserve(now_ns, 0, bytes, handshake)
+                                    : down_.reserve(0, stamp, bytes, handshake);
+  return finish + nic_.down.latency_ns;
+}
+
 }  // namespace sparseps

@@ -86,4 +86,22 @@ inline constexpr size_t kControlPacketBytes = 48;
 // the receiver's uplink and the sender's downlink the other, each way with its latency.
 int64_t handshakeNanos(const ShapingOptions& nic, bool has_payload);
 
+// One process's NIC as a channel uses it: the sender stamps each message, the receiver
+// delivers it when its last byte would have arrived (the model above).
+class ShapedNic {
+ public:
+  explicit ShapedNic(const ShapingOptions& nic) : nic_(nic), up_(nic.up), down_(nic.down) {}
+  // The stamp of a message of `bytes` sent at now_ns: when its last byte leaves our uplink,
+  // plus the uplink's latency.
+  int64_t stampSent(int64_t now_ns, size_t bytes, bool has_payload);
+  // When a message of `bytes` with this stamp (0: its sender is unshaped, and the message
+  // starts on our downlink at now_ns) is delivered, the downlink's latency included.
+  int64_t delivery(int64_t now_ns, int64_t stamp, size_t bytes, bool has_payload);
+
+ private:
+  const ShapingOptions nic_;
+  Link up_;
+  Link down_;
+};
+
 }  // namespace sparseps

@@ -100,5 +100,20 @@ TEST(TransmitNanos, MatchesFrameBitsOverRate) {
   EXPECT_EQ(transmitNanos(0, 1'000'000), 0);
 }
 
+TEST(ShapedNic, StampsOnTheUplinkAndDeliversAfterTheDownlink) {
+  // 1 Gbit/s each way, 10 us latency: 1000 bytes are 8528 ns of frames after the handshake.
+  const ShapingOptions spec{LinkSpec{1e9, 10'000}, LinkSpec{1e9, 10'000}};
+  const int64_t hs = handshakeNanos(spec, /*has_payload=*/true);
+  ShapedNic sender(spec), receiver(spec);
+  const int64_t first = sender.stampSent(0, 1000, true);
+  EXPECT_EQ(first, hs + 8528 + 10'000);
+  EXPECT_EQ(sender.stampSent(0, 1000, true), 2 * (hs + 8528) + 10'000);  // queued behind
+  // The receiver's downlink finishes no earlier than the stamp, then adds its latency.
+  EXPECT_EQ(receiver.delivery(0, first, 1000, true), first + 10'000);
+  // An unshaped sender (stamp 0): the message starts on the downlink on arrival, behind
+  // the first.
+  EXPECT_EQ(receiver.delivery(0, 0, 1000, true), first + hs + 8528 + 10'000);
+}
+
 }  // namespace
 }  // namespace sparseps
