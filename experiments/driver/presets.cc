@@ -50,7 +50,7 @@ std::string presetHelp() {
          "first 900 steps (below 32 workers), density 0.01 fixed, gd and dgc selecting "
          "strictly (--selection=strict), every tensor compressed, the dense (full) reply, "
          "--init=torch-0.4, --normalization=per-image-std, the first model carrying lr "
-         "0.001 (--start-lr); dgs-paper-dual = the same with the dual-way sparse reply (1%) "
+         "0.001 (--start-lr), every push applied as it comes (--push-guard=refuse); dgs-paper-dual = the same with the dual-way sparse reply (1%) "
          "for dgs, gd and dgc";
 }
 
@@ -76,6 +76,9 @@ void applyPreset(DriverConfig* c, const std::set<std::string>& given) {
   // The reference's constants are CIFAR-10's (a data set given instead keeps its own).
   if (unset("--normalization") && c->dataset == "cifar10") c->normalization = "per-image-std";
   if (unset("--start-lr")) c->job.start_lr = 0.001;
+  // The reference's server applies every push as it comes: no clipping, no frequency rule
+  // (refuse still drops a push 1e4 times the others', which no honest push is).
+  if (unset("--push-guard")) c->job.push_guard = "refuse";
   MethodOptions& o = c->job.method_options;
   if (const auto run = paperRuns().find(c->job.method); run != paperRuns().end()) {
     const bool many = workers >= 32;

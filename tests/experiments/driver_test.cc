@@ -316,6 +316,7 @@ TEST_F(DriverTest, PresetSetsTheReferenceRunsFlagsButNotTheGivenOnes) {
   EXPECT_EQ(c["init"], "torch-0.4");
   EXPECT_EQ(c["selection"], "strict");  // its dgc and gd keep |x| > the k-th largest
   EXPECT_EQ(c["start_lr"], 0.001);
+  EXPECT_EQ(c["push_guard"], "refuse");  // its server applies every push as it comes
   c = dryRun("--preset=dgs-paper --method=asgd --world-size=17 --epochs=10 --batch-size=8");
   EXPECT_EQ(c["batch_size"], 8);
   EXPECT_FALSE(c.contains("momentum"));  // asgd has none: config.json records what it reads
@@ -342,8 +343,9 @@ TEST_F(DriverTest, PresetSetsTheReferenceRunsFlagsButNotTheGivenOnes) {
   // Given flags win over either preset.
   c = dryRun("--preset=dgs-paper-dual --method=dgs --world-size=17 --momentum=0.5 "
              "--weight-decay-delay=0 --density-rule=lr --downlink=dense "
-             "--compressed-tensors=multi-dim");
+             "--compressed-tensors=multi-dim --push-guard=clip");
   EXPECT_EQ(c["momentum"], 0.5);
+  EXPECT_EQ(c["push_guard"], "clip");
   EXPECT_EQ(c["weight_decay_delay"], 0);
   EXPECT_EQ(c["density_rule"], "lr");
   EXPECT_EQ(c["downlink"], "dense");
