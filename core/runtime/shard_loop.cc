@@ -84,10 +84,7 @@ absl::Status ShardLoop::run() {
   }
   send();
   stats_.dropped = session_.dropped();
-  for (size_t w = 0; w < worker_ranks_.size(); ++w) {
-    const uint64_t clipped = core_.clippedPushes()[w];
-    if (clipped > 0) stats_.clipped.push_back({static_cast<int>(w), worker_ranks_[w], clipped});
-  }
+  stats_.clipped = session_.clipped();
   stats_.pushes = core_.pushes();
   stats_.epochs = core_.epoch();
   return maybeCheckpoint(true);

@@ -21,13 +21,6 @@
 
 namespace sparseps {
 
-// A worker whose pushes the push guard scaled down (push_guard.h), and how many.
-struct ClippedWorker {
-  int worker = -1;
-  int rank = -1;
-  uint64_t pushes = 0;
-};
-
 struct ShardStats {
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;

@@ -158,6 +158,16 @@ void ShardSession::sendFailed(int worker, const std::string& why, ShardTime now,
   timers_.round(!core_->waitingOn().empty(), now);
 }
 
+std::vector<ClippedWorker> ShardSession::clipped() const {
+  std::vector<ClippedWorker> out;
+  const std::vector<uint64_t>& pushes = core_->clippedPushes();
+  for (size_t w = 0; w < pushes.size(); ++w) {
+    const int worker = static_cast<int>(w);
+    if (pushes[w] > 0) out.push_back({worker, workerRank(worker), pushes[w]});
+  }
+  return out;
+}
+
 bool ShardSession::anyListening() const {
   return std::find(listening_.begin(), listening_.end(), true) != listening_.end();
 }

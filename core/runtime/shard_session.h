@@ -64,6 +64,13 @@ struct DroppedWorker {
   std::string reason;
 };
 
+// A worker whose pushes the push guard scaled down (push_guard.h), and how many.
+struct ClippedWorker {
+  int worker = -1;
+  int rank = -1;
+  uint64_t pushes = 0;
+};
+
 class ShardSession {
  public:
   // Shard `shard` of the job, serving the parameter range `range` through core.
@@ -91,6 +98,8 @@ class ShardSession {
   bool listening(int worker) const { return listening_[worker]; }
   bool anyListening() const;
   const std::vector<DroppedWorker>& dropped() const { return dropped_; }
+  // The workers whose pushes the core's guard clipped so far, in worker order.
+  std::vector<ClippedWorker> clipped() const;
   int workerRank(int worker) const { return job_->num_servers + worker; }
   int shard() const { return shard_; }
   ShardCore& core() { return *core_; }

@@ -454,6 +454,7 @@ absl::StatusOr<VirtualJobResult> Job::run() {
   }
   if (!failure_.ok()) return failure_;
   result_.dropped = shards_[0]->session->dropped();
+  result_.clipped = shards_[0]->session->clipped();
   int64_t last = 0;
   for (int k = 0; k < static_cast<int>(workers_.size()); ++k) {
     const Worker& w = *workers_[k];

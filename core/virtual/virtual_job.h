@@ -85,6 +85,7 @@ struct VirtualJobResult {
   double real_compute_seconds = 0;  // the workload's forward/backward passes
   double real_codec_seconds = 0;    // method rules and wire coding, both sides
   std::vector<DroppedWorker> dropped;  // by shard 0 (every shard drops a worker another did)
+  std::vector<ClippedWorker> clipped;  // by shard 0's push guard
 };
 
 absl::StatusOr<VirtualJobResult> runVirtualJob(const VirtualJobOptions& options,

@@ -102,10 +102,7 @@ absl::Status runServerRole(const DriverConfig& config) {
   const nlohmann::json dropped = droppedWorkersJson(stats->dropped);
   std::vector<int> dropped_indices;  // their reports are not waited for
   for (const DroppedWorker& d : stats->dropped) dropped_indices.push_back(d.worker);
-  nlohmann::json clipped = nlohmann::json::array();
-  for (const ClippedWorker& c : stats->clipped) {
-    clipped.push_back({{"worker", c.worker}, {"rank", c.rank}, {"pushes", c.pushes}});
-  }
+  const nlohmann::json clipped = clippedWorkersJson(stats->clipped);
   const nlohmann::json report = {
       {"shard", rank},
       {"bytes_in", stats->bytes_in},

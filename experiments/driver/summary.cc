@@ -74,6 +74,14 @@ nlohmann::json droppedWorkersJson(const std::vector<DroppedWorker>& dropped) {
   return out;
 }
 
+nlohmann::json clippedWorkersJson(const std::vector<ClippedWorker>& clipped) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ClippedWorker& c : clipped) {
+    out.push_back({{"worker", c.worker}, {"rank", c.rank}, {"pushes", c.pushes}});
+  }
+  return out;
+}
+
 std::string workerReportPath(const std::string& out, int worker) {
   return absl::StrCat(out, "/worker", worker, ".json");
 }

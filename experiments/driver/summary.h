@@ -53,6 +53,8 @@ double peakRssMb();
 
 // The summary's dropped_workers: who, when, after how many pushes, why.
 nlohmann::json droppedWorkersJson(const std::vector<DroppedWorker>& dropped);
+// [{worker, rank, pushes}]: the workers whose pushes the push guard clipped.
+nlohmann::json clippedWorkersJson(const std::vector<ClippedWorker>& clipped);
 
 // The reports of workers 0..workers-1 found in `out`, waiting up to `timeout` for those not
 // dropped (fewer when some never came: a worker on another machine writes into its own

@@ -229,6 +229,7 @@ absl::Status runVirtualRole(const DriverConfig& config) {
       {"bytes_up_total", result->bytes_up},
       {"bytes_down_total", result->bytes_down},
       {"dropped_workers", droppedWorkersJson(result->dropped)},
+      {"clipped_workers", clippedWorkersJson(result->clipped)},
   };
   logLine(0, absl::StrFormat("simulated %.2f s in %.1f s real (forward/backward %.1f s, "
                              "method rules and wire %.1f s); peak RSS %.0f MB",

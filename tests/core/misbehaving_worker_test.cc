@@ -4,6 +4,7 @@
 // silent, from its 4th push on (core/virtual/worker_fault.h). Both servers must drop it
 // after the same 3 pushes, for the same kind of reason, and the other workers must finish
 // all their steps, in the async and the sync mode (where the silent worker holds a round).
+// A worker whose pushes are ten times the others' is clipped by both, and counted alike.
 
 #include <gtest/gtest.h>
 
@@ -33,8 +34,10 @@ const WorkerFault::Kind kSilent = WorkerFault::Kind::kSilent;
 SegmentSpecs layout() { return {SegmentSpec{0, 0, kNumel, false}}; }
 std::vector<float> initialParams() { return std::vector<float>(kNumel, 1.0f); }
 
-void gradient(absl::Span<const float> w, absl::Span<float> grad) {
-  for (size_t i = 0; i < w.size(); ++i) grad[i] = 0.1f * w[i];
+// The gradient of worker k; the `loud` worker's is ten times the others'.
+void gradient(int k, int loud, absl::Span<const float> w, absl::Span<float> grad) {
+  const float scale = k == loud ? 1.0f : 0.1f;
+  for (size_t i = 0; i < w.size(); ++i) grad[i] = scale * w[i];
 }
 
 JobSpec makeJob(ConsistencyMode mode) {
@@ -52,9 +55,10 @@ JobSpec makeJob(ConsistencyMode mode) {
   return job;
 }
 
-// What a run gives: the shard's drops, and each worker's completed steps.
+// What a run gives: the shard's drops and clips, and each worker's completed steps.
 struct Outcome {
   std::vector<DroppedWorker> dropped;
+  std::vector<ClippedWorker> clipped;
   std::vector<int> steps = std::vector<int>(kWorkers, 0);
 };
 
@@ -79,7 +83,8 @@ class FaultyEndpoint : public Endpoint {
   std::unique_ptr<Endpoint> inner_;
 };
 
-Outcome runHub(const MethodRegistry& methods, ConsistencyMode mode, const WorkerFault& fault) {
+Outcome runHub(const MethodRegistry& methods, ConsistencyMode mode,
+               const std::vector<WorkerFault>& faults, int loud = -1) {
   const JobSpec job = makeJob(mode);
   LocalHub hub(1 + kWorkers);
   Outcome out;
@@ -99,6 +104,7 @@ Outcome runHub(const MethodRegistry& methods, ConsistencyMode mode, const Worker
     ShardLoop loop(*endpoint, *session, job, /*layout_fingerprint=*/0);
     ASSERT_TRUE(loop.run().ok());
     out.dropped = loop.stats().dropped;
+    out.clipped = loop.stats().clipped;
   });
   for (int k = 0; k < kWorkers; ++k) {
     threads.emplace_back([&, k] {
@@ -109,10 +115,10 @@ Outcome runHub(const MethodRegistry& methods, ConsistencyMode mode, const Worker
       std::vector<float> buffers;
       ASSERT_TRUE((*client)->start(absl::MakeSpan(w), absl::MakeSpan(buffers)).ok());
       for (int step = 1; step <= kSteps; ++step) {
-        const WorkerFault* f = k == fault.worker ? faultOf({fault}, k, step) : nullptr;
+        const WorkerFault* f = faultOf(faults, k, step);
         if (f != nullptr && f->kind == kSilent) return;
         endpoint.spoil = f != nullptr;
-        gradient(w, absl::MakeSpan(grad));
+        gradient(k, loud, w, absl::MakeSpan(grad));
         StepStats stats;
         if (!(*client)->step(grad, absl::MakeSpan(w), 0, &stats).ok()) return;
         out.steps[k] = step;
@@ -126,6 +132,7 @@ Outcome runHub(const MethodRegistry& methods, ConsistencyMode mode, const Worker
 
 class Steps : public VirtualWorkload {
  public:
+  explicit Steps(int loud) : loud_(loud) {}
   Step next(int worker, absl::Span<const float> w, absl::Span<float>,
             absl::Span<float> grad) override {
     Step s;
@@ -134,16 +141,18 @@ class Steps : public VirtualWorkload {
       return s;
     }
     ++given_[worker];
-    gradient(w, grad);
+    gradient(worker, loud_, w, grad);
     s.samples = 1;
     return s;
   }
 
  private:
+  const int loud_;
   std::vector<int> given_ = std::vector<int>(kWorkers, 0);
 };
 
-Outcome runVirtual(const MethodRegistry& methods, ConsistencyMode mode, const WorkerFault& fault) {
+Outcome runVirtual(const MethodRegistry& methods, ConsistencyMode mode,
+                   const std::vector<WorkerFault>& faults, int loud = -1) {
   VirtualJobOptions o;
   o.job = makeJob(mode);
   o.time.step = TimeModel::Step::kFixed;
@@ -151,13 +160,16 @@ Outcome runVirtual(const MethodRegistry& methods, ConsistencyMode mode, const Wo
   o.time.codec_measured = false;
   o.specs = layout();
   o.initial_params = initialParams();
-  o.faults = {fault};
+  o.faults = faults;
   Outcome out;
   o.on_step = [&](const StepRecord& r) { out.steps[r.worker] = static_cast<int>(r.step); };
-  Steps workload;
+  Steps workload(loud);
   auto result = runVirtualJob(o, methods, workload);
   EXPECT_TRUE(result.ok()) << result.status();
-  if (result.ok()) out.dropped = result->dropped;
+  if (result.ok()) {
+    out.dropped = result->dropped;
+    out.clipped = result->clipped;
+  }
   return out;
 }
 
@@ -185,8 +197,8 @@ TEST_P(MisbehavingWorkerTest, HubAndVirtualJobDropItAtTheSameStepAndTheOthersFin
   MethodRegistry methods;
   ASSERT_TRUE(registerBuiltinMethods(methods).ok());
   const WorkerFault fault{1, 4, kind};
-  const Outcome hub = runHub(methods, mode, fault);
-  const Outcome virt = runVirtual(methods, mode, fault);
+  const Outcome hub = runHub(methods, mode, {fault});
+  const Outcome virt = runVirtual(methods, mode, {fault});
   {
     SCOPED_TRACE("hub");
     expectDroppedAfterThreePushes(hub, kind, mode);
@@ -194,6 +206,24 @@ TEST_P(MisbehavingWorkerTest, HubAndVirtualJobDropItAtTheSameStepAndTheOthersFin
   {
     SCOPED_TRACE("virtual");
     expectDroppedAfterThreePushes(virt, kind, mode);
+  }
+}
+
+// In sync rounds every worker has pushed before the second round, so from then on the loud
+// worker's pushes are over twice the others' median norm: clipped (push_guard.h) in both
+// drivers, its first push too where another came first in the round.
+TEST(PushGuardAcrossDrivers, BothClipTheWorkerWhosePushesAreTenTimesTheOthers) {
+  MethodRegistry methods;
+  ASSERT_TRUE(registerBuiltinMethods(methods).ok());
+  for (const Outcome& out : {runHub(methods, ConsistencyMode::kSync, {}, /*loud=*/1),
+                             runVirtual(methods, ConsistencyMode::kSync, {}, /*loud=*/1)}) {
+    EXPECT_TRUE(out.dropped.empty());
+    ASSERT_EQ(out.clipped.size(), 1u);
+    EXPECT_EQ(out.clipped[0].worker, 1);
+    EXPECT_EQ(out.clipped[0].rank, 2);
+    EXPECT_GE(out.clipped[0].pushes, uint64_t{kSteps - 1});
+    EXPECT_LE(out.clipped[0].pushes, uint64_t{kSteps});
+    EXPECT_EQ(out.steps, std::vector<int>(kWorkers, kSteps));
   }
 }
 
