@@ -4,7 +4,9 @@
 //    top-k's histogram passes alone, DGC's sampled threshold and the threshold filter (at
 //    the k-th magnitude, so it keeps k: one stable compaction of n);
 //  - around it: applying the k selected values (scatter-add) and packing them as the wire
-//    format's index/value pairs.
+//    format's index/value pairs;
+//  - a step's selection over ResNet-50's segments: all at once (SegmentedTopk) against the
+//    radix top-k once per segment.
 // n: 1M, ResNet-50's 25.6M parameters and 100M; density 1% and 0.1% (args: n, 1/density).
 // Every benchmark first checks its result against the CPU kernel (which also warms up),
 // then times iterations with CUDA events (manual time: the stream's time, launches
@@ -32,6 +34,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench/bench_data.h"
 #include "bench/cuda/read_pass.h"
 #include "compressors/apply.h"
 #include "compressors/cuda/device_presence.h"
@@ -127,9 +130,15 @@ bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
 class DeviceCase {
  public:
   // n = range(0); with `selects`, k from the density 1 / range(1).
-  DeviceCase(benchmark::State& state, bool selects) : state_(state) {
-    n_ = static_cast<size_t>(state.range(0));
-    k_ = selects ? topkCount(n_, 1.0 / static_cast<double>(state.range(1))) : 0;
+  DeviceCase(benchmark::State& state, bool selects)
+      : DeviceCase(state, state.range(0),
+                   selects ? topkCount(static_cast<size_t>(state.range(0)),
+                                       1.0 / static_cast<double>(state.range(1)))
+                           : 0) {}
+  // The input of n floats; k: what the counters name as selected.
+  DeviceCase(benchmark::State& state, int64_t n, size_t k) : state_(state) {
+    n_ = static_cast<size_t>(n);
+    k_ = k;
     if (!cudaDevicePresent()) {
       fail(cudaDeviceRequired() ? "SPARSEPS_REQUIRE_GPU=1 but " + cudaDeviceAbsence()
                                 : "no CUDA device present: nothing measured");
@@ -143,6 +152,7 @@ class DeviceCase {
   size_t k() const { return k_; }
   const float* x() const { return input_->device->ptr; }
   const std::vector<float>& host() const { return input_->host; }
+  const Input* input() const { return input_; }
 
   void fail(const std::string& why) {
     if (ok_) state_.SkipWithError(why.c_str());
@@ -368,6 +378,102 @@ void BM_Pack(benchmark::State& state) {
          c.k());
 }
 
+// A step's selection over ResNet-50's layout (the 25.56M input, its 161 segments; the
+// 54 with dim > 1 selected, at density 1 / range(0)): SegmentedTopk's six launches against
+// topkRadixDevice once per segment (six launches each), both without a host wait. Checked
+// per segment against topkExact. Counters: segments selected, launches per step.
+struct StepLayout {
+  std::vector<SegmentRequest> requests;
+  std::vector<size_t> out;  // per request, its first slot in the per-segment loop's output
+  size_t total = 0;
+};
+
+StepLayout resnet50Step(double density) {
+  StepLayout step;
+  for (const SegmentSpec& spec : bench::resnet50Specs()) {
+    if (!spec.compressed) continue;
+    const size_t k = topkCount(spec.numel, density);
+    step.requests.push_back({spec.offset, spec.numel, k});
+    step.out.push_back(step.total);
+    step.total += k;
+  }
+  return step;
+}
+
+// Whether the selection in (indices, values) holds each request's topkExact at `slot(i)`.
+template <typename Slot>
+bool matchesPerSegment(const Input& in, const StepLayout& step, const std::vector<uint32_t>& indices,
+                       const std::vector<float>& values, Slot slot) {
+  for (size_t i = 0; i < step.requests.size(); ++i) {
+    const SegmentRequest& r = step.requests[i];
+    std::vector<uint32_t> wantIdx;
+    std::vector<float> wantVal;
+    topkExact(absl::MakeConstSpan(in.host).subspan(r.offset, r.n), r.k, &wantIdx, &wantVal);
+    const size_t at = slot(i);
+    if (at + wantIdx.size() > indices.size() ||
+        !std::equal(wantIdx.begin(), wantIdx.end(), indices.begin() + at) ||
+        std::memcmp(wantVal.data(), values.data() + at, wantVal.size() * sizeof(float)) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void BM_StepSegmented(benchmark::State& state) {
+  const double density = 1.0 / static_cast<double>(state.range(0));
+  const StepLayout step = resnet50Step(density);
+  const int64_t n = flatNumel(bench::resnet50Specs());
+  DeviceCase c(state, n, /*k=*/step.total);
+  if (!c.ok()) return;
+  DeviceArray<uint32_t> indices(step.total);
+  DeviceArray<float> values(step.total);
+  SegmentedTopk topk;
+  if (!topk.select(c.x(), step.requests, indices.ptr, values.ptr, nullptr).ok() ||
+      !c.check(cudaDeviceSynchronize(), "segmented top-k")) {
+    return c.fail("segmented top-k failed");
+  }
+  if (!matchesPerSegment(*c.input(), step, indices.toHost(step.total), values.toHost(step.total),
+                         [&](size_t i) { return topk.plan().first[i]; })) {
+    return c.fail("segmented top-k differs from topkExact per segment");
+  }
+  c.time([&] { return topk.select(c.x(), step.requests, indices.ptr, values.ptr, nullptr).ok(); },
+         c.n());
+  state.counters["segments"] = static_cast<double>(step.requests.size());
+  state.counters["launches"] = 6;
+}
+
+void BM_StepPerSegment(benchmark::State& state) {
+  const double density = 1.0 / static_cast<double>(state.range(0));
+  const StepLayout step = resnet50Step(density);
+  const int64_t n = flatNumel(bench::resnet50Specs());
+  DeviceCase c(state, n, /*k=*/step.total);
+  if (!c.ok()) return;
+  DeviceArray<uint32_t> indices(step.total);
+  DeviceArray<float> values(step.total);
+  DeviceScratch scratch;
+  const auto run = [&] {
+    for (size_t i = 0; i < step.requests.size(); ++i) {
+      const SegmentRequest& r = step.requests[i];
+      if (!topkRadixDevice(c.x() + r.offset, r.n, r.k, indices.ptr + step.out[i],
+                           values.ptr + step.out[i], &scratch, nullptr)
+               .ok()) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (!run() || !c.check(cudaDeviceSynchronize(), "per-segment top-k")) {
+    return c.fail("per-segment top-k failed");
+  }
+  if (!matchesPerSegment(*c.input(), step, indices.toHost(step.total), values.toHost(step.total),
+                         [&](size_t i) { return step.out[i]; })) {
+    return c.fail("per-segment top-k differs from topkExact");
+  }
+  c.time(run, c.n());
+  state.counters["segments"] = static_cast<double>(step.requests.size());
+  state.counters["launches"] = 6.0 * static_cast<double>(step.requests.size());
+}
+
 constexpr int64_t kSizes[] = {int64_t{1} << 20, 25557032, 100000000};
 
 void sizes(benchmark::internal::Benchmark* b) {
@@ -390,6 +496,8 @@ BENCHMARK(BM_TopkSampled)->Apply(sizesAndDensities);
 BENCHMARK(BM_Threshold)->Apply(sizesAndDensities);
 BENCHMARK(BM_Apply)->Apply(sizesAndDensities);
 BENCHMARK(BM_Pack)->Apply(sizesAndDensities);
+BENCHMARK(BM_StepSegmented)->Arg(100)->Arg(1000)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_StepPerSegment)->Arg(100)->Arg(1000)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace sparseps::gpu

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "compressors/cuda/radix_digits.h"
+#include "compressors/cuda/segment_plan.h"
 
 namespace sparseps::gpu {
 
@@ -27,6 +28,13 @@ cudaError_t launchRadixPasses(const float* x, uint32_t n, uint32_t k, RadixState
 size_t topkRadixTempBytes(uint32_t n);
 cudaError_t launchTopkRadix(const float* x, uint32_t n, uint32_t k, uint32_t* indices,
                             float* values, void* temp, cudaStream_t stream);
+// The segmented top-k of a plan (segment_plan.h) with entries: uploadSegmentPlan copies the
+// plan into temp (from host memory that lives until the copy is done), then each
+// launchSegmentedTopk with the same temp selects from x into the plan's output slots.
+size_t segmentedTopkTempBytes(const SegmentPlan& plan);
+cudaError_t uploadSegmentPlan(const SegmentPlan& plan, void* temp, cudaStream_t stream);
+cudaError_t launchSegmentedTopk(const float* x, const SegmentPlan& plan, uint32_t* indices,
+                                float* values, void* temp, cudaStream_t stream);
 
 // topk_sort.cu: the cub::DeviceRadixSort baseline. Requires 1 <= k <= n.
 size_t topkSortTempBytes(uint32_t n, uint32_t k);

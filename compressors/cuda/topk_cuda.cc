@@ -1,6 +1,8 @@
 #include "compressors/cuda/topk_cuda.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 #include "compressors/cuda/cuda_status.h"
 #include "compressors/cuda/launchers.h"
@@ -32,6 +34,27 @@ absl::StatusOr<size_t> topkSortDevice(const float* x, size_t n, size_t k, uint32
   SPARSEPS_CUDA_TRY(scratch->reserve(topkSortTempBytes(n32, k32), &temp), "topkSortDevice scratch");
   SPARSEPS_CUDA_TRY(launchTopkSort(x, n32, k32, indices, values, temp, stream), "topkSortDevice");
   return k;
+}
+
+absl::Status SegmentedTopk::select(const float* x, const std::vector<SegmentRequest>& requests,
+                                   uint32_t* indices, float* values, cudaStream_t stream) {
+  if (temp_ == nullptr || requests != requests_) {
+    SegmentPlan plan;
+    if (std::string error = planSegments(requests, &plan); !error.empty()) {
+      return absl::InvalidArgumentError(error);
+    }
+    plan_ = std::move(plan);
+    requests_ = requests;
+    temp_ = nullptr;  // until the new plan is on the device
+    void* temp = nullptr;
+    SPARSEPS_CUDA_TRY(scratch_.reserve(segmentedTopkTempBytes(plan_), &temp),
+                      "SegmentedTopk scratch");
+    SPARSEPS_CUDA_TRY(uploadSegmentPlan(plan_, temp, stream), "SegmentedTopk plan");
+    temp_ = temp;
+  }
+  SPARSEPS_CUDA_TRY(launchSegmentedTopk(x, plan_, indices, values, temp_, stream),
+                    "SegmentedTopk");
+  return absl::OkStatus();
 }
 
 }  // namespace sparseps::gpu

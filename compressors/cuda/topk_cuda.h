@@ -5,6 +5,8 @@
 //  - topkRadixDevice: radix select over the magnitude keys (topk_radix.cu): five reads of
 //    x (three histogram passes, a count and a write by chunks), no host round trip.
 //  - topkSortDevice: the baseline, cub::DeviceRadixSort of all keys (topk_sort.cu).
+//  - SegmentedTopk: the radix select of many segments of one flat vector at once
+//    (segment_plan.h), six launches whatever the number of segments.
 // x, indices and values are device pointers; indices/values hold min(k, n) entries.
 // The work is enqueued on `stream` and the call returns without waiting for it.
 
@@ -12,9 +14,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "compressors/cuda/device_scratch.h"
+#include "compressors/cuda/segment_plan.h"
 
 namespace sparseps::gpu {
 
@@ -23,5 +28,26 @@ absl::StatusOr<size_t> topkRadixDevice(const float* x, size_t n, size_t k, uint3
                                        float* values, DeviceScratch* scratch, cudaStream_t stream);
 absl::StatusOr<size_t> topkSortDevice(const float* x, size_t n, size_t k, uint32_t* indices,
                                       float* values, DeviceScratch* scratch, cudaStream_t stream);
+
+// The top-k of every segment of a step at once. The plan is made, and copied to the device,
+// when the requests differ from the last call's (a step's layout is the same every step).
+// Not thread-safe: one per stream.
+class SegmentedTopk {
+ public:
+  // Enqueues the selection on `stream` and returns without waiting for it: request i's
+  // indices (within its segment, increasing) with their values in slots
+  // [plan().first[i], plan().first[i] + plan().count[i]) of indices and values, which hold
+  // plan().total entries. An invalid request (a segment beyond the u32 index range) is an
+  // InvalidArgument error and leaves the last plan in place.
+  absl::Status select(const float* x, const std::vector<SegmentRequest>& requests,
+                      uint32_t* indices, float* values, cudaStream_t stream);
+  const SegmentPlan& plan() const { return plan_; }
+
+ private:
+  std::vector<SegmentRequest> requests_;  // what plan_ and the device's copy were made for
+  SegmentPlan plan_;
+  DeviceScratch scratch_;
+  void* temp_ = nullptr;
+};
 
 }  // namespace sparseps::gpu

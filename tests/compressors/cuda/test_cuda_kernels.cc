@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -16,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "compressors/apply.h"
 #include "compressors/cuda/cuda_kernels.h"
 #include "compressors/cuda/device_scratch.h"
@@ -301,6 +304,63 @@ TEST(DeviceTopk, EmptyOrZeroKLaunchesNothing) {
   got = topkSortDevice(nullptr, 10, 0, nullptr, nullptr, &scratch, nullptr);
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(*got, 0u);
+}
+
+// A step's segments selected together on the device, against the CPU top-k of each
+// segment alone; then the same layout with other ks (a new plan) and again (the kept one).
+TEST(DeviceSegmentedTopk, EverySegmentMatchesTopkExactOfItsOwn) {
+  SKIP_WITHOUT_DEVICE();
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  std::vector<float> x;
+  std::vector<size_t> sizes;
+  for (int s = 0; s < 40; ++s) {
+    sizes.push_back(s % 8 == 0 ? 1 + rng() % 7 : 1 + rng() % 300000);
+    const std::vector<float> part = randomInput(sizes.back(), s % 3 == 0, &rng);
+    x.insert(x.end(), part.begin(), part.end());
+  }
+  DeviceArray<float> dx(x);
+  DeviceArray<uint32_t> idx(x.size());
+  DeviceArray<float> val(x.size());
+  SegmentedTopk topk;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<SegmentRequest> requests;
+    uint64_t offset = 0;
+    for (size_t n : sizes) {
+      const size_t choices[] = {0, 1, 1 + rng() % n, n, n + 5, std::max<size_t>(1, n / 100)};
+      requests.push_back({offset, n, choices[rng() % 6]});
+      offset += n;
+    }
+    if (round == 2) requests = {};
+    for (int again = 0; again < 2; ++again) {
+      ASSERT_TRUE(topk.select(dx.get(), requests, idx.get(), val.get(), nullptr).ok());
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const SegmentPlan& plan = topk.plan();
+      const std::vector<uint32_t> gotIdx = idx.toHost(plan.total);
+      const std::vector<float> gotVal = val.toHost(plan.total);
+      for (size_t i = 0; i < requests.size(); ++i) {
+        SCOPED_TRACE(testing::Message() << "round " << round << " request " << i);
+        const SegmentRequest& r = requests[i];
+        std::vector<uint32_t> cpuIdx;
+        std::vector<float> cpuVal;
+        topkExact(absl::MakeConstSpan(x).subspan(r.offset, r.n), r.k, &cpuIdx, &cpuVal);
+        ASSERT_EQ(plan.count[i], cpuIdx.size());
+        const auto from = static_cast<std::ptrdiff_t>(plan.first[i]);
+        const auto to = from + static_cast<std::ptrdiff_t>(plan.count[i]);
+        EXPECT_EQ(std::vector<uint32_t>(gotIdx.begin() + from, gotIdx.begin() + to), cpuIdx);
+        EXPECT_EQ(bitsOf(std::vector<float>(gotVal.begin() + from, gotVal.begin() + to)),
+                  bitsOf(cpuVal));
+      }
+    }
+  }
+}
+
+TEST(DeviceSegmentedTopk, RejectsSegmentsBeyondU32IndicesAndKeepsItsPlan) {
+  SegmentedTopk topk;
+  EXPECT_EQ(topk.select(nullptr, {{0, uint64_t{1} << 33, 1}}, nullptr, nullptr, nullptr).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(topk.plan().total, 0u);
 }
 
 }  // namespace

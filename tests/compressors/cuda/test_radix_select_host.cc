@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -12,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "compressors/cuda/radix_digits.h"
 #include "compressors/cuda/radix_select_sim.h"
+#include "compressors/cuda/segment_plan.h"
 #include "compressors/kernels/magnitude_key.h"
 #include "compressors/topk.h"
 
@@ -215,6 +218,95 @@ TEST(RadixSim, EmptyAndZeroK) {
   std::vector<float> x{1.0f, 2.0f};
   ASSERT_TRUE(radixTopkSim(x, 0, 4, 256, &idx, &val).ok());
   EXPECT_TRUE(idx.empty() && val.empty());
+}
+
+TEST(SegmentPlan, BlocksInProportionAndSlotsInSegmentOrder) {
+  // n = 0, k = 0 and k > n give no entry or a capped one; the large segment hits the cap.
+  const std::vector<SegmentRequest> requests = {
+      {0, 5000, 50}, {5000, 0, 3}, {5000, 100, 0}, {5100, 7, 9}, {5107, 4096, 4096},
+      {9203, uint64_t{kMaxBlocksPerSegment + 1} * kItemsPerBlock, 1}};
+  SegmentPlan plan;
+  ASSERT_EQ(planSegments(requests, &plan), "");
+  EXPECT_EQ(plan.first, (std::vector<uint32_t>{0, 50, 50, 50, 57, 4153}));
+  EXPECT_EQ(plan.count, (std::vector<uint32_t>{50, 0, 0, 7, 4096, 1}));
+  EXPECT_EQ(plan.total, 4154u);
+  ASSERT_EQ(plan.entries.size(), 4u);
+  const std::vector<uint32_t> wantBlocks = {2, 1, 1, kMaxBlocksPerSegment};
+  const std::vector<size_t> wantRequest = {0, 3, 4, 5};
+  uint32_t next = 0;
+  for (size_t e = 0; e < plan.entries.size(); ++e) {
+    const SegmentEntry& entry = plan.entries[e];
+    const SegmentRequest& r = requests[wantRequest[e]];
+    EXPECT_EQ(entry.offset, r.offset);
+    EXPECT_EQ(entry.n, r.n);
+    EXPECT_EQ(entry.k, std::min(r.k, r.n));
+    EXPECT_EQ(entry.out, plan.first[wantRequest[e]]);
+    EXPECT_EQ(entry.blocks, wantBlocks[e]) << "entry " << e;
+    // Its blocks follow the previous entry's, and the block map names it for each.
+    EXPECT_EQ(entry.firstBlock, next);
+    for (uint32_t b = entry.firstBlock; b < entry.firstBlock + entry.blocks; ++b) {
+      ASSERT_EQ(plan.blockSegment.at(b), e) << "block " << b;
+    }
+    next += entry.blocks;
+  }
+  EXPECT_EQ(plan.blockSegment.size(), next);
+}
+
+TEST(SegmentPlan, RefusesWhatU32IndicesCannotHold) {
+  SegmentPlan plan;
+  EXPECT_NE(planSegments({{0, uint64_t{1} << 32, 1}}, &plan), "");
+  EXPECT_TRUE(plan.entries.empty() && plan.first.empty());
+  // Two segments whose selections together pass 2^32.
+  const uint64_t big = (uint64_t{1} << 31) + 1;
+  EXPECT_NE(planSegments({{0, big, big}, {big, big, big}}, &plan), "");
+  EXPECT_EQ(plan.total, 0u);
+}
+
+// Each request's slots against the sort reference over its own segment.
+TEST(SegmentedSim, EverySegmentMatchesItsOwnTopk) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  for (int trial = 0; trial < 4; ++trial) {
+    // Segments of 1 to 60,000 elements (a few past one block), some of them full of ties,
+    // with k of 0, 1, random, n and past n.
+    std::vector<SegmentRequest> requests;
+    std::vector<float> x;
+    for (int s = 0; s < 24; ++s) {
+      const size_t n = s % 6 == 0 ? 1 + rng() % 7 : 1 + rng() % 60000;
+      const std::vector<float> part = randomInput(n, s % 3 == 0, &rng);
+      const size_t choices[] = {0, 1, 1 + rng() % n, n, n + 5};
+      requests.push_back({x.size(), n, choices[rng() % 5]});
+      x.insert(x.end(), part.begin(), part.end());
+    }
+    SegmentPlan plan;
+    std::vector<uint32_t> idx;
+    std::vector<float> val;
+    ASSERT_TRUE(segmentedTopkSim(x, requests, 256, &plan, &idx, &val).ok());
+    ASSERT_EQ(idx.size(), plan.total);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      SCOPED_TRACE(testing::Message() << "trial " << trial << " request " << i);
+      const SegmentRequest& r = requests[i];
+      const std::vector<float> part(x.begin() + r.offset, x.begin() + r.offset + r.n);
+      std::vector<uint32_t> refIdx;
+      std::vector<float> refVal;
+      sortReference(part, rankOrder(part), r.k, &refIdx, &refVal);
+      ASSERT_EQ(plan.count[i], refIdx.size());
+      const auto from = static_cast<std::ptrdiff_t>(plan.first[i]);
+      const auto to = from + static_cast<std::ptrdiff_t>(plan.count[i]);
+      ASSERT_EQ(std::vector<uint32_t>(idx.begin() + from, idx.begin() + to), refIdx);
+      expectSameBits(std::vector<float>(val.begin() + from, val.begin() + to), refVal);
+    }
+  }
+}
+
+TEST(SegmentedSim, SegmentOutsideXIsAnError) {
+  std::vector<float> x(10, 1.0f);
+  SegmentPlan plan;
+  std::vector<uint32_t> idx;
+  std::vector<float> val;
+  EXPECT_EQ(segmentedTopkSim(x, {{5, 6, 2}}, 256, &plan, &idx, &val).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
