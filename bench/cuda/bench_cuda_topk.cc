@@ -236,9 +236,10 @@ void runTopk(benchmark::State& state, TopkFn topk) {
 void BM_TopkRadix(benchmark::State& state) { runTopk(state, &topkRadixDevice); }
 void BM_TopkSort(benchmark::State& state) { runTopk(state, &topkSortDevice); }
 
-// The radix top-k's three histogram passes alone (launchers.h), without the two
-// compactions after them: with BM_Threshold (one compaction) it shows where BM_TopkRadix's
-// time goes. Checked: the k-th largest key they find is the CPU top-k's smallest.
+// Three histogram passes over all of x (launchRadixPasses, what DGC's sampled threshold runs
+// on its sample): what the radix top-k would cost reading x in every pass, where
+// BM_TopkRadix reads it in passes 0 and 1 only. Checked: the k-th largest key they find
+// is the CPU top-k's smallest.
 void BM_RadixPasses(benchmark::State& state) {
   DeviceCase c(state, /*selects=*/true);
   if (!c.ok()) return;

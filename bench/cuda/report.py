@@ -20,7 +20,7 @@ KERNELS = {
     "ReadPass": "read pass (cub max)",
     "TopkRadix": "top-k exact (radix select)",
     "TopkSort": "top-k exact, sort baseline",
-    "RadixPasses": "radix top-k's 3 histogram passes alone",
+    "RadixPasses": "3 histogram passes over all of x",
     "TopkSampled": "top-k sampled (DGC)",
     "Threshold": "threshold filter",
     "Apply": "apply k values (scatter-add)",

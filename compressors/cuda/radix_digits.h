@@ -107,4 +107,22 @@ SPARSEPS_HD uint32_t selectedPosition(uint32_t above, uint32_t tieRank, const Ra
   return above + (tieRank < s.kLeft ? tieRank : s.kLeft);
 }
 
+// Survivors. After pass 0, the keys whose first digit is at least the chosen bucket's hold
+// every key the selection takes (those above the bucket are all taken, the bucket holds the
+// rest). For data like gradients they are few: fewer than k above, plus one bucket a quarter
+// of an octave wide. So pass 1 reads x once more and keeps them: each block the survivors of
+// its chunk (the selection's chunk), in index order, in a room of survivorRoom(chunk) slots.
+// Pass 2 and the selection then read a block's survivors instead of its chunk of x, and x is
+// read twice in all instead of five times. A block whose survivors do not fit its room (dense
+// selections, many equal magnitudes) reads its chunk of x in those steps: the same result.
+SPARSEPS_HD bool survives(uint32_t key, const RadixState& s) {
+  return (key & s.prefixMask) >= s.prefix;
+}
+
+constexpr uint32_t kRoomShare = 8;  // a block's room: one slot per kRoomShare elements
+
+SPARSEPS_HD uint32_t survivorRoom(uint32_t chunk) {
+  return (chunk + kRoomShare - 1) / kRoomShare;
+}
+
 }  // namespace sparseps::gpu

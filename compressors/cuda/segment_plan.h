@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "compressors/cuda/radix_digits.h"
+
 namespace sparseps::gpu {
 
 constexpr uint32_t kItemsPerBlock = 4096;
@@ -24,6 +26,8 @@ struct SegmentEntry {
   uint32_t firstBlock = 0;  // its blocks are [firstBlock, firstBlock + blocks)
   uint32_t blocks = 0;
   uint32_t out = 0;  // its first output slot
+  uint64_t room = 0;  // its first survivor slot (radix_digits.h): block b's are
+                      // [room + b * survivorRoom(chunk), ...) with chunk = selectChunk(n, blocks)
 };
 
 // A segment to select from: x[offset, offset + n), its k largest magnitudes.
@@ -42,6 +46,7 @@ struct SegmentPlan {
   std::vector<uint32_t> first;         // per request: its first output slot
   std::vector<uint32_t> count;         // per request: min(k, n), its output slots
   uint32_t total = 0;                  // output slots of all requests
+  uint64_t rooms = 0;                  // survivor slots of all blocks
 };
 
 // Blocks for a segment of n elements (n >= 1).
@@ -72,6 +77,8 @@ inline std::string planSegments(const std::vector<SegmentRequest>& requests, Seg
       e.firstBlock = static_cast<uint32_t>(plan->blockSegment.size());
       e.blocks = segmentBlocks(e.n);
       e.out = static_cast<uint32_t>(total);
+      e.room = plan->rooms;
+      plan->rooms += uint64_t{e.blocks} * survivorRoom(selectChunk(e.n, e.blocks));
       plan->blockSegment.insert(plan->blockSegment.end(), e.blocks,
                                 static_cast<uint32_t>(plan->entries.size()));
       plan->entries.push_back(e);

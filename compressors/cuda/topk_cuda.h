@@ -2,8 +2,9 @@
 // Magnitude top-k of one segment in device memory, on a CUDA stream: the topk(x, r) of
 // docs/methods.md with the contract of compressors/topk.h (indices increasing with
 // their values; NaN above Inf above finite; equal magnitudes -> the lower index wins).
-//  - topkRadixDevice: radix select over the magnitude keys (topk_radix.cu): five reads of
-//    x (three histogram passes, a count and a write by chunks), no host round trip.
+//  - topkRadixDevice: radix select over the magnitude keys (topk_radix.cu): two reads of x
+//    (pass 0, and pass 1 keeping the survivors that can still be selected), then pass 2,
+//    a count and a write by chunks over the survivors; no host round trip.
 //  - topkSortDevice: the baseline, cub::DeviceRadixSort of all keys (topk_sort.cu).
 //  - SegmentedTopk: the radix select of many segments of one flat vector at once
 //    (segment_plan.h), six launches whatever the number of segments.

@@ -210,6 +210,39 @@ INSTANTIATE_TEST_SUITE_P(Sizes, RadixSimTest,
                                          SimCase{1000, false}, SimCase{1000, true},
                                          SimCase{1 << 20, false}, SimCase{1 << 20, true}));
 
+// Pass 1 keeps each block's survivors in its room; a block whose survivors overflow it
+// reads its chunk of x again. Both give the reference's selection.
+TEST(RadixSim, SurvivorsAreFewForNormalDataAndABlockThatOverflowsReadsX) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  constexpr size_t kBlocks = 64, kChunk = 4096, n = kBlocks * kChunk;
+  ASSERT_EQ(selectChunk(n, kBlocks), kChunk);
+  std::vector<float> x = randomInput(n, false, &rng);
+  const auto check = [&](size_t k, size_t wantOverflowed, size_t maxSurvivors) {
+    SCOPED_TRACE(testing::Message() << "k " << k);
+    RadixSimStats stats;
+    std::vector<uint32_t> idx, refIdx;
+    std::vector<float> val, refVal;
+    ASSERT_TRUE(radixTopkSim(x, k, kBlocks, 256, &idx, &val, &stats).ok());
+    sortReference(x, rankOrder(x), k, &refIdx, &refVal);
+    EXPECT_EQ(idx, refIdx);
+    expectSameBits(val, refVal);
+    EXPECT_EQ(stats.overflowedBlocks, wantOverflowed);
+    EXPECT_LE(stats.survivors, maxSurvivors);
+    EXPECT_GE(stats.survivors + wantOverflowed * kChunk, k);
+  };
+  // 1% and 0.1% of normal data: k plus about one bucket's worth survive.
+  check(n / 100, 0, n / 20);
+  check(n / 1000, 0, n / 100);
+  // One chunk of large equal magnitudes, all of them selected: that block overflows.
+  std::fill(x.begin() + 10 * kChunk, x.begin() + 11 * kChunk, -5.0f);
+  check(n / 50, 1, n / 10);
+  // Everything equal: every block overflows, and the ties go by index.
+  std::fill(x.begin(), x.end(), 1.0f);
+  check(n / 100, kBlocks, 0);
+}
+
 TEST(RadixSim, EmptyAndZeroK) {
   std::vector<uint32_t> idx{1};
   std::vector<float> val{1.0f};
