@@ -60,10 +60,28 @@ void guardedThunk(void* handler, int events) {
   }
 }
 
+// The library that this file's call of Pair::signalExceptionExternal is bound to, opened
+// again (it stays loaded): the Gloo whose pairs this process makes. A process can hold a
+// second Gloo (a pip wheel of torch carries its own), and a lookup in the global scope may
+// then give one copy's table and the other's functions. RTLD_DEFAULT where the function lies
+// in the executable itself.
+void* boundGloo() {
+  using Signal = std::exception_ptr (gloo::transport::tcp::Pair::*)(const std::string&);
+  const Signal member = &gloo::transport::tcp::Pair::signalExceptionExternal;
+  void* function = nullptr;  // Itanium C++ ABI: a non-virtual member's pointer holds its address
+  std::memcpy(&function, &member, sizeof function);
+  Dl_info info;
+  if (dladdr(function, &info) == 0 || info.dli_fname == nullptr) return RTLD_DEFAULT;
+  void* library = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  return library != nullptr ? library : RTLD_DEFAULT;
+}
+
 absl::Status install() {
-  void* vtable = dlsym(RTLD_DEFAULT, kVtable);
-  void* direct = dlsym(RTLD_DEFAULT, kHandleEvents);
-  void* thunk = dlsym(RTLD_DEFAULT, kHandleEventsThunk);
+  void* gloo = boundGloo();
+  void* vtable = dlsym(gloo, kVtable);
+  void* direct = dlsym(gloo, kHandleEvents);
+  void* thunk = dlsym(gloo, kHandleEventsThunk);
+  if (gloo != RTLD_DEFAULT) dlclose(gloo);  // the open above only counted a reference
   Dl_info info;
   void* entry = nullptr;
   if (vtable == nullptr || direct == nullptr || thunk == nullptr ||

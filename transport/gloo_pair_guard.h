@@ -8,7 +8,9 @@
 // whole process.
 //
 // guardGlooPairs() makes such a failure the pair's own instead. It finds the virtual table of
-// gloo::transport::tcp::Pair (an exported symbol of libgloo) and replaces its two entries for
+// gloo::transport::tcp::Pair (an exported symbol of libgloo; looked up in the libgloo that
+// sparseps's own calls are bound to, since a Python process can hold a second Gloo in its
+// torch) and replaces its two entries for
 // handleEvents (the function and its thunk for the Handler base, which the device loop calls)
 // with wrappers that call the original and turn an exception into a failed pair through the
 // pair's public signalExceptionExternal: every wait on the pair then ends with an IoException,
