@@ -429,7 +429,7 @@ void BM_StepSegmented(benchmark::State& state) {
   DeviceArray<uint32_t> indices(step.total);
   DeviceArray<float> values(step.total);
   SegmentedTopk topk;
-  if (!topk.select(c.x(), step.requests, indices.ptr, values.ptr, nullptr).ok() ||
+  if (!topk.select(c.x(), c.n(), step.requests, indices.ptr, values.ptr, nullptr).ok() ||
       !c.check(cudaDeviceSynchronize(), "segmented top-k")) {
     return c.fail("segmented top-k failed");
   }
@@ -437,7 +437,7 @@ void BM_StepSegmented(benchmark::State& state) {
                          [&](size_t i) { return topk.plan().first[i]; })) {
     return c.fail("segmented top-k differs from topkExact per segment");
   }
-  c.time([&] { return topk.select(c.x(), step.requests, indices.ptr, values.ptr, nullptr).ok(); },
+  c.time([&] { return topk.select(c.x(), c.n(), step.requests, indices.ptr, values.ptr, nullptr).ok(); },
          c.n());
   state.counters["segments"] = static_cast<double>(step.requests.size());
   state.counters["launches"] = 6;

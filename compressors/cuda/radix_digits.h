@@ -93,8 +93,8 @@ struct ChunkCounts {
 
 // Elements per block: n over `blocks`, rounded up to whole tiles.
 SPARSEPS_HD uint32_t selectChunk(uint32_t n, uint32_t blocks) {
-  const uint32_t perBlock = (n + blocks - 1) / blocks;
-  return (perBlock + kSelectTile - 1) / kSelectTile * kSelectTile;
+  const uint64_t perBlock = (uint64_t{n} + blocks - 1) / blocks;
+  return static_cast<uint32_t>((perBlock + kSelectTile - 1) / kSelectTile * kSelectTile);
 }
 
 SPARSEPS_HD bool isSelectedAt(uint32_t key, uint32_t tieRank, const RadixState& s) {
@@ -111,18 +111,21 @@ SPARSEPS_HD uint32_t selectedPosition(uint32_t above, uint32_t tieRank, const Ra
 // every key the selection takes (those above the bucket are all taken, the bucket holds the
 // rest). For data like gradients they are few: fewer than k above, plus one bucket a quarter
 // of an octave wide. So pass 1 reads x once more and keeps them: each block the survivors of
-// its chunk (the selection's chunk), in index order, in a room of survivorRoom(chunk) slots.
+// its chunk (the selection's chunk), in index order, in a room of blockRoom() slots.
 // Pass 2 and the selection then read a block's survivors instead of its chunk of x, and x is
-// read twice in all instead of five times. A block whose survivors do not fit its room (dense
-// selections, many equal magnitudes) reads its chunk of x in those steps: the same result.
+// read twice in all instead of five times. A block whose survivors do not fit its room (many
+// equal magnitudes) reads its chunk of x in those steps: the same result. A dense selection
+// (k over n / kRoomShare, more survivors than rooms) keeps none: its blocks have no room.
 SPARSEPS_HD bool survives(uint32_t key, const RadixState& s) {
   return (key & s.prefixMask) >= s.prefix;
 }
 
 constexpr uint32_t kRoomShare = 8;  // a block's room: one slot per kRoomShare elements
 
-SPARSEPS_HD uint32_t survivorRoom(uint32_t chunk) {
-  return (chunk + kRoomShare - 1) / kRoomShare;
+// The survivor slots of each of a segment's `blocks` blocks, for its top-k.
+SPARSEPS_HD uint32_t blockRoom(uint32_t n, uint32_t k, uint32_t blocks) {
+  if (k > n / kRoomShare) return 0;
+  return (selectChunk(n, blocks) + kRoomShare - 1) / kRoomShare;
 }
 
 }  // namespace sparseps::gpu

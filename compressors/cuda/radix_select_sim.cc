@@ -10,26 +10,26 @@
 namespace sparseps::gpu {
 namespace {
 
+// The device memory of a plan's selection, simulated with the kernels' indexing: per block
+// (numbered across all entries) its counts and its survivors, the survivor slots of all
+// rooms, and which block wrote each slot (-1: none), so that rooms that overlap are found.
+struct PlanMemory {
+  PlanMemory(size_t blocks, uint64_t rooms)
+      : counts(blocks), survivors(blocks, 0), roomIndex(rooms, 0), roomValue(rooms, 0.0f),
+        roomOwner(rooms, -1) {}
+  std::vector<ChunkCounts> counts;
+  std::vector<uint32_t> survivors;
+  std::vector<uint32_t> roomIndex;
+  std::vector<float> roomValue;
+  std::vector<int64_t> roomOwner;
+};
+
 // A block's elements in index order for pass 2 and the selection: its survivors when they
 // fit its room, else its chunk of x (radix_digits.h).
 struct BlockElements {
   std::vector<uint32_t> index;
   std::vector<float> value;
 };
-
-// The grid-stride histogram of one pass over all of x, added up over the blocks.
-void histogramPass(absl::Span<const float> x, size_t blocks, size_t threads, int pass,
-                   const RadixState& state, std::vector<uint32_t>* hist) {
-  const size_t n = x.size();
-  for (size_t b = 0; b < blocks; ++b) {
-    for (size_t start = b * threads; start < n; start += blocks * threads) {
-      for (size_t i = start; i < std::min(n, start + threads); ++i) {
-        const uint32_t key = magnitudeKey(x[i]);
-        if (matchesPrefix(key, state)) ++(*hist)[digitOf(key, pass)];
-      }
-    }
-  }
-}
 
 // The last block's bucket search: exclusive scan from the highest digit down, each bucket
 // tested, then the state advanced.
@@ -52,50 +52,85 @@ absl::Status finishPass(const std::vector<uint32_t>& hist, int pass, RadixState*
   return absl::OkStatus();
 }
 
-// One plan entry, as its blocks run it: x is the entry's segment, and its selection goes
-// to slots [e.out, e.out + e.k) of indices and values.
-absl::Status simulateEntry(absl::Span<const float> x, const SegmentEntry& e, size_t threads,
-                           std::vector<uint32_t>* indices, std::vector<float>* values,
-                           RadixSimStats* stats) {
+// Plan entry `entry` (e) as its blocks run it over the flat x, in the memory of the whole
+// plan; its selection goes to slots [e.out, e.out + e.k) of indices and values.
+absl::Status simulateEntry(absl::Span<const float> flat, const SegmentEntry& e, uint32_t entry,
+                           const std::vector<uint32_t>& blockSegment, size_t threads,
+                           PlanMemory* memory, std::vector<uint32_t>* indices,
+                           std::vector<float>* values, RadixSimStats* stats) {
+  if (e.offset + e.n > flat.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("segment [", e.offset, ", ", e.offset + e.n,
+                                                   ") outside x of ", flat.size()));
+  }
+  for (uint32_t b = e.firstBlock; b < e.firstBlock + e.blocks; ++b) {
+    if (b >= blockSegment.size() || blockSegment[b] != entry) {
+      return absl::InternalError(absl::StrCat("block ", b, " is not mapped to entry ", entry));
+    }
+  }
+  const absl::Span<const float> x = flat.subspan(e.offset, e.n);
   const size_t n = x.size(), blocks = e.blocks;
   RadixState state;
   state.kLeft = e.k;
   std::vector<uint32_t> hist(kBuckets, 0u);
   // Pass 0: grid-stride over x.
-  histogramPass(x, blocks, threads, 0, state, &hist);
-  if (absl::Status s = finishPass(hist, 0, &state); !s.ok()) return s;
-  // Pass 1: each block's chunk in order, its survivors kept up to its room.
-  const uint32_t chunk = selectChunk(e.n, e.blocks);
-  const size_t room = survivorRoom(chunk);
-  std::fill(hist.begin(), hist.end(), 0u);
-  std::vector<BlockElements> elements(blocks);
   for (size_t b = 0; b < blocks; ++b) {
-    BlockElements kept;
-    size_t survivors = 0;
-    for (size_t i = b * chunk; i < std::min(n, (b + 1) * chunk); ++i) {
-      const uint32_t key = magnitudeKey(x[i]);
-      if (matchesPrefix(key, state)) ++hist[digitOf(key, 1)];
-      if (survives(key, state) && survivors++ < room) {
-        kept.index.push_back(static_cast<uint32_t>(i));
-        kept.value.push_back(x[i]);
-      }
-    }
-    if (survivors <= room) {
-      elements[b] = std::move(kept);
-      stats->survivors += survivors;
-    } else {  // the block reads its chunk of x from here on
-      ++stats->overflowedBlocks;
-      for (size_t i = b * chunk; i < std::min(n, (b + 1) * chunk); ++i) {
-        elements[b].index.push_back(static_cast<uint32_t>(i));
-        elements[b].value.push_back(x[i]);
+    for (size_t start = b * threads; start < n; start += blocks * threads) {
+      for (size_t i = start; i < std::min(n, start + threads); ++i) {
+        const uint32_t key = magnitudeKey(x[i]);
+        if (matchesPrefix(key, state)) ++hist[digitOf(key, 0)];
       }
     }
   }
+  if (absl::Status s = finishPass(hist, 0, &state); !s.ok()) return s;
+  // Pass 1: each block's chunk in order, its survivors written to its room while they fit.
+  const uint32_t chunk = selectChunk(e.n, e.blocks);
+  const uint32_t room = blockRoom(e.n, e.k, e.blocks);
+  std::fill(hist.begin(), hist.end(), 0u);
+  std::vector<BlockElements> elements(blocks);
+  for (size_t b = 0; b < blocks; ++b) {
+    const size_t block = e.firstBlock + b;
+    const uint64_t slot = e.room + b * room;
+    uint32_t& kept = memory->survivors[block];
+    for (size_t i = b * chunk; i < std::min(n, (b + 1) * chunk); ++i) {
+      const uint32_t key = magnitudeKey(x[i]);
+      if (matchesPrefix(key, state)) ++hist[digitOf(key, 1)];
+      if (!survives(key, state)) continue;
+      if (kept < room) {
+        const uint64_t at = slot + kept;
+        if (at >= memory->roomOwner.size() ||
+            (memory->roomOwner[at] != -1 && memory->roomOwner[at] != static_cast<int64_t>(block))) {
+          return absl::InternalError(absl::StrCat("block ", block, " writes survivor slot ", at,
+                                                  ", outside the rooms or another block's"));
+        }
+        memory->roomOwner[at] = static_cast<int64_t>(block);
+        memory->roomIndex[at] = static_cast<uint32_t>(i);
+        memory->roomValue[at] = x[i];
+      }
+      ++kept;
+    }
+  }
   if (absl::Status s = finishPass(hist, 1, &state); !s.ok()) return s;
+  // What each block reads from here on: its room's survivors, or its chunk of x.
+  for (size_t b = 0; b < blocks; ++b) {
+    const uint32_t kept = memory->survivors[e.firstBlock + b];
+    BlockElements& el = elements[b];
+    if (kept <= room) {
+      stats->survivors += kept;
+      const uint64_t slot = e.room + b * room;
+      el.index.assign(memory->roomIndex.begin() + slot, memory->roomIndex.begin() + slot + kept);
+      el.value.assign(memory->roomValue.begin() + slot, memory->roomValue.begin() + slot + kept);
+    } else {
+      ++stats->overflowedBlocks;
+      for (size_t i = b * chunk; i < std::min(n, (b + 1) * chunk); ++i) {
+        el.index.push_back(static_cast<uint32_t>(i));
+        el.value.push_back(x[i]);
+      }
+    }
+  }
   // Pass 2: each block's elements.
   std::fill(hist.begin(), hist.end(), 0u);
-  for (const BlockElements& block : elements) {
-    for (float v : block.value) {
+  for (const BlockElements& el : elements) {
+    for (float v : el.value) {
       const uint32_t key = magnitudeKey(v);
       if (matchesPrefix(key, state)) ++hist[digitOf(key, 2)];
     }
@@ -103,33 +138,33 @@ absl::Status simulateEntry(absl::Span<const float> x, const SegmentEntry& e, siz
   if (absl::Status s = finishPass(hist, 2, &state); !s.ok()) return s;
   // The selection by blocks: each block's counts, then each block's walk of its elements
   // with the counts of the segment's blocks before it.
-  std::vector<ChunkCounts> counts(blocks);
   for (size_t b = 0; b < blocks; ++b) {
+    ChunkCounts& c = memory->counts[e.firstBlock + b];
     for (float v : elements[b].value) {
       const uint32_t key = magnitudeKey(v);
-      counts[b].above += key > state.prefix;
-      counts[b].ties += key == state.prefix;
+      c.above += key > state.prefix;
+      c.ties += key == state.prefix;
     }
   }
   std::vector<bool> written(e.k, false);
   for (size_t b = 0; b < blocks; ++b) {
     uint32_t above = 0, tieRank = 0;
-    for (size_t before = 0; before < b; ++before) {
-      above += counts[before].above;
-      tieRank += counts[before].ties;
+    for (size_t before = e.firstBlock; before < e.firstBlock + b; ++before) {
+      above += memory->counts[before].above;
+      tieRank += memory->counts[before].ties;
     }
-    for (size_t p = 0; p < elements[b].index.size(); ++p) {
-      const uint32_t i = elements[b].index[p];
-      const uint32_t key = magnitudeKey(elements[b].value[p]);
+    const BlockElements& el = elements[b];
+    for (size_t p = 0; p < el.index.size(); ++p) {
+      const uint32_t key = magnitudeKey(el.value[p]);
       if (isSelectedAt(key, tieRank, state)) {
         const uint32_t at = selectedPosition(above, tieRank, state);
         if (at >= e.k || written[at]) {
-          return absl::InternalError(absl::StrCat("element ", i, " selected into slot ", at,
-                                                  " (k = ", e.k, "), taken or out of range"));
+          return absl::InternalError(absl::StrCat("element ", el.index[p], " selected into slot ",
+                                                  at, " (k = ", e.k, "), taken or out of range"));
         }
         written[at] = true;
-        (*indices)[e.out + at] = i;
-        (*values)[e.out + at] = elements[b].value[p];
+        (*indices)[e.out + at] = el.index[p];
+        (*values)[e.out + at] = el.value[p];
       }
       above += key > state.prefix;
       tieRank += key == state.prefix;
@@ -152,11 +187,11 @@ absl::Status radixTopkSim(absl::Span<const float> x, size_t k, size_t blocks, si
   indices->assign(k, 0);
   values->assign(k, 0.0f);
   if (k == 0) return absl::OkStatus();
-  SegmentEntry e;
-  e.n = static_cast<uint32_t>(x.size());
-  e.k = static_cast<uint32_t>(k);
-  e.blocks = static_cast<uint32_t>(blocks);
-  return simulateEntry(x, e, threads, indices, values, stats);
+  SegmentEntry e = makeEntry(0, static_cast<uint32_t>(x.size()), static_cast<uint32_t>(k), 0, 0, 0);
+  e.blocks = static_cast<uint32_t>(blocks);  // as the caller asks, not as planned
+  PlanMemory memory(blocks, entryRooms(e));
+  return simulateEntry(x, e, 0, std::vector<uint32_t>(blocks, 0u), threads, &memory, indices,
+                       values, stats);
 }
 
 absl::Status segmentedTopkSim(absl::Span<const float> x,
@@ -170,13 +205,10 @@ absl::Status segmentedTopkSim(absl::Span<const float> x,
   }
   indices->assign(plan->total, 0);
   values->assign(plan->total, 0.0f);
-  for (const SegmentEntry& e : plan->entries) {
-    if (e.offset + e.n > x.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("segment [", e.offset, ", ", e.offset + e.n,
-                                                     ") outside x of ", x.size()));
-    }
-    absl::Status s =
-        simulateEntry(x.subspan(e.offset, e.n), e, threads, indices, values, stats);
+  PlanMemory memory(plan->blockSegment.size(), plan->rooms);
+  for (size_t i = 0; i < plan->entries.size(); ++i) {
+    absl::Status s = simulateEntry(x, plan->entries[i], static_cast<uint32_t>(i),
+                                   plan->blockSegment, threads, &memory, indices, values, stats);
     if (!s.ok()) return s;
   }
   return absl::OkStatus();

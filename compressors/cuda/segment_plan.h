@@ -27,7 +27,7 @@ struct SegmentEntry {
   uint32_t blocks = 0;
   uint32_t out = 0;  // its first output slot
   uint64_t room = 0;  // its first survivor slot (radix_digits.h): block b's are
-                      // [room + b * survivorRoom(chunk), ...) with chunk = selectChunk(n, blocks)
+                      // [room + b * blockRoom(n, k, blocks), ...)
 };
 
 // A segment to select from: x[offset, offset + n), its k largest magnitudes.
@@ -51,8 +51,28 @@ struct SegmentPlan {
 
 // Blocks for a segment of n elements (n >= 1).
 inline uint32_t segmentBlocks(uint32_t n) {
-  const uint32_t blocks = (n + kItemsPerBlock - 1) / kItemsPerBlock;
-  return blocks < kMaxBlocksPerSegment ? blocks : kMaxBlocksPerSegment;
+  const uint64_t blocks = (uint64_t{n} + kItemsPerBlock - 1) / kItemsPerBlock;
+  return static_cast<uint32_t>(blocks < kMaxBlocksPerSegment ? blocks : kMaxBlocksPerSegment);
+}
+
+// The entry of a segment x[offset, offset + n) with 1 <= k <= n: its blocks from firstBlock,
+// its output slots from out, its survivor slots from room.
+inline SegmentEntry makeEntry(uint64_t offset, uint32_t n, uint32_t k, uint32_t firstBlock,
+                              uint32_t out, uint64_t room) {
+  SegmentEntry e;
+  e.offset = offset;
+  e.n = n;
+  e.k = k;
+  e.firstBlock = firstBlock;
+  e.blocks = segmentBlocks(n);
+  e.out = out;
+  e.room = room;
+  return e;
+}
+
+// The survivor slots of an entry's blocks.
+inline uint64_t entryRooms(const SegmentEntry& e) {
+  return uint64_t{e.blocks} * blockRoom(e.n, e.k, e.blocks);
 }
 
 // The plan of `requests`. An error message (and an empty plan) when a segment has 2^32
@@ -70,15 +90,11 @@ inline std::string planSegments(const std::vector<SegmentRequest>& requests, Seg
     plan->first.push_back(static_cast<uint32_t>(total));
     plan->count.push_back(static_cast<uint32_t>(k));
     if (k > 0) {
-      SegmentEntry e;
-      e.offset = r.offset;
-      e.n = static_cast<uint32_t>(r.n);
-      e.k = static_cast<uint32_t>(k);
-      e.firstBlock = static_cast<uint32_t>(plan->blockSegment.size());
-      e.blocks = segmentBlocks(e.n);
-      e.out = static_cast<uint32_t>(total);
-      e.room = plan->rooms;
-      plan->rooms += uint64_t{e.blocks} * survivorRoom(selectChunk(e.n, e.blocks));
+      const SegmentEntry e = makeEntry(r.offset, static_cast<uint32_t>(r.n),
+                                       static_cast<uint32_t>(k),
+                                       static_cast<uint32_t>(plan->blockSegment.size()),
+                                       static_cast<uint32_t>(total), plan->rooms);
+      plan->rooms += entryRooms(e);
       plan->blockSegment.insert(plan->blockSegment.end(), e.blocks,
                                 static_cast<uint32_t>(plan->entries.size()));
       plan->entries.push_back(e);

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "compressors/cuda/cuda_status.h"
 #include "compressors/cuda/launchers.h"
 
@@ -36,22 +37,46 @@ absl::StatusOr<size_t> topkSortDevice(const float* x, size_t n, size_t k, uint32
   return k;
 }
 
-absl::Status SegmentedTopk::select(const float* x, const std::vector<SegmentRequest>& requests,
-                                   uint32_t* indices, float* values, cudaStream_t stream) {
-  if (temp_ == nullptr || requests != requests_) {
-    SegmentPlan plan;
-    if (std::string error = planSegments(requests, &plan); !error.empty()) {
-      return absl::InvalidArgumentError(error);
+absl::Status SegmentedTopk::replan(const std::vector<SegmentRequest>& requests, size_t xSize,
+                                   cudaStream_t stream) {
+  planned_ = false;
+  uint64_t extent = 0;
+  for (const SegmentRequest& r : requests) {
+    if (r.offset > xSize || r.n > xSize - r.offset) {
+      return absl::InvalidArgumentError(absl::StrCat("segment [", r.offset, ", ", r.offset + r.n,
+                                                     ") outside x of ", xSize));
     }
-    plan_ = std::move(plan);
-    requests_ = requests;
-    temp_ = nullptr;  // until the new plan is on the device
-    void* temp = nullptr;
-    SPARSEPS_CUDA_TRY(scratch_.reserve(segmentedTopkTempBytes(plan_), &temp),
-                      "SegmentedTopk scratch");
-    SPARSEPS_CUDA_TRY(uploadSegmentPlan(plan_, temp, stream), "SegmentedTopk plan");
-    temp_ = temp;
+    extent = std::max(extent, r.offset + r.n);
   }
+  SegmentPlan plan;
+  if (std::string error = planSegments(requests, &plan); !error.empty()) {
+    return absl::InvalidArgumentError(error);
+  }
+  void* temp = nullptr;
+  if (!plan.entries.empty()) {
+    // A pageable copy: the plan's host vectors are read before uploadSegmentPlan returns.
+    SPARSEPS_CUDA_TRY(scratch_.reserve(segmentedTopkTempBytes(plan), &temp),
+                      "SegmentedTopk scratch");
+    SPARSEPS_CUDA_TRY(uploadSegmentPlan(plan, temp, stream), "SegmentedTopk plan");
+  }
+  plan_ = std::move(plan);
+  requests_ = requests;
+  extent_ = extent;
+  temp_ = temp;
+  planned_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status SegmentedTopk::select(const float* x, size_t xSize,
+                                   const std::vector<SegmentRequest>& requests, uint32_t* indices,
+                                   float* values, cudaStream_t stream) {
+  if (!planned_ || requests != requests_) {
+    if (absl::Status s = replan(requests, xSize, stream); !s.ok()) return s;
+  } else if (xSize < extent_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the planned segments reach ", extent_, " floats, x has ", xSize));
+  }
+  if (plan_.entries.empty()) return absl::OkStatus();
   SPARSEPS_CUDA_TRY(launchSegmentedTopk(x, plan_, indices, values, temp_, stream),
                     "SegmentedTopk");
   return absl::OkStatus();

@@ -32,20 +32,26 @@ absl::StatusOr<size_t> topkSortDevice(const float* x, size_t n, size_t k, uint32
 
 // The top-k of every segment of a step at once. The plan is made, and copied to the device,
 // when the requests differ from the last call's (a step's layout is the same every step).
-// Not thread-safe: one per stream.
+// Not thread-safe, and one per stream: calls share the device memory of the plan.
 class SegmentedTopk {
  public:
-  // Enqueues the selection on `stream` and returns without waiting for it: request i's
-  // indices (within its segment, increasing) with their values in slots
-  // [plan().first[i], plan().first[i] + plan().count[i]) of indices and values, which hold
-  // plan().total entries. An invalid request (a segment beyond the u32 index range) is an
-  // InvalidArgument error and leaves the last plan in place.
-  absl::Status select(const float* x, const std::vector<SegmentRequest>& requests,
+  // Enqueues the selection from x (device memory of xSize floats) on `stream` and returns
+  // without waiting for it: request i's indices (within its segment, increasing) with their
+  // values in slots [plan().first[i], plan().first[i] + plan().count[i]) of indices and
+  // values, which hold plan().total entries. A request outside x or beyond the u32 index
+  // range is an InvalidArgument error; after any error the next call plans again.
+  absl::Status select(const float* x, size_t xSize, const std::vector<SegmentRequest>& requests,
                       uint32_t* indices, float* values, cudaStream_t stream);
+  // The plan of the last call that succeeded.
   const SegmentPlan& plan() const { return plan_; }
 
  private:
+  absl::Status replan(const std::vector<SegmentRequest>& requests, size_t xSize,
+                      cudaStream_t stream);
+
   std::vector<SegmentRequest> requests_;  // what plan_ and the device's copy were made for
+  bool planned_ = false;                  // requests_ is planned and on the device
+  uint64_t extent_ = 0;                   // the floats of x its segments reach
   SegmentPlan plan_;
   DeviceScratch scratch_;
   void* temp_ = nullptr;

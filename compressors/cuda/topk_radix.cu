@@ -141,7 +141,7 @@ __device__ __forceinline__ BlockRoom roomOf(const SegmentEntry& seg) {
   const uint32_t chunk = selectChunk(seg.n, seg.blocks);
   const uint32_t block = blockIdx.x - seg.firstBlock;
   const size_t begin = static_cast<size_t>(block) * chunk;
-  const uint32_t room = survivorRoom(chunk);
+  const uint32_t room = blockRoom(seg.n, seg.k, seg.blocks);
   return BlockRoom{begin, begin + chunk < seg.n ? begin + chunk : seg.n,
                    seg.room + static_cast<size_t>(block) * room, room};
 }
@@ -421,31 +421,24 @@ cudaError_t launchSelect(const float* x, Segments segments, uint32_t entries, ui
   return cudaGetLastError();
 }
 
-// One segment's plan (as planSegments makes it for one request).
-SegmentPlan onePlan(uint32_t n, uint32_t k) {
-  SegmentPlan plan;
-  planSegments({SegmentRequest{0, n, k}}, &plan);
-  return plan;
-}
-
 }  // namespace
 
 cudaError_t launchRadixPasses(const float* x, uint32_t n, uint32_t k, RadixState* state,
                               uint32_t* hist, cudaStream_t stream) {
-  const SegmentEntry one = onePlan(n, k).entries.at(0);
+  const SegmentEntry one = makeEntry(0, n, k, 0, 0, 0);
   return launchFullPasses(x, OneSegment{one}, 1, one.blocks, state, hist, stream);
 }
 
 size_t topkRadixTempBytes(uint32_t n) {
-  const SegmentPlan plan = onePlan(n, 1);
-  return layoutRadixTemp(nullptr, 1, plan.blockSegment.size(), plan.rooms, false).total;
+  // The most survivor slots any k needs: those of k = 1.
+  const SegmentEntry one = makeEntry(0, n, 1, 0, 0, 0);
+  return layoutRadixTemp(nullptr, 1, one.blocks, entryRooms(one), false).total;
 }
 
 cudaError_t launchTopkRadix(const float* x, uint32_t n, uint32_t k, uint32_t* indices,
                             float* values, void* temp, cudaStream_t stream) {
-  const SegmentPlan plan = onePlan(n, k);
-  const SegmentEntry& one = plan.entries.at(0);
-  const RadixTemp t = layoutRadixTemp(temp, 1, one.blocks, plan.rooms, false);
+  const SegmentEntry one = makeEntry(0, n, k, 0, 0, 0);
+  const RadixTemp t = layoutRadixTemp(temp, 1, one.blocks, entryRooms(one), false);
   return launchSelect(x, OneSegment{one}, 1, one.blocks, t, indices, values, stream);
 }
 

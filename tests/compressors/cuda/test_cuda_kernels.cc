@@ -334,7 +334,7 @@ TEST(DeviceSegmentedTopk, EverySegmentMatchesTopkExactOfItsOwn) {
     }
     if (round == 2) requests = {};
     for (int again = 0; again < 2; ++again) {
-      ASSERT_TRUE(topk.select(dx.get(), requests, idx.get(), val.get(), nullptr).ok());
+      ASSERT_TRUE(topk.select(dx.get(), x.size(), requests, idx.get(), val.get(), nullptr).ok());
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       const SegmentPlan& plan = topk.plan();
       const std::vector<uint32_t> gotIdx = idx.toHost(plan.total);
@@ -356,11 +356,17 @@ TEST(DeviceSegmentedTopk, EverySegmentMatchesTopkExactOfItsOwn) {
   }
 }
 
-TEST(DeviceSegmentedTopk, RejectsSegmentsBeyondU32IndicesAndKeepsItsPlan) {
+TEST(DeviceSegmentedTopk, RefusesSegmentsOutsideXOrBeyondU32Indices) {
   SegmentedTopk topk;
-  EXPECT_EQ(topk.select(nullptr, {{0, uint64_t{1} << 33, 1}}, nullptr, nullptr, nullptr).code(),
+  const uint64_t big = uint64_t{1} << 33;
+  EXPECT_EQ(topk.select(nullptr, big, {{0, big, 1}}, nullptr, nullptr, nullptr).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(topk.select(nullptr, 100, {{0, 60, 1}, {60, 41, 1}}, nullptr, nullptr, nullptr).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(topk.plan().total, 0u);
+  // Requests that select nothing launch nothing (x is never read).
+  ASSERT_TRUE(topk.select(nullptr, 100, {{0, 60, 0}, {60, 0, 5}}, nullptr, nullptr, nullptr).ok());
+  EXPECT_EQ(topk.plan().count, (std::vector<uint32_t>{0, 0}));
 }
 
 }  // namespace

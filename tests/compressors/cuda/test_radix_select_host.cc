@@ -283,6 +283,26 @@ TEST(SegmentPlan, BlocksInProportionAndSlotsInSegmentOrder) {
     next += entry.blocks;
   }
   EXPECT_EQ(plan.blockSegment.size(), next);
+  // Rooms follow each other; the request of k = n (dense: more survivors than rooms) has none.
+  uint64_t rooms = 0;
+  for (const SegmentEntry& entry : plan.entries) {
+    EXPECT_EQ(entry.room, rooms);
+    rooms += entryRooms(entry);
+  }
+  EXPECT_EQ(plan.rooms, rooms);
+  EXPECT_EQ(entryRooms(plan.entries[2]), 0u);  // {5107, 4096, 4096}
+  EXPECT_EQ(entryRooms(plan.entries[0]), 2u * 384u);  // two blocks, chunks of 3072 (whole tiles)
+}
+
+TEST(SegmentPlan, TheLargestU32SegmentIsPlannedWithoutWrapping) {
+  const uint64_t n = (uint64_t{1} << 32) - 1;
+  SegmentPlan plan;
+  ASSERT_EQ(planSegments({{0, n, 10}}, &plan), "");
+  ASSERT_EQ(plan.entries.size(), 1u);
+  EXPECT_EQ(plan.entries[0].blocks, kMaxBlocksPerSegment);
+  const uint32_t chunk = selectChunk(static_cast<uint32_t>(n), kMaxBlocksPerSegment);
+  EXPECT_GE(uint64_t{chunk} * kMaxBlocksPerSegment, n);
+  EXPECT_EQ(chunk % kSelectTile, 0u);
 }
 
 TEST(SegmentPlan, RefusesWhatU32IndicesCannotHold) {
@@ -331,6 +351,27 @@ TEST(SegmentedSim, EverySegmentMatchesItsOwnTopk) {
       expectSameBits(std::vector<float>(val.begin() + from, val.begin() + to), refVal);
     }
   }
+}
+
+// A segment past kMaxBlocksPerSegment blocks: its chunks, rounded up to whole tiles, leave
+// its last blocks empty.
+TEST(SegmentedSim, ACappedSegmentWithEmptyLastBlocks) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  const size_t n = 5120000;
+  ASSERT_GT(uint64_t{selectChunk(n, kMaxBlocksPerSegment)} * (kMaxBlocksPerSegment - 1), n);
+  const std::vector<float> x = randomInput(n, false, &rng);
+  SegmentPlan plan;
+  std::vector<uint32_t> idx, refIdx;
+  std::vector<float> val, refVal;
+  RadixSimStats stats;
+  ASSERT_TRUE(segmentedTopkSim(x, {{0, n, n / 100}}, 256, &plan, &idx, &val, &stats).ok());
+  EXPECT_EQ(plan.entries.at(0).blocks, kMaxBlocksPerSegment);
+  EXPECT_EQ(stats.overflowedBlocks, 0u);
+  sortReference(x, rankOrder(x), n / 100, &refIdx, &refVal);
+  EXPECT_EQ(idx, refIdx);
+  expectSameBits(val, refVal);
 }
 
 TEST(SegmentedSim, SegmentOutsideXIsAnError) {
