@@ -326,9 +326,16 @@ void Job::ready(int k) {
       sendToShard(k, 0, std::move(bytes));
       continue;
     }
-    for (int s = 0; s < num_shards; ++s) {  // kDone: goodbye to every shard
-      if (!sent(session.goodbye(s, &bytes))) return;
-      sendToShard(k, s, std::move(bytes));
+    // kDone: the worker's last BN statistics (a run stopped by --max-steps ends without an
+    // epoch end), then a goodbye to every shard, as a real worker's finish() does.
+    if (!w.buffers.empty()) {
+      if (!sent(session.buffers(w.buffers, &bytes))) return;
+      sendToShard(k, 0, std::move(bytes));
+    }
+    for (int s = 0; s < num_shards; ++s) {
+      std::vector<uint8_t> goodbye;
+      if (!sent(session.goodbye(s, &goodbye))) return;
+      sendToShard(k, s, std::move(goodbye));
     }
     w.done = true;
     w.done_ns = now;

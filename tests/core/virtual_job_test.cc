@@ -227,6 +227,46 @@ TEST(VirtualJob, SnapshotsHoldTheWholeModel) {
   EXPECT_GT(seen[3].params[kBig + 1], 0.5f);
 }
 
+// A workload whose BN buffers hold (worker + 1) * step after each step, stopping after
+// `steps` steps without an epoch end (as --max-steps stops one).
+class CountingBuffers : public VirtualWorkload {
+ public:
+  CountingBuffers(int workers, int steps) : steps_(steps), done_(workers, 0) {}
+  Step next(int worker, absl::Span<const float> w, absl::Span<float> buffers,
+            absl::Span<float> grad) override {
+    Step s;
+    if (done_[worker] == steps_) {
+      s.kind = Step::Kind::kDone;
+      return s;
+    }
+    ++done_[worker];
+    for (size_t i = 0; i < w.size(); ++i) grad[i] = 0.01f * (w[i] - 1.0f);
+    for (float& b : buffers) b = static_cast<float>((worker + 1) * done_[worker]);
+    s.samples = 1;
+    return s;
+  }
+
+ private:
+  int steps_;
+  std::vector<int> done_;
+};
+
+TEST(VirtualJob, AWorkerThatStopsSendsItsLastBatchNormStatistics) {
+  VirtualJobOptions o = baseOptions("msgd", 3);
+  o.job.server.snapshot_every = 1;  // 12 pushes of an epoch of 1e9: the final model only
+  o.initial_buffers.assign(2, 0.0f);
+  std::vector<Snapshot> seen;
+  o.on_snapshot = [&](Snapshot s) { seen.push_back(std::move(s)); };
+  MethodRegistry methods;
+  ASSERT_TRUE(registerBuiltinMethods(methods).ok());
+  CountingBuffers workload(3, 4);
+  ASSERT_TRUE(runVirtualJob(o, methods, workload).ok());
+  ASSERT_FALSE(seen.empty());
+  ASSERT_TRUE(seen.back().final);
+  // Each worker's statistics after its 4th and last step, averaged: (4 + 8 + 12) / 3.
+  EXPECT_EQ(seen.back().buffers, (std::vector<float>{8.0f, 8.0f}));
+}
+
 TEST(VirtualJob, BadTimeModelIsAClearError) {
   MethodRegistry methods;
   ASSERT_TRUE(registerBuiltinMethods(methods).ok());
