@@ -208,7 +208,11 @@ Outcome runHub(const MethodRegistry& methods, const std::string& method, int sha
         if (status[shards + k].ok() && step + 1 == kEpochEndAfter) {
           status[shards + k] = (*client)->sendBuffers(buffers);
         }
-        if (status[shards + k].ok() && step + 1 == kSteps) status[shards + k] = (*client)->finish();
+        if (status[shards + k].ok() && step + 1 == kSteps) {
+          // Its last BN statistics, then its goodbyes, as PsWorker::finish() sends them.
+          status[shards + k] = (*client)->sendBuffers(buffers);
+          if (status[shards + k].ok()) status[shards + k] = (*client)->finish();
+        }
         ++turn;
         turn_cv.notify_all();
         if (!status[shards + k].ok()) return;
