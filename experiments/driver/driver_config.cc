@@ -112,6 +112,7 @@ nlohmann::json DriverConfig::toJson() const {
       {"eval_every", eval_every},
       {"eval_samples", eval_samples},
       {"eval_bn_batches", eval_bn_batches},
+      {"eval_workers_bn", eval_workers_bn},
       {"max_steps", max_steps},
       {"stop_on_divergence", stop_on_divergence},
       {"checkpoint_every", checkpoint_every},

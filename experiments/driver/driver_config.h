@@ -67,6 +67,7 @@ struct DriverConfig {
   int64_t eval_samples = -1;       // test examples per evaluation; 0 = all; -1 = auto
   int64_t eval_bn_batches = -1;    // 0 = evaluate with the BN statistics the workers pushed;
                                    // -1 = auto (evalBnBatches)
+  bool eval_workers_bn = false;    // also score each snapshot with the workers' statistics
   int64_t max_steps = 0;           // per worker; 0 = no limit
   bool stop_on_divergence = false; // divergence.h
   uint64_t checkpoint_every = 0;   // server versions; 0 = only at the end

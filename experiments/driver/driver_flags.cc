@@ -265,6 +265,12 @@ void addDriverFlags(CLI::App& app, DriverConfig* c, const std::vector<std::strin
                  "use the statistics the workers measured on their models; -1 = auto: as "
                  "many training examples as the evaluation scores, at most 100 batches")
       ->check(kAutoOrNonNegative)->group(run);
+  app.add_flag("--eval-workers-bn", c->eval_workers_bn,
+               "score each snapshot twice: first with the BN statistics the workers pushed "
+               "(workers_bn_accuracy, workers_bn_loss in eval.jsonl), then with statistics "
+               "recomputed as --eval-bn-batches says (accuracy, loss), so that the two "
+               "compare on the same weights")
+      ->group(run);
   app.add_option("--max-steps", c->max_steps, "stop each worker after this many steps; 0 = off")
       ->check(kNonNegative)->group(run);
   app.add_flag("--stop-on-divergence", c->stop_on_divergence,

@@ -194,8 +194,18 @@ absl::Status Evaluator::evaluate(const Snapshot& snapshot) {
   const auto start = RunClock::now();
   if (!assemble(snapshot)) return absl::OkStatus();
   const int64_t examples = config_.evalExamples(dataset_.size(Split::kTest));
+  const int64_t wanted = config_.evalBnBatches(examples);
+  // The same weights with the statistics the workers pushed (assemble put them in), before
+  // they are recomputed. A snapshot without them (no worker pushed any yet) has no such score.
+  std::optional<EvalResult> with_workers_bn;
+  if (config_.eval_workers_bn && wanted > 0 &&
+      snapshot.buffers.size() == model_.flat.buffers().size()) {
+    auto result = sparseps::evaluate(*model_.net, dataset_, kEvalBatch, examples);
+    if (!result.ok()) return result.status();
+    with_workers_bn = *result;
+  }
   int64_t bn_batches = 0;
-  if (const int64_t wanted = config_.evalBnBatches(examples); wanted > 0) {
+  if (wanted > 0) {
     auto used = recomputeBatchNormStatistics(
         *model_.net,
         dataset_.trainBatches(0, 1, static_cast<int>(snapshot.epoch), config_.batch_size),
@@ -214,6 +224,10 @@ absl::Status Evaluator::evaluate(const Snapshot& snapshot) {
                         {"loss", result->loss},
                         {"examples", result->examples},
                         {"bn_batches", bn_batches}};
+  if (with_workers_bn) {
+    row["workers_bn_accuracy"] = with_workers_bn->accuracy;
+    row["workers_bn_loss"] = with_workers_bn->loss;
+  }
   // A snapshot an earlier process left waiting has no time (SnapshotQueue::adoptLeftOver).
   if (std::isfinite(snapshot.seconds)) row["time"] = snapshot.seconds;
   auto s = evals_.append(row);
@@ -222,9 +236,14 @@ absl::Status Evaluator::evaluate(const Snapshot& snapshot) {
   last_ = EvalRow{snapshot.epoch, snapshot.version, result->accuracy, result->loss};
   last_version_ = snapshot.version;
   last_row_final_ = snapshot.final;
+  const std::string workers =
+      with_workers_bn ? absl::StrFormat(" (with the workers' BN statistics: accuracy %.4f "
+                                        "loss %.4f)", with_workers_bn->accuracy,
+                                        with_workers_bn->loss)
+                      : "";
   log_(absl::StrFormat("evaluation after %.2f epochs (server version %d, %d test examples): "
-                       "accuracy %.4f loss %.4f, %.1fs", snapshot.epoch, snapshot.version,
-                       result->examples, result->accuracy, result->loss, took));
+                       "accuracy %.4f loss %.4f%s, %.1fs", snapshot.epoch, snapshot.version,
+                       result->examples, result->accuracy, result->loss, workers, took));
   return absl::OkStatus();
 }
 

@@ -126,6 +126,11 @@ absl::Status resolveDriverConfig(DriverConfig* c, const std::set<std::string>& g
         "--rank (or RANK) must be in [0, ", c->world_size, "), got ", c->rank,
         "; to start every rank on this machine use experiments/run"));
   }
+  if (c->eval_workers_bn && c->eval_bn_batches == 0) {
+    return absl::InvalidArgumentError(
+        "--eval-workers-bn: with --eval-bn-batches=0 every score already uses the workers' BN "
+        "statistics; drop one of the two");
+  }
   if (c->job.mode == "staleness" && c->job.staleness < 1) {
     return absl::InvalidArgumentError("--mode=staleness needs --staleness=N with N >= 1");
   }

@@ -275,6 +275,8 @@ TEST_F(DriverTest, BadValuesNameTheFlagAndTheFix) {
       {"--dataset=synthetic --lr=-1", {"--lr: must be more than 0, got -1"}},
       {"--dataset=synthetic --lr=inf", {"--lr: expected a finite number, got 'inf'"}},
       {"--dataset=synthetic --eval-bn-batches=-3", {"--eval-bn-batches: must be -1 or more, got -3"}},
+      {"--dataset=synthetic --eval-bn-batches=0 --eval-workers-bn",
+       {"--eval-workers-bn", "already uses the workers' BN statistics"}},
       {"--method=nope --dataset=synthetic", {"dgs"}},
   };
   for (const auto& [args, expected] : cases) {

@@ -61,6 +61,40 @@ TEST(VirtualClock, SameFlagsAndSeedGiveByteIdenticalRecords) {
   EXPECT_FALSE(rows[2].contains("accuracy"));
 }
 
+// --eval-workers-bn scores each snapshot with the statistics the workers pushed as well:
+// those scores are the ones a run that scores only with them (--eval-bn-batches=0) writes
+// for the same snapshots, and the recomputed ones are still there beside them.
+TEST(VirtualClock, ScoresWithTheWorkersStatisticsMatchARunScoredOnlyWithThem) {
+  testing::TempDir dir("sparseps_virtual_");
+  const std::string flags =
+      "--clock=virtual --method=dgs --dataset=synthetic --model=small_resnet --world-size=3 "
+      "--epochs=2 --batch-size=32 --step-time=20ms --codec-time=1ms --bandwidth=50mbit "
+      "--seed=9 --progress=none";
+  const fs::path both = dir.path() / "both", workers = dir.path() / "workers";
+  Result r = runLauncher(flags + " --eval-bn-batches=2 --eval-workers-bn --out=" + both.string(),
+                         dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("with the workers' BN statistics: accuracy"));
+  r = runLauncher(flags + " --eval-bn-batches=0 --out=" + workers.string(), dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto scored_both = readLines(both / "eval.jsonl");
+  const auto scored_workers = readLines(workers / "eval.jsonl");
+  ASSERT_EQ(scored_both.size(), scored_workers.size());
+  int compared = 0;
+  for (size_t i = 0; i < scored_both.size(); ++i) {
+    SCOPED_TRACE(scored_both[i].dump());
+    ASSERT_EQ(scored_both[i]["version"], scored_workers[i]["version"]);
+    if (!scored_workers[i].contains("accuracy")) continue;  // a final row naming its epoch row
+    EXPECT_EQ(scored_both[i]["bn_batches"], 2);
+    EXPECT_EQ(scored_both[i]["workers_bn_accuracy"], scored_workers[i]["accuracy"]);
+    EXPECT_EQ(scored_both[i]["workers_bn_loss"], scored_workers[i]["loss"]);
+    EXPECT_TRUE(scored_both[i].contains("accuracy"));
+    EXPECT_FALSE(scored_workers[i].contains("workers_bn_accuracy"));
+    ++compared;
+  }
+  EXPECT_EQ(compared, 2);  // both epochs
+}
+
 TEST(VirtualClock, TheMlpTrainsOnSyntheticImagesOfItsSizeWithServerThreads) {
   testing::TempDir dir("sparseps_virtual_");
   const fs::path out = dir.path() / "mlp";
