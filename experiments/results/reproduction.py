@@ -9,6 +9,7 @@ notebooks). The JSON also keeps every run's test accuracy after each epoch ("cur
 --plot draws them: one panel per worker count, one line per run, msgd alone in every panel.
 """
 
+import argparse
 import csv
 import json
 import os
@@ -165,14 +166,20 @@ def plot(rows, path):
 
 
 def main():
-    args = sys.argv[1:]
-    if len(args) not in (1, 3) or (len(args) == 3 and args[1] != "--plot"):
-        sys.exit(__doc__)
-    with open(args[0]) as f:
-        rows = json.load(f)["runs"]
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("study", help="a study's reproduction.json (experiments/reproduce-dgs)")
+    parser.add_argument("--plot", metavar="PNG", help="draw the runs' curves into PNG")
+    args = parser.parse_args()
+    try:
+        with open(args.study) as f:
+            rows = json.load(f)["runs"]
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"reproduction.py: cannot read the runs of {args.study} ({e!r}); give the "
+                 "reproduction.json that experiments/reproduce-dgs wrote into its --out")
     print(format_table(rows))
-    if len(args) == 3:
-        plot(rows, args[2])
+    if args.plot:
+        plot(rows, args.plot)
 
 
 if __name__ == "__main__":

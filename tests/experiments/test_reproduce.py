@@ -133,6 +133,14 @@ class ReproduceTest(FakeLauncherTest):
         self.assertEqual(len(self.calls()) - first, 2)  # only the seed-2 points ran
         self.assertIn("| 16 | dgs | 81.50 | 2: 81.00-82.00 |", again.stdout)
 
+    def test_the_table_says_which_file_it_could_not_read(self):
+        missing = os.path.join(self.dir, "no-study", "reproduction.json")
+        result = subprocess.run([sys.executable, TABLE, missing], capture_output=True, text=True,
+                                timeout=60)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn(missing, result.stderr)
+        self.assertIn("experiments/reproduce-dgs", result.stderr)
+
     def test_flags_set_per_point_are_refused(self):
         for flag in ("--world-size=5", "--method=dgs", "--seed=3"):
             result = self.run_tool(flag)
