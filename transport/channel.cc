@@ -347,9 +347,14 @@ absl::Status Channel::send(int dst, absl::Span<const uint8_t> message) {
   markDead(dst, failure);  // a drop already said why; a receive reports the death
   std::lock_guard<std::mutex> lock(mu_);
   const Peer& p = peers_[dst];
-  return absl::UnavailableError(absl::StrCat("channel: send to rank ", dst, " failed: rank ", dst,
-                                             " ", p.state == PeerState::kDead ? p.reason
-                                                                              : "has shut down"));
+  // A peer that shut down in order while this send was out (its close aborts the wait, and
+  // an abort hides whether the bytes had gone) is the same case as one shut down before it.
+  if (p.state != PeerState::kDead) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("channel: send to rank ", dst, " failed: rank ", dst, " has shut down"));
+  }
+  return absl::UnavailableError(
+      absl::StrCat("channel: send to rank ", dst, " failed: rank ", dst, " ", p.reason));
 }
 
 std::optional<int> Channel::unreportedEvent(absl::Span<const int> ranks) {

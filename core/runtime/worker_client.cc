@@ -25,8 +25,8 @@ absl::Status WorkerClient::sendToShard(int shard, absl::Span<const uint8_t> mess
                                        uint64_t* bytes) {
   const int rank = session_.shardRank(shard);
   if (auto s = endpoint_.send(rank, message); !s.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot reach server shard ", shard, " (rank ", rank, "): ", s.message()));
+    return absl::Status(s.code(), absl::StrCat("cannot reach server shard ", shard, " (rank ",
+                                               rank, "): ", s.message()));
   }
   if (bytes) *bytes += message.size();
   return absl::OkStatus();
@@ -99,8 +99,14 @@ absl::StatusOr<ServerProgress> WorkerClient::pullModel(absl::Span<float> w,
 absl::Status WorkerClient::finish() {
   for (int s = 0; s < session_.numShards(); ++s) {
     if (auto st = session_.goodbye(s, &out_[s]); !st.ok()) return st;
+    // A shard that has shut down in order needs no goodbye. That is also what a goodbye
+    // that reached it reads as when it closed at once after it (this was its last worker):
+    // its close aborts the send's wait.
+    if (auto st = sendToShard(s, out_[s], nullptr); !st.ok() && !absl::IsFailedPrecondition(st)) {
+      return st;
+    }
   }
-  return sendToShards(nullptr);
+  return absl::OkStatus();
 }
 
 }  // namespace sparseps

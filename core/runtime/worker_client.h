@@ -43,6 +43,8 @@ class WorkerClient {
   absl::Status sendBuffers(absl::Span<const float> buffers);
   // The servers' current dense model and averaged BN buffers, for evaluation.
   absl::StatusOr<ServerProgress> pullModel(absl::Span<float> w, absl::Span<float> buffers);
+  // Says goodbye to every shard; a shard that has already shut down in order is done
+  // with this worker too.
   absl::Status finish();
   // The method's own worker state (momentum, residuals) for a checkpoint; loading
   // changes nothing unless the bytes are a valid state for this rule.

@@ -194,8 +194,14 @@ int run(int argc, char** argv) {
     down_total += stats.bytes_down;
   }
   std::vector<float> server_model(kNumel);
-  if (!client.pullModel(absl::MakeSpan(server_model), {}).ok()) return 8;
-  if (!client.finish().ok()) return 9;
+  if (auto pulled = client.pullModel(absl::MakeSpan(server_model), {}); !pulled.ok()) {
+    std::fprintf(stderr, "worker %d: pull: %s\n", rank, std::string(pulled.status().message()).c_str());
+    return 8;
+  }
+  if (auto s = client.finish(); !s.ok()) {
+    std::fprintf(stderr, "worker %d: finish: %s\n", rank, std::string(s.message()).c_str());
+    return 9;
+  }
   const Data test = makeData(2000, 7);
   result << "accuracy=" << accuracy(server_model, test) << "\n"
          << "bytes_up_min=" << up_min << "\nbytes_up_max=" << up_max << "\n"

@@ -127,6 +127,29 @@ TEST(Channel, ReceiveKeepsPerSenderOrderAndReportsShutdownsAsFrames) {
   for (auto& t : threads) t.join();
 }
 
+// A send still out when its peer shuts down in order (the peer's close aborts the wait, so
+// the sender cannot tell whether the bytes had gone) is refused as a send after the shutdown
+// is: FailedPrecondition, not the Unavailable of a dead peer. A worker's goodbye to a server
+// that closes as soon as it has it (its last worker) ends this way.
+TEST(Channel, ASendOutWhenItsPeerShutsDownInOrderSaysThePeerHasShutDown) {
+  auto contexts = connectMesh(2);
+  auto channels = makeChannels(contexts, sameOptions(2, 1 << 20));
+  absl::Status sent;
+  std::thread sender([&] {
+    std::vector<uint8_t> payload(1 << 20, 7);
+    sent = channels[1]->send(0, testMessage(payload.size(), payload));
+  });
+  // Rank 0 takes nothing, so the send stays out: Gloo sends once the receive is posted.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  channels[0]->shutdown();
+  channels[0].reset();
+  contexts[0].reset();  // its connection closes
+  sender.join();
+  EXPECT_TRUE(absl::IsFailedPrecondition(sent)) << sent;
+  EXPECT_THAT(std::string(sent.message()), ::testing::HasSubstr("rank 0 has shut down"));
+  EXPECT_FALSE(channels[1]->isLive(0));
+}
+
 TEST(Channel, OversizeAnnouncementIsRefusedAndReceiverGoesOn) {
   auto contexts = connectMesh(3);
   // Rank 0 accepts 1 KiB; rank 1 thinks 1 MiB is fine and announces 4 KiB.
