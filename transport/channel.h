@@ -135,8 +135,10 @@ class Channel : public Endpoint {
 
   // Sends one message (its first header_bytes are the header, which must announce the
   // rest, at most max_payload_bytes); blocks until dst has received it. Thread-safe
-  // (sends are serialized). Errors: FailedPrecondition when dst has shut down in order
-  // (before or during the send) or this channel has; Unavailable when dst is dead or dropped.
+  // (sends are serialized). Errors: FailedPrecondition when dst has said goodbye before the
+  // send, or closed after its goodbye, with all its messages taken, during it (or this
+  // channel has shut down); Unavailable when dst is dead or dropped, or closed during the
+  // send with messages of its still untaken.
   absl::Status send(int dst, absl::Span<const uint8_t> message) override;
 
   // Receives the next message from any live rank of `ranks`, in arrival order. A peer's

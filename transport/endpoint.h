@@ -61,7 +61,9 @@ class Endpoint {
   virtual ~Endpoint() = default;
   virtual int rank() const = 0;
   // message = header bytes followed by payload bytes. Blocks until dst has it (or dst is
-  // dropped: a peer that takes nothing while idle past the peer timeout).
+  // dropped: a peer that takes nothing while idle past the peer timeout). Errors:
+  // FailedPrecondition when dst has shut down in order (or this endpoint has), Unavailable
+  // when dst is dead or dropped.
   virtual absl::Status send(int dst, absl::Span<const uint8_t> message) = 0;
   // The next message (or departure) of any rank in ranks, into *frame, whose buffers are
   // reused: a loop that keeps one Frame allocates nothing per message of a steady size.

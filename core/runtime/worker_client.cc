@@ -25,8 +25,8 @@ absl::Status WorkerClient::sendToShard(int shard, absl::Span<const uint8_t> mess
                                        uint64_t* bytes) {
   const int rank = session_.shardRank(shard);
   if (auto s = endpoint_.send(rank, message); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("cannot reach server shard ", shard, " (rank ",
-                                               rank, "): ", s.message()));
+    return absl::UnavailableError(
+        absl::StrCat("cannot reach server shard ", shard, " (rank ", rank, "): ", s.message()));
   }
   if (bytes) *bytes += message.size();
   return absl::OkStatus();
@@ -101,9 +101,12 @@ absl::Status WorkerClient::finish() {
     if (auto st = session_.goodbye(s, &out_[s]); !st.ok()) return st;
     // A shard that has shut down in order needs no goodbye. That is also what a goodbye
     // that reached it reads as when it closed at once after it (this was its last worker):
-    // its close aborts the send's wait.
-    if (auto st = sendToShard(s, out_[s], nullptr); !st.ok() && !absl::IsFailedPrecondition(st)) {
-      return st;
+    // its close aborts the send's wait (Endpoint::send's FailedPrecondition).
+    const absl::Status sent = endpoint_.send(session_.shardRank(s), out_[s]);
+    if (!sent.ok() && !absl::IsFailedPrecondition(sent)) {
+      return absl::UnavailableError(absl::StrCat("cannot say goodbye to server shard ", s,
+                                                 " (rank ", session_.shardRank(s), "): ",
+                                                 sent.message()));
     }
   }
   return absl::OkStatus();

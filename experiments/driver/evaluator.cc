@@ -135,7 +135,11 @@ void Evaluator::run() {
       snapshot = std::move(**next);
     }
     try {
-      if (snapshot.version == last_version_) {  // the model just scored: say it is the last
+      // The model just scored: say it is the last, unless the scores read the workers' BN
+      // statistics and those changed since (the workers' last uploads follow the snapshot
+      // of the epoch that ends the run).
+      if (snapshot.version == last_version_ &&
+          !(scoresReadWorkersStatistics() && snapshot.buffers != last_buffers_)) {
         if (absl::Status s = markFinal(snapshot); !s.ok()) log_(std::string(s.message()));
         continue;
       }
@@ -176,6 +180,11 @@ bool Evaluator::assemble(const Snapshot& snapshot) {
   return true;
 }
 
+bool Evaluator::scoresReadWorkersStatistics() const {
+  return config_.eval_workers_bn ||
+         config_.evalBnBatches(config_.evalExamples(dataset_.size(Split::kTest))) == 0;
+}
+
 absl::Status Evaluator::markFinal(const Snapshot& snapshot) {
   if (!snapshot.final || !last_ || last_row_final_) return absl::OkStatus();
   nlohmann::json row = {{"epoch", snapshot.epoch},
@@ -198,7 +207,7 @@ absl::Status Evaluator::evaluate(const Snapshot& snapshot) {
   // The same weights with the statistics the workers pushed (assemble put them in), before
   // they are recomputed. A snapshot without them (no worker pushed any yet) has no such score.
   std::optional<EvalResult> with_workers_bn;
-  if (config_.eval_workers_bn && wanted > 0 &&
+  if (config_.eval_workers_bn && wanted > 0 && !snapshot.buffers.empty() &&
       snapshot.buffers.size() == model_.flat.buffers().size()) {
     auto result = sparseps::evaluate(*model_.net, dataset_, kEvalBatch, examples);
     if (!result.ok()) return result.status();
@@ -235,6 +244,7 @@ absl::Status Evaluator::evaluate(const Snapshot& snapshot) {
   if (!s.ok()) return s;
   last_ = EvalRow{snapshot.epoch, snapshot.version, result->accuracy, result->loss};
   last_version_ = snapshot.version;
+  last_buffers_ = snapshot.buffers;
   last_row_final_ = snapshot.final;
   const std::string workers =
       with_workers_bn ? absl::StrFormat(" (with the workers' BN statistics: accuracy %.4f "

@@ -5,7 +5,8 @@
 // recomputes the snapshot's BatchNorm statistics from its own weights (--eval-bn-batches
 // training batches; see batch_norm_stats.h), evaluates it on the test split and appends a
 // row to eval.jsonl labelled with the global epoch, the server version and the time the
-// snapshot was taken. No training worker ever waits for it.
+// snapshot was taken; with --eval-workers-bn the row also holds the snapshot's score with
+// the statistics the workers pushed. No training worker ever waits for it.
 //
 // With several server shards each holds a slice of the model: in a real job shards 1..
 // write theirs to snapshotSlicePath (atomically, as checkpoints are written) and the
@@ -77,6 +78,9 @@ class Evaluator {
   // final row that names the epoch row it equals ("same_as_epoch") instead of repeating its
   // scores, so eval.jsonl always ends with the final model's row and no score twice.
   absl::Status markFinal(const Snapshot& snapshot);
+  // A score reads the BN statistics the workers pushed (--eval-bn-batches=0, or
+  // --eval-workers-bn's second score).
+  bool scoresReadWorkersStatistics() const;
 
   const DriverConfig& config_;
   const Dataset& dataset_;
@@ -91,6 +95,7 @@ class Evaluator {
   bool stopping_ = false;
   std::optional<EvalRow> last_;
   uint64_t last_version_ = UINT64_MAX;
+  std::vector<float> last_buffers_;  // the BN statistics the last scored snapshot came with
   // The last row is the final model's: a resumed run whose training was already over
   // takes its final snapshot again, and that model is not named twice.
   bool last_row_final_ = false;

@@ -251,6 +251,50 @@ TEST(EvaluatorTest, AStarvedEvaluatorStillScoresEveryEpochAndTheFinalRowNamesIts
   for (const std::string& l : lines) EXPECT_EQ(l.find("skipped"), std::string::npos) << l;
 }
 
+// The final model is the last epoch's, but the workers uploaded their statistics of that
+// epoch after its snapshot: scores that read them score it again, the others name the twin.
+TEST(EvaluatorTest, AFinalModelWithNewWorkerStatisticsIsScoredAgainWhenTheScoresReadThem) {
+  auto data = smallData();
+  ASSERT_TRUE(data.ok()) << data.status();
+  for (const bool workers_bn : {false, true}) {
+    SCOPED_TRACE(workers_bn ? "--eval-workers-bn" : "recomputed only");
+    testing::TempDir dir("sparseps_evalq_");
+    DriverConfig config = smallEvaluation();
+    config.out = dir.str();
+    config.eval_workers_bn = workers_bn;
+    auto evaluator = Evaluator::create(config, **data, [](const std::string&) {});
+    ASSERT_TRUE(evaluator.ok()) << evaluator.status();
+    auto model = buildModel(config, **data);
+    ASSERT_TRUE(model.ok()) << model.status();
+    ASSERT_FALSE(model->flat.buffers().empty());
+    for (const bool final : {false, true}) {
+      Snapshot s;
+      s.index = final ? 2 : 1;
+      s.final = final;
+      s.epoch = 1;
+      s.version = s.pushes = 4;
+      s.seconds = 1;
+      s.params.assign(model->flat.params().begin(), model->flat.params().end());
+      s.buffers.assign(model->flat.buffers().begin(), model->flat.buffers().end());
+      if (final) {
+        for (float& b : s.buffers) b = b * 0.5f + 0.25f;  // the last uploads
+      }
+      (*evaluator)->submit(std::move(s));
+    }
+    ASSERT_TRUE((*evaluator)->finish().ok());
+    const auto rows = rowsOf(dir.path() / "eval.jsonl");
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_TRUE(rows[1]["final"].get<bool>());
+    EXPECT_EQ(rows[1].contains("same_as_epoch"), !workers_bn);
+    EXPECT_EQ(rows[1].contains("workers_bn_accuracy"), workers_bn);
+    EXPECT_EQ(rows[0].contains("workers_bn_accuracy"), workers_bn);
+    if (workers_bn) {  // the same weights: only the workers' statistics differ
+      EXPECT_EQ(rows[1]["accuracy"], rows[0]["accuracy"]);
+      EXPECT_NE(rows[1]["workers_bn_loss"], rows[0]["workers_bn_loss"]);
+    }
+  }
+}
+
 TEST(EvaluatorTest, AResumedRunScoresWhatAKilledEvaluatorLeftAndNamesTheFinalOnce) {
   testing::TempDir dir("sparseps_evalq_");
   DriverConfig config = smallEvaluation();

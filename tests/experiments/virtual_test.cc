@@ -92,7 +92,10 @@ TEST(VirtualClock, ScoresWithTheWorkersStatisticsMatchARunScoredOnlyWithThem) {
     EXPECT_FALSE(scored_workers[i].contains("workers_bn_accuracy"));
     ++compared;
   }
-  EXPECT_EQ(compared, 2);  // both epochs
+  // Both epochs, and the final model again: the workers' last statistics came after the
+  // snapshot of epoch 2.
+  EXPECT_EQ(compared, 3);
+  EXPECT_TRUE(scored_both.back()["final"].get<bool>());
 }
 
 TEST(VirtualClock, TheMlpTrainsOnSyntheticImagesOfItsSizeWithServerThreads) {

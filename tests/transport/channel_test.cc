@@ -135,15 +135,18 @@ TEST(Channel, ASendOutWhenItsPeerShutsDownInOrderSaysThePeerHasShutDown) {
   auto contexts = connectMesh(2);
   auto channels = makeChannels(contexts, sameOptions(2, 1 << 20));
   absl::Status sent;
+  std::atomic<bool> sending{false};
   std::thread sender([&] {
     std::vector<uint8_t> payload(1 << 20, 7);
+    sending = true;
     sent = channels[1]->send(0, testMessage(payload.size(), payload));
   });
-  // Rank 0 takes nothing, so the send stays out: Gloo sends once the receive is posted.
+  // Rank 0 takes nothing, so the send stays out (Gloo sends once the receive is posted). A
+  // send that is not out yet when rank 0 shuts down must give the same answer.
+  while (!sending) std::this_thread::yield();
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   channels[0]->shutdown();
-  channels[0].reset();
-  contexts[0].reset();  // its connection closes
+  channels[0].reset();  // closes its connections
   sender.join();
   EXPECT_TRUE(absl::IsFailedPrecondition(sent)) << sent;
   EXPECT_THAT(std::string(sent.message()), ::testing::HasSubstr("rank 0 has shut down"));
