@@ -23,10 +23,12 @@ SegmentSpecs layout() {
   return {SegmentSpec{0, 0, kBig, true}, SegmentSpec{1, kBig, kSmall, false}};
 }
 
+// Each worker pulls w toward 1 for `steps` steps, then stops without an epoch end (as
+// --max-steps stops one); its BN buffers, if the job has any, hold (worker + 1) * step.
 class Quadratic : public VirtualWorkload {
  public:
   Quadratic(int workers, int steps) : steps_(steps), done_(workers, 0) {}
-  Step next(int worker, absl::Span<const float> w, absl::Span<float>,
+  Step next(int worker, absl::Span<const float> w, absl::Span<float> buffers,
             absl::Span<float> grad) override {
     Step s;
     if (done_[worker] == steps_) {
@@ -35,6 +37,7 @@ class Quadratic : public VirtualWorkload {
     }
     ++done_[worker];
     for (size_t i = 0; i < w.size(); ++i) grad[i] = 0.01f * (w[i] - 1.0f);
+    for (float& b : buffers) b = static_cast<float>((worker + 1) * done_[worker]);
     s.samples = 1;
     return s;
   }
@@ -227,30 +230,6 @@ TEST(VirtualJob, SnapshotsHoldTheWholeModel) {
   EXPECT_GT(seen[3].params[kBig + 1], 0.5f);
 }
 
-// A workload whose BN buffers hold (worker + 1) * step after each step, stopping after
-// `steps` steps without an epoch end (as --max-steps stops one).
-class CountingBuffers : public VirtualWorkload {
- public:
-  CountingBuffers(int workers, int steps) : steps_(steps), done_(workers, 0) {}
-  Step next(int worker, absl::Span<const float> w, absl::Span<float> buffers,
-            absl::Span<float> grad) override {
-    Step s;
-    if (done_[worker] == steps_) {
-      s.kind = Step::Kind::kDone;
-      return s;
-    }
-    ++done_[worker];
-    for (size_t i = 0; i < w.size(); ++i) grad[i] = 0.01f * (w[i] - 1.0f);
-    for (float& b : buffers) b = static_cast<float>((worker + 1) * done_[worker]);
-    s.samples = 1;
-    return s;
-  }
-
- private:
-  int steps_;
-  std::vector<int> done_;
-};
-
 TEST(VirtualJob, AWorkerThatStopsSendsItsLastBatchNormStatistics) {
   VirtualJobOptions o = baseOptions("msgd", 3);
   o.job.server.snapshot_every = 1;  // 12 pushes of an epoch of 1e9: the final model only
@@ -259,7 +238,7 @@ TEST(VirtualJob, AWorkerThatStopsSendsItsLastBatchNormStatistics) {
   o.on_snapshot = [&](Snapshot s) { seen.push_back(std::move(s)); };
   MethodRegistry methods;
   ASSERT_TRUE(registerBuiltinMethods(methods).ok());
-  CountingBuffers workload(3, 4);
+  Quadratic workload(3, 4);
   ASSERT_TRUE(runVirtualJob(o, methods, workload).ok());
   ASSERT_FALSE(seen.empty());
   ASSERT_TRUE(seen.back().final);
