@@ -13,6 +13,13 @@ void produceAll(StreamedVector& x) {
   }
 }
 
+void Compressor::compressSegments(absl::Span<const float> x,
+                                  absl::Span<const SegmentSelect> segments) const {
+  for (const SegmentSelect& s : segments) {
+    compress(x.subspan(s.offset, s.numel), s.density, s.ctx, s.out);
+  }
+}
+
 absl::Status Compressor::restoreState(const SelectContext& ctx, size_t /*numel*/,
                                       absl::Span<const float> state) {
   if (state.empty()) return absl::OkStatus();

@@ -53,6 +53,16 @@ class StreamedVector {
 // Calls x.produce over all of x, in kStreamChunk ranges.
 void produceAll(StreamedVector& x);
 
+// One segment of a step's compression: x[offset, offset + numel) of a flat vector that holds
+// the step's segments, compressed at `density` into *out.
+struct SegmentSelect {
+  size_t offset = 0;
+  size_t numel = 0;
+  double density = 0.0;
+  SelectContext ctx;
+  SegmentData* out = nullptr;
+};
+
 class Compressor {
  public:
   virtual ~Compressor() = default;
@@ -69,6 +79,12 @@ class Compressor {
     produceAll(x);
     compress(x.whole(), density, ctx, out);
   }
+  // Compresses every segment of a step from one flat vector, each as compress() would.
+  // By default one after another; exact top-k selects a device's segments together
+  // (compressors/kernels/device_kernels.h: a fixed number of launches and one copy back,
+  // whatever their number).
+  virtual void compressSegments(absl::Span<const float> x,
+                                absl::Span<const SegmentSelect> segments) const;
   virtual std::string name() const = 0;
 
   // What this compressor carries from one compression of a segment to the next (PowerSGD's

@@ -1,5 +1,10 @@
 #include "compressors/error_feedback.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
 namespace sparseps {
 
 FloatArray& ErrorFeedback::residualOf(uint32_t segment_id, size_t n) {
@@ -13,11 +18,64 @@ void ErrorFeedback::compress(absl::Span<const float> x, double density, const Se
   FloatArray& e = residualOf(ctx.segment_id, x.size());
   ops_->combine(e.span(), 1.0f, e.span(), 1.0f, x);  // c = x + e, in place
   inner_->compress(e.span(), density, ctx, out);
-  ops_->addSegment(e.span(), *out, -1.0f);           // e = c - s
+  ops_->applySegments(e.span(), {{0, out}}, -1.0f, VectorOps::Dense::kAdd);  // e = c - s
+}
+
+void ErrorFeedback::layOut(const SegmentSpecs& specs) {
+  size_t extent = 0;
+  for (const SegmentSpec& spec : specs) {
+    if (spec.compressed) extent = std::max(extent, spec.offset + spec.numel);
+  }
+  residuals_.clear();
+  laid_out_ = ops_->zeros(extent);
+  for (const SegmentSpec& spec : specs) {
+    if (!spec.compressed) continue;
+    residuals_[spec.id] = FloatArray(laid_out_.data() + spec.offset, spec.numel, nullptr);
+  }
+}
+
+bool ErrorFeedback::laidOutAs(absl::Span<const SegmentSelect> segments) const {
+  for (const SegmentSelect& s : segments) {
+    auto it = residuals_.find(s.ctx.segment_id);
+    if (it == residuals_.end() || it->second.size() != s.numel ||
+        s.offset + s.numel > laid_out_.size() || it->second.data() != laid_out_.data() + s.offset) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void ErrorFeedback::compressSegments(absl::Span<const float> x,
+                                     absl::Span<const SegmentSelect> segments) {
+  if (!laidOutAs(segments)) {
+    for (const SegmentSelect& s : segments) {
+      compress(x.subspan(s.offset, s.numel), s.density, s.ctx, s.out);
+    }
+    return;
+  }
+  for (const SegmentSelect& s : segments) {
+    absl::Span<float> e = laid_out_.span().subspan(s.offset, s.numel);
+    ops_->combine(e, 1.0f, e, 1.0f, x.subspan(s.offset, s.numel));  // c = x + e
+  }
+  compressAdded(segments);
+}
+
+void ErrorFeedback::compressAdded(absl::Span<const SegmentSelect> segments) {
+  if (!laidOutAs(segments)) {  // a caller's bug: its x went to no residual
+    std::fprintf(stderr,
+                 "sparseps fatal: ErrorFeedback::compressAdded: the segments' residuals are not "
+                 "laid out at their offsets (call layOut with their specs first)\n");
+    std::abort();
+  }
+  sent_.clear();
+  for (const SegmentSelect& s : segments) sent_.push_back({s.offset, s.out});
+  inner_->compressSegments(laid_out_.span(), segments);
+  ops_->applySegments(laid_out_.span(), sent_, -1.0f, VectorOps::Dense::kAdd);  // e = c - s
 }
 
 void ErrorFeedback::feedBack(const SegmentData& s, float scale) {
-  ops_->addSegment(residualOf(s.segment_id, s.numel).span(), s, scale);
+  ops_->applySegments(residualOf(s.segment_id, s.numel).span(), {{0, &s}}, scale,
+                      VectorOps::Dense::kAdd);
 }
 
 absl::Span<const float> ErrorFeedback::residual(uint32_t segment_id) const {
@@ -28,7 +86,14 @@ absl::Span<const float> ErrorFeedback::residual(uint32_t segment_id) const {
 
 void ErrorFeedback::setResidual(uint32_t segment_id, absl::Span<const float> residual) {
   if (residual.empty()) {
-    residuals_.erase(segment_id);
+    auto it = residuals_.find(segment_id);
+    if (it == residuals_.end()) return;
+    if (it->second.data() >= laid_out_.data() &&
+        it->second.data() < laid_out_.data() + laid_out_.size()) {
+      ops_->copyIn(it->second.span(), std::vector<float>(it->second.size(), 0.0f));
+    } else {
+      residuals_.erase(it);
+    }
     return;
   }
   ops_->copyIn(residualOf(segment_id, residual.size()).span(), residual);

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
+#include "compressors/segment_spec.h"
 #include "compressors/vector_ops.h"
 
 namespace sparseps {
@@ -34,6 +35,21 @@ class ErrorFeedback {
   void compress(absl::Span<const float> x, double density, const SelectContext& ctx,
                 SegmentData* out);
 
+  // Keeps the residuals of the compressed specs in one vector, each at its spec's offset
+  // (zero now), so that compressSegments selects from all of them at once. Call before the
+  // first compression.
+  void layOut(const SegmentSpecs& specs);
+  // compress() for every segment of a step, x flat with each segment at its offset. With
+  // the residuals laid out at those offsets (layOut), the inner compressor compresses all
+  // of them in one call (Compressor::compressSegments).
+  void compressSegments(absl::Span<const float> x, absl::Span<const SegmentSelect> segments);
+  // The laid-out residuals, for a caller that adds its x to them itself (in the same pass
+  // that makes x) and then calls compressAdded.
+  absl::Span<float> laidOut() { return laid_out_.span(); }
+  // compressSegments once x has been added: s = C(e) and e = e - s for every segment,
+  // whose residuals must be laid out at their offsets.
+  void compressAdded(absl::Span<const SegmentSelect> segments);
+
   // Adds scale * s to the residual of s's segment: what a sender could not send after all
   // (the rounding of values that travel in half precision).
   void feedBack(const SegmentData& s, float scale);
@@ -41,9 +57,8 @@ class ErrorFeedback {
   // compressed.
   absl::Span<const float> residual(uint32_t segment_id) const;
   // Replaces a segment's residual with host values (checkpoint restore). An empty span
-  // removes it.
+  // removes it (zeroes it when laid out).
   void setResidual(uint32_t segment_id, absl::Span<const float> residual);
-  void clear() { residuals_.clear(); }
 
   const Compressor& inner() const { return *inner_; }
   Compressor& inner() { return *inner_; }
@@ -53,9 +68,13 @@ class ErrorFeedback {
  private:
   // The residual of segment_id, made (zero) or remade at n elements.
   FloatArray& residualOf(uint32_t segment_id, size_t n);
+  // Whether every segment's residual is its part of laid_out_ (at its offset).
+  bool laidOutAs(absl::Span<const SegmentSelect> segments) const;
 
   std::unique_ptr<Compressor> inner_;
   std::shared_ptr<const VectorOps> ops_;
+  FloatArray laid_out_;                  // layOut's vector; the residuals in it are views
+  std::vector<VectorOps::Placed> sent_;  // compressAdded's, kept to reuse its room
   absl::flat_hash_map<uint32_t, FloatArray> residuals_;
 };
 

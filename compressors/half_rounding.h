@@ -31,6 +31,11 @@ class HalfRounding : public Compressor {
     inner_->compressStreamed(x, density, ctx, out);
     roundValuesToHalf(out);
   }
+  void compressSegments(absl::Span<const float> x,
+                        absl::Span<const SegmentSelect> segments) const override {
+    inner_->compressSegments(x, segments);
+    for (const SegmentSelect& s : segments) roundValuesToHalf(s.out);
+  }
   std::string name() const override { return "f16(" + inner_->name() + ")"; }
   std::vector<float> savedState(uint32_t segment_id) const override {
     return inner_->savedState(segment_id);

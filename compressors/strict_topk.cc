@@ -11,11 +11,11 @@
 
 namespace sparseps {
 
-void StrictTopkCompressor::compress(absl::Span<const float> x, double density,
-                                    const SelectContext& ctx, SegmentData* out) const {
-  // The exact top-k (host or device memory), then every element tied with the k-th
-  // largest is dropped: what stays is exactly the set above it.
-  ExactTopkCompressor().compress(x, density, ctx, out);
+namespace {
+
+// From an exact top-k, drops every element tied with the k-th largest: what stays is
+// exactly the set above it.
+void dropTheKthTies(SegmentData* out) {
   if (out->indices.empty()) return;
   uint32_t kth = UINT32_MAX;
   for (float v : out->values) kth = std::min(kth, magnitudeKey(v));
@@ -31,6 +31,20 @@ void StrictTopkCompressor::compress(absl::Span<const float> x, double density,
   }
   out->indices.resize(kept);
   out->values.resize(kept);
+}
+
+}  // namespace
+
+void StrictTopkCompressor::compress(absl::Span<const float> x, double density,
+                                    const SelectContext& ctx, SegmentData* out) const {
+  ExactTopkCompressor().compress(x, density, ctx, out);  // host or device memory
+  dropTheKthTies(out);
+}
+
+void StrictTopkCompressor::compressSegments(absl::Span<const float> x,
+                                            absl::Span<const SegmentSelect> segments) const {
+  ExactTopkCompressor().compressSegments(x, segments);  // a device's in one selection
+  for (const SegmentSelect& s : segments) dropTheKthTies(s.out);
 }
 
 namespace builtin_compressors {

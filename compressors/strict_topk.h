@@ -18,6 +18,9 @@ class StrictTopkCompressor : public Compressor {
  public:
   void compress(absl::Span<const float> x, double density, const SelectContext& ctx,
                 SegmentData* out) const override;
+  // Exact top-k's segments together (one selection of a device's), each then filtered.
+  void compressSegments(absl::Span<const float> x,
+                        absl::Span<const SegmentSelect> segments) const override;
   std::string name() const override { return "topk_strict"; }
 };
 

@@ -125,6 +125,23 @@ void ExactTopkCompressor::compressStreamed(StreamedVector& x, double density,
   topkStreamed(x, topkCount(x.size(), density), &out->indices, &out->values, level_);
 }
 
+void ExactTopkCompressor::compressSegments(absl::Span<const float> x,
+                                           absl::Span<const SegmentSelect> segments) const {
+  DeviceKernels* gpu = x.empty() ? nullptr : deviceKernelsFor(x.data());
+  if (gpu == nullptr) {
+    Compressor::compressSegments(x, segments);
+    return;
+  }
+  std::vector<TopkSegment> requests;
+  requests.reserve(segments.size());
+  for (const SegmentSelect& s : segments) {
+    s.out->startSparse(s.ctx.segment_id, s.numel);
+    requests.push_back(TopkSegment{s.offset, s.numel, topkCount(s.numel, s.density),
+                                   &s.out->indices, &s.out->values});
+  }
+  requireDeviceOk(gpu->topkSegments(x, requests), "top-k of a step's segments");
+}
+
 namespace builtin_compressors {
 
 std::vector<CompressorInfo> topk() {

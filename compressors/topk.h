@@ -42,6 +42,9 @@ class ExactTopkCompressor : public Compressor {
   // One pass: each chunk of x is scanned against the sample's bracket as it is produced.
   void compressStreamed(StreamedVector& x, double density, const SelectContext& ctx,
                         SegmentData* out) const override;
+  // A device's segments in one segmented radix select; host segments one after another.
+  void compressSegments(absl::Span<const float> x,
+                        absl::Span<const SegmentSelect> segments) const override;
   std::string name() const override { return "topk"; }
 
  private:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "compressors/apply.h"
 
@@ -11,8 +12,9 @@ namespace {
 // The loops below run over raw pointers held in locals: a span's checked operator[] and
 // members reloaded through `this` would keep the compiler from vectorizing them.
 
-// updateAndSelect's vector on the host: y[idx] *= c, then y = a*y + b*(g + wd*w), made one
-// chunk at a time as the selection asks for it.
+// One segment of updateAndSelect's vector on the host: y[idx] *= c, then
+// y = a*y + b*(g + wd*w), made one chunk at a time as the selection asks for it. y, g and w
+// are the segment's parts, idx its positions within it.
 class UpdatedVector final : public StreamedVector {
  public:
   UpdatedVector(absl::Span<float> y, absl::Span<const uint32_t> idx, float c, float a, float b,
@@ -49,6 +51,15 @@ class UpdatedVector final : public StreamedVector {
   float wd_;
   size_t next_ = 0;
 };
+
+// The positions of idx (increasing) in [begin, end), made relative to begin.
+void positionsIn(absl::Span<const uint32_t> idx, size_t begin, size_t end,
+                 std::vector<uint32_t>* out) {
+  for (auto it = std::lower_bound(idx.begin(), idx.end(), begin); it != idx.end() && *it < end;
+       ++it) {
+    out->push_back(static_cast<uint32_t>(*it - begin));
+  }
+}
 
 class HostVectorOps final : public VectorOps {
  public:
@@ -106,10 +117,27 @@ class HostVectorOps final : public VectorOps {
 
   void updateAndSelect(absl::Span<float> y, absl::Span<const uint32_t> idx, float c, float a,
                        float b, absl::Span<const float> g, absl::Span<const float> w, float wd,
-                       const Compressor& selector, double density, const SelectContext& ctx,
-                       SegmentData* out) const override {
-    UpdatedVector x(y, idx, c, a, b, g.data(), w.data(), wd);
-    selector.compressStreamed(x, density, ctx, out);
+                       const Compressor& selector,
+                       absl::Span<const SegmentSelect> segments) const override {
+    std::vector<uint32_t> local;
+    size_t done = 0;                               // y[0, done) is updated
+    auto update = [&](size_t begin, size_t end) {  // a part no selection reads
+      local.clear();
+      positionsIn(idx, begin, end, &local);
+      UpdatedVector part(y.subspan(begin, end - begin), local, c, a, b, g.data() + begin,
+                         w.data() + begin, wd);
+      produceAll(part);
+    };
+    for (const SegmentSelect& s : segments) {
+      update(done, s.offset);
+      local.clear();
+      positionsIn(idx, s.offset, s.offset + s.numel, &local);
+      UpdatedVector x(y.subspan(s.offset, s.numel), local, c, a, b, g.data() + s.offset,
+                      w.data() + s.offset, wd);
+      selector.compressStreamed(x, s.density, s.ctx, s.out);
+      done = s.offset + s.numel;
+    }
+    update(done, y.size());
   }
 
   void scaleAt(absl::Span<float> y, absl::Span<const uint32_t> idx, float a) const override {
@@ -128,22 +156,31 @@ class HostVectorOps final : public VectorOps {
     for (size_t t = 0; t < idx.size(); ++t) yp[idx[t]] = values[t];
   }
 
-  void addSegment(absl::Span<float> y, const SegmentData& s, float scale) const override {
-    scatterAdd(y, s, scale);
+  void applySegments(absl::Span<float> y, absl::Span<const Placed> segments, float scale,
+                     Dense dense) const override {
+    for (const Placed& p : segments) {
+      absl::Span<float> part = y.subspan(p.offset, p.s->numel);
+      if (p.s->dense && dense == Dense::kSet) {
+        copyDense(*p.s, part);
+      } else {
+        scatterAdd(part, *p.s, scale);
+      }
+    }
   }
 
-  void setSegment(absl::Span<float> y, const SegmentData& s) const override { copyDense(s, y); }
-
-  void copyOut(absl::Span<float> host, absl::Span<const float> x, float scale) const override {
-    if (x.empty()) return;
-    if (scale == 1.0f) {
-      std::memcpy(host.data(), x.data(), x.size() * sizeof(float));
-      return;
+  void copyOut(absl::Span<const HostCopy> copies) const override {
+    for (const HostCopy& c : copies) {
+      if (c.x.empty()) continue;
+      if (c.scale == 1.0f) {
+        std::memcpy(c.host.data(), c.x.data(), c.x.size() * sizeof(float));
+        continue;
+      }
+      float* o = c.host.data();
+      const float* xp = c.x.data();
+      const float scale = c.scale;
+      const size_t n = c.x.size();
+      for (size_t j = 0; j < n; ++j) o[j] = scale * xp[j];
     }
-    float* o = host.data();
-    const float* xp = x.data();
-    const size_t n = x.size();
-    for (size_t j = 0; j < n; ++j) o[j] = scale * xp[j];
   }
 
   void copyIn(absl::Span<float> y, absl::Span<const float> host) const override {
@@ -152,6 +189,15 @@ class HostVectorOps final : public VectorOps {
 };
 
 }  // namespace
+
+void VectorOps::updateAndSelect(absl::Span<float> y, absl::Span<const uint32_t> idx, float c,
+                                float a, float b, absl::Span<const float> g,
+                                absl::Span<const float> w, float wd, const Compressor& selector,
+                                absl::Span<const SegmentSelect> segments) const {
+  scaleAt(y, idx, c);
+  accumulate(y, a, b, g.subspan(0, y.size()), w.subspan(0, y.size()), wd);
+  selector.compressSegments(y, segments);
+}
 
 std::shared_ptr<const VectorOps> hostVectorOps() {
   static const std::shared_ptr<const VectorOps> ops = std::make_shared<HostVectorOps>();

@@ -8,7 +8,8 @@
 // (SegmentData, indices, values) is always host memory, and the operations that take it
 // copy it over.
 // Device operations are queued on the device's default stream in call order; the ones
-// that give the host a result (copyOut, sumSquares) wait for it.
+// that give the host a result (copyOut, sumSquares, a selection) wait for it. The ones that
+// take host indices or values copy them over without waiting.
 
 #include <cstddef>
 #include <cstdint>
@@ -79,16 +80,18 @@ class VectorOps {
   //   sum of (g + wd * w)^2, in double
   virtual double sumSquares(absl::Span<const float> g, absl::Span<const float> w,
                             float wd) const = 0;
-  // A momentum-like vector made and selected from together (DGS's SAMomentum step):
-  //   y[idx] = c * y[idx] at host indices idx (increasing);  y = a * y + b * (g + wd * w);
-  //   *out = selector's selection of y at `density`.
-  // On the host the selection reads y chunk by chunk as the update makes it, one pass over
+  // A momentum-like vector made and selected from together (DGS's SAMomentum step), for a
+  // whole step at once: y, g and w are flat vectors, idx positions in y (increasing), and
+  //   y[idx] = c * y[idx];  y = a * y + b * (g + wd * w);
+  //   *out = selector's selection of each segment of y (in increasing offset order, apart).
+  // By default (a GPU's) the update is two operations (scaleAt, accumulate) and the
+  // selector then selects all segments together (Compressor::compressSegments). On the host
+  // each segment's selection reads it chunk by chunk as the update makes it, one pass over
   // memory instead of three (compressors/compressor.h's StreamedVector).
   virtual void updateAndSelect(absl::Span<float> y, absl::Span<const uint32_t> idx, float c,
                                float a, float b, absl::Span<const float> g,
                                absl::Span<const float> w, float wd, const Compressor& selector,
-                               double density, const SelectContext& ctx,
-                               SegmentData* out) const = 0;
+                               absl::Span<const SegmentSelect> segments) const;
 
   // At host indices (each < y.size(), distinct):
   //   y[idx] = a * y[idx];   y[idx] = value;   y[idx_t] = values_t
@@ -97,14 +100,26 @@ class VectorOps {
   virtual void setAt(absl::Span<float> y, absl::Span<const uint32_t> idx,
                      absl::Span<const float> values) const = 0;
 
-  // What travelled, applied (compressors/apply.h's semantics; s.numel == y.size()):
-  //   y = y + scale * s    (s dense or sparse; coded on the host only)
-  //   y = s                (s dense, owned or borrowed)
-  virtual void addSegment(absl::Span<float> y, const SegmentData& s, float scale) const = 0;
-  virtual void setSegment(absl::Span<float> y, const SegmentData& s) const = 0;
+  // What travelled, applied to a flat y, each segment at y[offset, offset + s.numel)
+  // (compressors/apply.h's semantics): y += scale * s (s dense or sparse; coded on the host
+  // only), or with kSet a dense s replaces it: y = s (owned or borrowed). A step's segments
+  // go in one call: on a GPU one copy over and one launch for all the sparse ones.
+  enum class Dense { kAdd, kSet };
+  struct Placed {
+    size_t offset = 0;
+    const SegmentData* s = nullptr;
+  };
+  virtual void applySegments(absl::Span<float> y, absl::Span<const Placed> segments, float scale,
+                             Dense dense) const = 0;
 
-  //   host = scale * x, host memory of x.size() floats; waits for x.
-  virtual void copyOut(absl::Span<float> host, absl::Span<const float> x, float scale) const = 0;
+  //   host = scale * x for each copy (host: host memory of x.size() floats); waits for the
+  //   x. A step's copies go in one call: on a GPU one copy back and one wait for all.
+  struct HostCopy {
+    absl::Span<float> host;
+    absl::Span<const float> x;
+    float scale = 1.0f;
+  };
+  virtual void copyOut(absl::Span<const HostCopy> copies) const = 0;
   //   y = host, host memory of y.size() floats
   virtual void copyIn(absl::Span<float> y, absl::Span<const float> host) const = 0;
 };

@@ -18,11 +18,7 @@ class AsgdWorker : public SegmentWorker {
 
   void fillPush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
-    const float wd = options_.weightDecayAt(ctx.step);
-    for (size_t i = 0; i < index_.size(); ++i) {
-      const SegmentSpec& spec = index_[i];
-      pushFolded(&(*push)[i], spec, grad, w, wd, ctx.lr);
-    }
+    pushFolded(push, grad, w, options_.weightDecayAt(ctx.step), ctx.lr, Specs::kAll);
   }
 };
 

@@ -35,9 +35,10 @@ class DgcWorker : public SegmentWorker {
   DgcWorker(const SegmentSpecs& specs, const MethodOptions& options,
             std::shared_ptr<const VectorOps> ops)
       : SegmentWorker(specs, options, std::move(ops)),
-        u_(zeroState(false)),
+        u_(zeroState()),
         v_(makeSelector(options.selection), ops_),
-        x_(options.dgc.nesterov ? segmentScratch() : FloatArray()) {
+        x_(options.dgc.nesterov ? zeroState() : SpecVectors()) {
+    v_.layOut(specs);
     keepState(&u_);
     keepState(&v_);
   }
@@ -48,28 +49,26 @@ class DgcWorker : public SegmentWorker {
     const float wd = options_.weightDecayAt(ctx.step);
     const float coef = clipCoefficient(grad, w, wd);
     const double density = options_.dgc.densityAt(ctx.epoch, options_.density);
-    for (size_t i = 0; i < index_.size(); ++i) {
-      const SegmentSpec& spec = index_[i];
-      absl::Span<const float> g = foldedGradient(spec, grad, w, wd, coef);
-      absl::Span<float> u = u_[i].span();
-      // x = what enters the accumulation (v) or, for dense segments, the pushed direction.
-      absl::Span<const float> x = u;
-      if (options_.dgc.nesterov) {
-        ops_->combine(u, 1.0f, u, 1.0f, g);
-        ops_->scale(u, m);
-        absl::Span<float> u_plus_g = x_.span().subspan(0, spec.numel);
-        ops_->combine(u_plus_g, 1.0f, u, 1.0f, g);
-        x = u_plus_g;
-      } else {
-        ops_->combine(u, m, u, 1.0f, g);
-      }
-      SegmentData& s = (*push)[i];
-      if (!spec.compressed) {
-        pushDense(&s, spec, x, ctx.lr);
-        continue;
-      }
-      v_.compress(x, density, SelectContext{spec.id, ctx.step, options_.seed}, &s);
-      ops_->fillAt(u, s.indices, 0.0f);
+    const size_t n = index_.extent();
+    absl::Span<float> u = u_.all();
+    // x = what enters the accumulation (v) or, for dense segments, the pushed direction.
+    absl::Span<const float> x = u;
+    if (options_.dgc.nesterov) {
+      absl::Span<const float> g = foldedGradients(grad, w, wd, coef);
+      ops_->combine(u, 1.0f, u, 1.0f, g);
+      ops_->scale(u, m);
+      ops_->combine(x_.all(), 1.0f, u, 1.0f, g);
+      x = x_.all();
+    } else {
+      ops_->accumulate(u, m, coef, grad.subspan(0, n), w.subspan(0, n), wd);  // u = m*u + g
+    }
+    pushDense(push, x, ctx.lr, Specs::kDense);
+    absl::Span<const SegmentSelect> segments = compressedSegments(push, density, ctx.step);
+    v_.compressSegments(x, segments);
+    ops_->fillAt(
+        u, placedIndices([&](size_t i) { return absl::MakeConstSpan((*push)[i].indices); }), 0.0f);
+    for (const SegmentSelect& selected : segments) {
+      SegmentData& s = *selected.out;
       for (float& value : s.values) value *= ctx.lr;
       if (options_.f16) {
         // What travels is lr*v rounded to half: v keeps the rounding, in its own units.
@@ -97,9 +96,9 @@ class DgcWorker : public SegmentWorker {
     return norm > thr ? static_cast<float>(thr / norm) : 1.0f;
   }
 
-  std::vector<FloatArray> u_;
-  ErrorFeedback v_;  // v per segment id
-  FloatArray x_;  // Nesterov's u + g of one segment (without Nesterov, x is u)
+  SpecVectors u_;
+  ErrorFeedback v_;       // v per segment id, laid out as u
+  SpecVectors x_;         // Nesterov's u + g (without Nesterov, x is u)
   SegmentData rounding_;  // f16: what rounding took off the sent values, per v
 };
 

@@ -19,6 +19,7 @@
 // Needs 0 < m < 1 (validate() says so): m = 0 would divide by zero.
 
 #include <memory>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -36,11 +37,17 @@ class DgsWorker : public SegmentWorker {
   DgsWorker(const SegmentSpecs& specs, const MethodOptions& options,
             std::shared_ptr<const VectorOps> ops)
       : SegmentWorker(specs, options, std::move(ops)),
-        u_(zeroState(false)),
+        u_(zeroState()),
         sent_(index_.size()),
+        every_(index_.size()),
         selector_(makeSelector(options.selection, options.f16)) {
     keepState(&u_);
     keepState(&sent_);
+    for (size_t i = 0; i < index_.size(); ++i) {
+      if (index_[i].compressed) continue;
+      every_[i].resize(index_[i].numel);
+      std::iota(every_[i].begin(), every_[i].end(), uint32_t{0});
+    }
   }
 
   // u_ holds u with one difference, for speed: the division by m of the coordinates a push
@@ -52,30 +59,30 @@ class DgsWorker : public SegmentWorker {
                 Message* push) override {
     const float m = static_cast<float>(options_.momentum);
     const float lr = ctx.lr;
-    const double density = options_.dgsDensityAt(lr);
     const float wd = options_.weightDecayAt(ctx.step);
+    // One update of every segment, the compressed ones selected from as it is made. A dense
+    // segment sends every coordinate, so all of its coordinates take the factor m (it is
+    // momentum SGD with the rate folded in: u = m*u + lr*g).
+    absl::Span<const SegmentSelect> segments =
+        compressedSegments(push, options_.dgsDensityAt(lr), ctx.step);
+    absl::Span<const uint32_t> sent = placedIndices(
+        [&](size_t i) { return absl::MakeConstSpan(index_[i].compressed ? sent_[i] : every_[i]); });
+    ops_->updateAndSelect(u_.all(), sent, m, 1.0f, lr, grad, w, wd, *selector_, segments);
+    pushDense(push, u_.all(), 1.0f, Specs::kDense);
     for (size_t i = 0; i < index_.size(); ++i) {
-      const SegmentSpec& spec = index_[i];
-      absl::Span<float> u = u_[i].span();
-      SegmentData& s = (*push)[i];
-      if (!spec.compressed) {  // momentum SGD with the rate folded in
-        ops_->accumulate(u, m, lr, segmentOf(grad, spec), segmentOf(w, spec), wd);
-        pushDense(&s, spec, u);
-        continue;
-      }
-      ops_->updateAndSelect(u, sent_[i], m, 1.0f, lr, segmentOf(grad, spec), segmentOf(w, spec), wd,
-                            *selector_, density, SelectContext{spec.id, ctx.step, options_.seed},
-                            &s);
+      if (!index_[i].compressed) continue;
+      const SegmentData& s = (*push)[i];
       sent_[i].assign(s.indices.begin(), s.indices.end());
       // The momentum of a sent coordinate goes on from what was sent: with f16, the
       // rounded value (without, the values are u's own).
-      if (options_.f16) ops_->setAt(u, s.indices, s.values);
+      if (options_.f16) ops_->setAt(u_[i], s.indices, s.values);
     }
   }
 
  private:
-  std::vector<FloatArray> u_;
+  SpecVectors u_;
   std::vector<std::vector<uint32_t>> sent_;  // per spec: the indices the last push sent
+  std::vector<std::vector<uint32_t>> every_;  // per dense spec: all of its indices
   std::unique_ptr<Compressor> selector_;
 };
 

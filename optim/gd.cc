@@ -28,27 +28,29 @@ class GdWorker : public SegmentWorker {
   GdWorker(const SegmentSpecs& specs, const MethodOptions& options,
            std::shared_ptr<const VectorOps> ops)
       : SegmentWorker(specs, options, std::move(ops)), v_(makeCompressor(options), ops_) {
-    if (options.gd.error_feedback) keepState(&v_);
+    if (options.gd.error_feedback) {
+      v_.layOut(specs);
+      keepState(&v_);
+    }
     keepState(&v_.inner());  // with or without error feedback (PowerSGD's Q)
   }
 
   void fillPush(absl::Span<const float> grad, absl::Span<const float> w, const StepContext& ctx,
                 Message* push) override {
-    for (size_t i = 0; i < index_.size(); ++i) {
-      const SegmentSpec& spec = index_[i];
-      const float wd = options_.weightDecayAt(ctx.step);
-      if (!spec.compressed) {
-        pushFolded(&(*push)[i], spec, grad, w, wd, ctx.lr);
-        continue;
-      }
-      absl::Span<const float> lr_g = foldedGradient(spec, grad, w, wd, ctx.lr);
-      const SelectContext select{spec.id, ctx.step, options_.seed, spec.rows};
-      if (options_.gd.error_feedback) {
-        v_.compress(lr_g, options_.density, select, &(*push)[i]);
-      } else {
-        v_.inner().compress(lr_g, options_.density, select, &(*push)[i]);
-      }
+    const float wd = options_.weightDecayAt(ctx.step);
+    absl::Span<const SegmentSelect> segments = compressedSegments(push, options_.density, ctx.step);
+    pushFolded(push, grad, w, wd, ctx.lr, Specs::kDense);
+    if (!options_.gd.error_feedback) {
+      v_.inner().compressSegments(foldedGradients(grad, w, wd, ctx.lr), segments);
+      return;
     }
+    // v = v + lr*g, made in the pass that folds g, then s = C(v), v = v - s.
+    absl::Span<float> v = v_.laidOut();
+    for (const SegmentSelect& s : segments) {
+      ops_->accumulate(v.subspan(s.offset, s.numel), 1.0f, ctx.lr, grad.subspan(s.offset, s.numel),
+                       w.subspan(s.offset, s.numel), wd);
+    }
+    v_.compressAdded(segments);
   }
 
  private:

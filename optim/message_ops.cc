@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "compressors/apply.h"
@@ -11,16 +12,15 @@
 namespace sparseps {
 namespace {
 
-// The slice of `buffer` that `s` addresses; fatal when s does not fit (unchecked input).
-template <typename T>
-absl::Span<T> sliceFor(const SegmentData& s, const SegmentIndex& index, absl::Span<T> buffer) {
+// The spec of the segment `s` addresses; fatal when s does not fit it (unchecked input).
+const SegmentSpec& specFor(const SegmentData& s, const SegmentIndex& index) {
   const ptrdiff_t pos = index.find(s.segment_id);
   if (pos < 0) fatal("segment id ", s.segment_id, " is not in this rule's specs");
   const SegmentSpec& spec = index[static_cast<size_t>(pos)];
   if (s.numel != spec.numel) {
     fatal("segment ", s.segment_id, " has ", s.numel, " elements, the spec ", spec.numel);
   }
-  return buffer.subspan(spec.offset, spec.numel);
+  return spec;
 }
 
 }  // namespace
@@ -32,19 +32,20 @@ void subtractUpdate(const Message& push, const SegmentIndex& index, float scale,
   parallelForLargestFirst(
       runner, push.size(),
       [&](size_t i) { return push[i].indices.empty() ? push[i].numel : push[i].indices.size(); },
-      [&](size_t i) { scatterAdd(sliceFor(push[i], index, W), push[i], -scale); });
+      [&](size_t i) {
+        const SegmentSpec& spec = specFor(push[i], index);
+        scatterAdd(W.subspan(spec.offset, spec.numel), push[i], -scale);
+      });
 }
 
 void applyModelReply(const Message& reply, const SegmentIndex& index, absl::Span<float> w,
                      const VectorOps& ops) {
+  std::vector<VectorOps::Placed> placed;
+  placed.reserve(reply.size());
   for (const SegmentData& s : reply) {
-    absl::Span<float> dst = sliceFor(s, index, w);
-    if (s.dense) {
-      ops.setSegment(dst, s);
-    } else {
-      ops.addSegment(dst, s, 1.0f);
-    }
+    placed.push_back({specFor(s, index).offset, &s});
   }
+  ops.applySegments(w, placed, 1.0f, VectorOps::Dense::kSet);
 }
 
 absl::Span<float> denseValues(SegmentData* s, uint32_t segment_id, size_t numel) {

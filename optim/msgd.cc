@@ -21,7 +21,7 @@ class MsgdWorker : public SegmentWorker {
  public:
   MsgdWorker(const SegmentSpecs& specs, const MethodOptions& options,
              std::shared_ptr<const VectorOps> ops)
-      : SegmentWorker(specs, options, std::move(ops)), u_(zeroState(false)) {
+      : SegmentWorker(specs, options, std::move(ops)), u_(zeroState()) {
     keepState(&u_);
   }
 
@@ -29,15 +29,13 @@ class MsgdWorker : public SegmentWorker {
                 Message* push) override {
     const float m = static_cast<float>(options_.momentum);
     const float wd = options_.weightDecayAt(ctx.step);
-    for (size_t i = 0; i < index_.size(); ++i) {
-      const SegmentSpec& spec = index_[i];
-      ops_->accumulate(u_[i].span(), m, 1.0f, segmentOf(grad, spec), segmentOf(w, spec), wd);
-      pushDense(&(*push)[i], spec, u_[i].span(), ctx.lr);
-    }
+    const size_t n = index_.extent();
+    ops_->accumulate(u_.all(), m, 1.0f, grad.subspan(0, n), w.subspan(0, n), wd);
+    pushDense(push, u_.all(), ctx.lr, Specs::kAll);
   }
 
  private:
-  std::vector<FloatArray> u_;
+  SpecVectors u_;
 };
 
 }  // namespace

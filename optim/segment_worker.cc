@@ -1,6 +1,8 @@
 #include "optim/segment_worker.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <numeric>
 #include <utility>
 
 #include "optim/fatal.h"
@@ -18,7 +20,7 @@ class HostViews {
   absl::Span<const float> of(absl::Span<const float> x) {
     if (!ops_.device() || x.empty()) return x;
     copies_.emplace_back(x.size());
-    ops_.copyOut(absl::MakeSpan(copies_.back()), x, 1.0f);
+    ops_.copyOut({{absl::MakeSpan(copies_.back()), x, 1.0f}});
     return copies_.back();
   }
 
@@ -29,11 +31,28 @@ class HostViews {
 
 }  // namespace
 
+SpecVectors::SpecVectors(FloatArray all, const SegmentIndex& index) : all_(std::move(all)) {
+  parts_.reserve(index.size());
+  for (const SegmentSpec& spec : index.specs()) parts_.push_back(segmentOf(all_.span(), spec));
+}
+
 SegmentWorker::SegmentWorker(const SegmentSpecs& specs, const MethodOptions& options,
                              std::shared_ptr<const VectorOps> ops)
     : index_(specs), options_(options), ops_(std::move(ops)) {
-  for (const SegmentSpec& spec : index_.specs()) largest_ = std::max(largest_, spec.numel);
-  g_ = segmentScratch();
+  // Positions in the flat layout travel to a GPU as u32 (placedIndices).
+  if (index_.extent() > UINT32_MAX) {
+    fatal("worker rule: the segments cover ", index_.extent(),
+          " elements; a worker rule handles at most 2^32 - 1");
+  }
+  by_offset_.resize(index_.size());
+  std::iota(by_offset_.begin(), by_offset_.end(), size_t{0});
+  std::sort(by_offset_.begin(), by_offset_.end(),
+            [&](size_t a, size_t b) { return index_[a].offset < index_[b].offset; });
+}
+
+absl::Span<float> SegmentWorker::gradientRoom() {
+  if (g_.size() == 0) g_ = zeroState();  // made at first use: not every rule folds
+  return g_.all();
 }
 
 void SegmentWorker::applyReply(const Message& reply, absl::Span<float> w) {
@@ -44,26 +63,55 @@ absl::Span<const float> SegmentWorker::foldedGradient(const SegmentSpec& spec,
                                                       absl::Span<const float> grad,
                                                       absl::Span<const float> w, float wd,
                                                       float coef) {
-  absl::Span<float> g = g_.span().subspan(0, spec.numel);
+  absl::Span<float> g = segmentOf(gradientRoom(), spec);
   ops_->fold(g, coef, segmentOf(grad, spec), segmentOf(w, spec), wd);
   return g;
 }
 
-void SegmentWorker::pushDense(SegmentData* s, const SegmentSpec& spec, absl::Span<const float> x,
-                              float scale) const {
-  ops_->copyOut(denseValues(s, spec.id, spec.numel), x, scale);
+absl::Span<const float> SegmentWorker::foldedGradients(absl::Span<const float> grad,
+                                                       absl::Span<const float> w, float wd,
+                                                       float coef) {
+  const size_t n = index_.extent();
+  absl::Span<float> g = gradientRoom();
+  ops_->fold(g, coef, grad.subspan(0, n), w.subspan(0, n), wd);
+  return g;
 }
 
-void SegmentWorker::pushFolded(SegmentData* s, const SegmentSpec& spec,
-                               absl::Span<const float> grad, absl::Span<const float> w, float wd,
-                               float coef) {
+void SegmentWorker::pushDense(Message* push, absl::Span<const float> x, float scale, Specs which) {
+  copies_.clear();
+  for (size_t i = 0; i < index_.size(); ++i) {
+    const SegmentSpec& spec = index_[i];
+    if (which == Specs::kDense && spec.compressed) continue;
+    copies_.push_back({denseValues(&(*push)[i], spec.id, spec.numel), segmentOf(x, spec), scale});
+  }
+  ops_->copyOut(copies_);
+}
+
+void SegmentWorker::pushFolded(Message* push, absl::Span<const float> grad,
+                               absl::Span<const float> w, float wd, float coef, Specs which) {
   // On the host the message is the rule's memory: the fold writes it in one pass.
   if (!ops_->device()) {
-    ops_->fold(denseValues(s, spec.id, spec.numel), coef, segmentOf(grad, spec),
-               segmentOf(w, spec), wd);
+    for (size_t i = 0; i < index_.size(); ++i) {
+      const SegmentSpec& spec = index_[i];
+      if (which == Specs::kDense && spec.compressed) continue;
+      ops_->fold(denseValues(&(*push)[i], spec.id, spec.numel), coef, segmentOf(grad, spec),
+                 segmentOf(w, spec), wd);
+    }
     return;
   }
-  pushDense(s, spec, foldedGradient(spec, grad, w, wd, coef));
+  pushDense(push, foldedGradients(grad, w, wd, coef), 1.0f, which);
+}
+
+absl::Span<const SegmentSelect> SegmentWorker::compressedSegments(Message* push, double density,
+                                                                  uint64_t step) {
+  selects_.clear();
+  for (size_t i : by_offset_) {
+    const SegmentSpec& spec = index_[i];
+    if (!spec.compressed) continue;
+    selects_.push_back({spec.offset, spec.numel, density,
+                        SelectContext{spec.id, step, options_.seed, spec.rows}, &(*push)[i]});
+  }
+  return selects_;
 }
 
 void SegmentWorker::makePush(absl::Span<const float> grad, absl::Span<const float> w,
@@ -76,21 +124,14 @@ void SegmentWorker::makePush(absl::Span<const float> grad, absl::Span<const floa
   fillPush(grad, w, ctx, push);
 }
 
-std::vector<FloatArray> SegmentWorker::zeroState(bool compressed_only) const {
-  std::vector<FloatArray> state;
-  state.reserve(index_.size());
-  for (const SegmentSpec& spec : index_.specs()) {
-    state.push_back(ops_->zeros(!compressed_only || spec.compressed ? spec.numel : 0));
-  }
-  return state;
-}
-
 std::string SegmentWorker::saveState() const {
   HostViews host(*ops_);
   WorkerStateView state;
   for (const auto* per_spec : arrays_) {
     state.arrays.emplace_back();
-    for (const FloatArray& a : *per_spec) state.arrays.back().push_back(host.of(a.span()));
+    for (size_t i = 0; i < per_spec->size(); ++i) {
+      state.arrays.back().push_back(host.of((*per_spec)[i]));
+    }
   }
   for (const ErrorFeedback* memory : memories_) {
     state.residuals.emplace_back();
@@ -109,7 +150,9 @@ absl::Status SegmentWorker::loadState(const std::string& bytes) {
   std::vector<std::vector<size_t>> array_sizes;
   for (const auto* per_spec : arrays_) {
     array_sizes.emplace_back();
-    for (const FloatArray& a : *per_spec) array_sizes.back().push_back(a.size());
+    for (size_t i = 0; i < per_spec->size(); ++i) {
+      array_sizes.back().push_back((*per_spec)[i].size());
+    }
   }
   absl::StatusOr<WorkerState> state =
       loadWorkerState(bytes, index_.specs(), array_sizes, memories_.size(), index_lists_.size(),
@@ -117,7 +160,7 @@ absl::Status SegmentWorker::loadState(const std::string& bytes) {
   if (!state.ok()) return state.status();
   for (size_t k = 0; k < arrays_.size(); ++k) {
     for (size_t i = 0; i < index_.size(); ++i) {
-      ops_->copyIn((*arrays_[k])[i].span(), state->arrays[k][i]);
+      ops_->copyIn((*arrays_[k])[i], state->arrays[k][i]);
     }
   }
   for (size_t k = 0; k < index_lists_.size(); ++k) {

@@ -21,7 +21,7 @@ class SignumWorker : public SegmentWorker {
  public:
   SignumWorker(const SegmentSpecs& specs, const MethodOptions& options,
                std::shared_ptr<const VectorOps> ops)
-      : SegmentWorker(specs, options, std::move(ops)), u_(zeroState(false)) {
+      : SegmentWorker(specs, options, std::move(ops)), u_(zeroState()) {
     keepState(&u_);
   }
 
@@ -41,7 +41,7 @@ class SignumWorker : public SegmentWorker {
   }
 
  private:
-  std::vector<FloatArray> u_;
+  SpecVectors u_;
 };
 
 inline std::unique_ptr<Method> makeSignum() {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "compressors/cuda/cuda_status.h"
 #include "compressors/cuda/device_scratch.h"
@@ -28,6 +29,8 @@ struct Selection {
 struct DeviceBuffers {
   DeviceScratch scratch;
   DeviceScratch selection;
+  SegmentedTopk segmented;  // topkSegments' plan and temporaries
+  PinnedBuffer pairs;       // topkSegments' selection, copied back
 };
 
 // Makes the input's device current for the lifetime of this object, and waits for the
@@ -108,6 +111,50 @@ class CudaKernels : public DeviceKernels {
                                  kStream);
         },
         indices, values);
+  }
+
+  // One segmented radix select of all segments (segment_plan.h), one copy of every
+  // selected pair to pinned memory and one wait, then the pairs handed out per segment.
+  absl::Status topkSegments(absl::Span<const float> x,
+                            absl::Span<const TopkSegment> segments) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    OnDeviceOf on(x.data());
+    if (!on.status().ok()) return on.status();
+    DeviceBuffers& b = buffers_[on.device()];
+    std::vector<SegmentRequest> requests;
+    requests.reserve(segments.size());
+    size_t entries = 0;
+    for (const TopkSegment& s : segments) {
+      requests.push_back(SegmentRequest{s.offset, s.n, s.k});
+      entries += std::min(s.k, s.n);
+    }
+    Selection room;
+    if (absl::Status s = reserveSelection(entries, &b.selection, &room); !s.ok()) return s;
+    if (absl::Status s =
+            b.segmented.select(x.data(), x.size(), requests, room.indices, room.values, kStream);
+        !s.ok()) {
+      return s;
+    }
+    const SegmentPlan& plan = b.segmented.plan();
+    // Indices and values lie in one block (reserveSelection): one copy takes both.
+    const auto* first = reinterpret_cast<const char*>(room.indices);
+    const size_t values_at = reinterpret_cast<const char*>(room.values) - first;
+    const size_t bytes = values_at + size_t{plan.total} * sizeof(float);
+    void* host = nullptr;
+    SPARSEPS_CUDA_TRY(b.pairs.reserve(bytes, &host), "pinned buffer of the selection");
+    if (plan.total > 0) {
+      SPARSEPS_CUDA_TRY(cudaMemcpyAsync(host, first, bytes, cudaMemcpyDeviceToHost, kStream),
+                        "copy the selected pairs");
+      SPARSEPS_CUDA_TRY(cudaStreamSynchronize(kStream), "selection synchronize");
+    }
+    const auto* indices = static_cast<const uint32_t*>(host);
+    const auto* values = reinterpret_cast<const float*>(static_cast<const char*>(host) + values_at);
+    for (size_t i = 0; i < segments.size(); ++i) {
+      const uint32_t at = plan.first[i], count = plan.count[i];
+      segments[i].indices->assign(indices + at, indices + at + count);
+      segments[i].values->assign(values + at, values + at + count);
+    }
+    return absl::OkStatus();
   }
 
   absl::Status threshold(absl::Span<const float> x, float thr, std::vector<uint32_t>* indices,

@@ -25,6 +25,29 @@ class DeviceScratch {
   size_t bytes_ = 0;
 };
 
+// PinnedBuffer: one growable block of pinned host memory that copies to and from the
+// device go through, so they run asynchronously on their stream (a copy from pageable
+// memory waits for the device). Before the block is handed out again, reserve waits for
+// the copies marked as using it. Not thread-safe: one per stream.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  // Sets *ptr to at least `bytes` of pinned host memory, once the marked copies are done.
+  cudaError_t reserve(size_t bytes, void** ptr);
+  // Marks the copies enqueued so far on `stream` as using the block.
+  cudaError_t markUsed(cudaStream_t stream);
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+  cudaEvent_t used_ = nullptr;
+  bool pending_ = false;
+};
+
 // Carves aligned arrays out of one block; with base == nullptr it only measures.
 class ScratchCarver {
  public:

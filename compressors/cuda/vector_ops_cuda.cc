@@ -79,78 +79,124 @@ class CudaVectorOps final : public VectorOps {
     return host;
   }
 
-  void updateAndSelect(absl::Span<float> y, absl::Span<const uint32_t> idx, float c, float a,
-                       float b, absl::Span<const float> g, absl::Span<const float> w, float wd,
-                       const Compressor& selector, double density, const SelectContext& ctx,
-                       SegmentData* out) const override {
-    scaleAt(y, idx, c);
-    accumulate(y, a, b, g, w, wd);
-    selector.compress(y, density, ctx, out);  // its device path: y is device memory
-  }
-
   void scaleAt(absl::Span<float> y, absl::Span<const uint32_t> idx, float a) const override {
     if (idx.empty()) return;
     onDevice();
-    require(launchScaleAt(y.data(), indicesIn(idx), count32(idx.size()), a, kStream), "scaleAt");
+    const void* on[1];
+    upload({{idx.data(), idx.size() * sizeof(uint32_t)}}, on);
+    require(launchScaleAt(y.data(), static_cast<const uint32_t*>(on[0]), count32(idx.size()), a,
+                          kStream),
+            "scaleAt");
   }
 
   void fillAt(absl::Span<float> y, absl::Span<const uint32_t> idx, float value) const override {
     if (idx.empty()) return;
     onDevice();
-    require(launchFillAt(y.data(), indicesIn(idx), count32(idx.size()), value, kStream), "fillAt");
+    const void* on[1];
+    upload({{idx.data(), idx.size() * sizeof(uint32_t)}}, on);
+    require(launchFillAt(y.data(), static_cast<const uint32_t*>(on[0]), count32(idx.size()), value,
+                         kStream),
+            "fillAt");
   }
 
   void setAt(absl::Span<float> y, absl::Span<const uint32_t> idx,
              absl::Span<const float> values) const override {
     if (idx.empty()) return;
     onDevice();
-    require(launchSetAt(y.data(), indicesIn(idx), valuesIn(values.data(), values.size()),
-                        count32(idx.size()), kStream),
+    const void* on[2];
+    upload({{idx.data(), idx.size() * sizeof(uint32_t)},
+            {values.data(), values.size() * sizeof(float)}},
+           on);
+    require(launchSetAt(y.data(), static_cast<const uint32_t*>(on[0]),
+                        static_cast<const float*>(on[1]), count32(idx.size()), kStream),
             "setAt");
   }
 
-  void addSegment(absl::Span<float> y, const SegmentData& s, float scale) const override {
+  // The sparse segments' pairs, placed in y, and the dense segments' values go over in one
+  // copy; then one scatter launch applies every sparse segment, and each dense one is a
+  // copy or an axpy on the device.
+  void applySegments(absl::Span<float> y, absl::Span<const Placed> segments, float scale,
+                     Dense dense) const override {
     onDevice();
-    if (s.coded()) {
-      requireDeviceOk(absl::UnimplementedError(absl::StrCat("segment ", s.segment_id,
-                                                            " is coded: only dense and sparse "
-                                                            "segments apply to device memory")),
-                      "addSegment");
+    count32(y.size());
+    placed_idx_.clear();
+    placed_values_.clear();
+    std::vector<Piece> pieces = {{nullptr, 0}, {nullptr, 0}};  // the pairs, filled below
+    for (const Placed& p : segments) {
+      const SegmentData& s = *p.s;
+      if (s.coded()) {
+        requireDeviceOk(absl::UnimplementedError(absl::StrCat(
+                            "segment ", s.segment_id,
+                            " is coded: only dense and sparse segments apply to device memory")),
+                        "applySegments");
+      }
+      if (s.dense) {
+        pieces.push_back({denseBytes(s), size_t{s.numel} * sizeof(float)});
+        continue;
+      }
+      for (size_t t = 0; t < s.indices.size(); ++t) {
+        placed_idx_.push_back(static_cast<uint32_t>(p.offset + s.indices[t]));
+      }
+      placed_values_.insert(placed_values_.end(), s.values.begin(), s.values.end());
     }
-    if (s.dense) {
-      const float* x = valuesIn(denseBytes(s), s.numel);
-      require(launchAxpy(scale, x, count32(s.numel), y.data(), kStream), "addSegment (dense)");
-      return;
+    pieces[0] = {placed_idx_.data(), placed_idx_.size() * sizeof(uint32_t)};
+    pieces[1] = {placed_values_.data(), placed_values_.size() * sizeof(float)};
+    std::vector<const void*> on(pieces.size());
+    upload(pieces, on.data());
+    if (!placed_idx_.empty()) {
+      require(
+          launchScatterAdd(static_cast<const uint32_t*>(on[0]), static_cast<const float*>(on[1]),
+                           count32(placed_idx_.size()), scale, y.data(), kStream),
+          "applySegments (sparse)");
     }
-    if (s.indices.empty()) return;
-    require(launchScatterAdd(indicesIn(s.indices), valuesIn(s.values.data(), s.values.size()),
-                             count32(s.indices.size()), scale, y.data(), kStream),
-            "addSegment (sparse)");
+    size_t next = 2;
+    for (const Placed& p : segments) {
+      const SegmentData& s = *p.s;
+      if (!s.dense) continue;
+      const auto* values = static_cast<const float*>(on[next++]);
+      if (s.numel == 0) continue;
+      float* to = y.data() + p.offset;
+      if (dense == Dense::kSet) {
+        require(cudaMemcpyAsync(to, values, size_t{s.numel} * sizeof(float),
+                                cudaMemcpyDeviceToDevice, kStream),
+                "applySegments (dense set)");
+      } else {
+        require(launchAxpy(scale, values, s.numel, to, kStream), "applySegments (dense add)");
+      }
+    }
   }
 
-  void setSegment(absl::Span<float> y, const SegmentData& s) const override {
+  // Every x (scaled) into one device block, one copy of it back to pinned memory, one wait.
+  void copyOut(absl::Span<const HostCopy> copies) const override {
+    size_t total = 0;
+    for (const HostCopy& c : copies) total += c.x.size();
+    if (total == 0) return;
     onDevice();
-    if (!s.dense) {
-      requireDeviceOk(absl::InvalidArgumentError(absl::StrCat("segment ", s.segment_id,
-                                                              " is not dense: it cannot be set")),
-                      "setSegment");
+    auto* block = static_cast<float*>(room(&scratch_, total * sizeof(float)));
+    size_t at = 0;
+    for (const HostCopy& c : copies) {
+      if (c.x.empty()) continue;
+      if (c.scale == 1.0f) {
+        require(cudaMemcpyAsync(block + at, c.x.data(), c.x.size() * sizeof(float),
+                                cudaMemcpyDeviceToDevice, kStream),
+                "copyOut (gather)");
+      } else {
+        require(launchScaleInto(block + at, c.scale, c.x.data(), c.x.size(), kStream),
+                "copyOut (scale)");
+      }
+      at += c.x.size();
     }
-    if (s.numel == 0) return;
-    require(cudaMemcpy(y.data(), denseBytes(s), s.numel * sizeof(float), cudaMemcpyHostToDevice),
-            "setSegment");
-  }
-
-  void copyOut(absl::Span<float> host, absl::Span<const float> x, float scale) const override {
-    if (x.empty()) return;
-    onDevice();
-    const float* from = x.data();
-    if (scale != 1.0f) {
-      auto* scaled = static_cast<float*>(room(&scratch_, x.size() * sizeof(float)));
-      require(launchScaleInto(scaled, scale, x.data(), x.size(), kStream), "copyOut (scale)");
-      from = scaled;
-    }
-    require(cudaMemcpy(host.data(), from, x.size() * sizeof(float), cudaMemcpyDeviceToHost),
+    void* host = nullptr;
+    require(pinned_out_.reserve(total * sizeof(float), &host), "copyOut (pinned buffer)");
+    require(cudaMemcpyAsync(host, block, total * sizeof(float), cudaMemcpyDeviceToHost, kStream),
             "copyOut");
+    require(cudaStreamSynchronize(kStream), "copyOut (wait)");
+    at = 0;
+    for (const HostCopy& c : copies) {
+      if (c.x.empty()) continue;
+      std::memcpy(c.host.data(), static_cast<const float*>(host) + at, c.x.size() * sizeof(float));
+      at += c.x.size();
+    }
   }
 
   void copyIn(absl::Span<float> y, absl::Span<const float> host) const override {
@@ -175,22 +221,40 @@ class CudaVectorOps final : public VectorOps {
     return p;
   }
 
-  // Host arrays copied to the device (synchronously: the host copy may go right after).
-  const uint32_t* indicesIn(absl::Span<const uint32_t> idx) const {
-    void* p = room(&indices_, idx.size() * sizeof(uint32_t));
-    require(cudaMemcpy(p, idx.data(), idx.size() * sizeof(uint32_t), cudaMemcpyHostToDevice),
-            "copy indices to the GPU");
-    return static_cast<const uint32_t*>(p);
-  }
-  const float* valuesIn(const void* bytes, size_t n) const {
-    void* p = room(&values_, n * sizeof(float));
-    require(cudaMemcpy(p, bytes, n * sizeof(float), cudaMemcpyHostToDevice),
-            "copy values to the GPU");
-    return static_cast<const float*>(p);
+  // Host bytes to copy to the device.
+  struct Piece {
+    const void* data;
+    size_t bytes;
+  };
+  // Copies the pieces to the device in one asynchronous copy through pinned memory (so
+  // the host may reuse them at once) and sets on[i] to piece i's device copy. The copies
+  // stay valid for the work queued after them until the next upload.
+  void upload(const std::vector<Piece>& pieces, const void** on) const {
+    ScratchCarver measure(nullptr);
+    for (const Piece& p : pieces) measure.take<char>(p.bytes);
+    if (measure.used() == 0) {
+      for (size_t i = 0; i < pieces.size(); ++i) on[i] = nullptr;
+      return;
+    }
+    void* host = nullptr;
+    require(pinned_in_.reserve(measure.used(), &host), "upload (pinned buffer)");
+    void* device = room(&uploads_, measure.used());
+    ScratchCarver to_host(host), to_device(device);
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      char* h = to_host.take<char>(pieces[i].bytes);
+      on[i] = to_device.take<char>(pieces[i].bytes);
+      if (pieces[i].bytes > 0) std::memcpy(h, pieces[i].data, pieces[i].bytes);
+    }
+    require(cudaMemcpyAsync(device, host, measure.used(), cudaMemcpyHostToDevice, kStream),
+            "copy indices and values to the GPU");
+    require(pinned_in_.markUsed(kStream), "upload (mark)");
   }
 
   int device_;
-  mutable DeviceScratch scratch_, indices_, values_;
+  mutable DeviceScratch scratch_, uploads_;
+  mutable PinnedBuffer pinned_in_, pinned_out_;
+  mutable std::vector<uint32_t> placed_idx_;
+  mutable std::vector<float> placed_values_;
 };
 
 }  // namespace

@@ -20,6 +20,16 @@
 
 namespace sparseps {
 
+// One segment of topkSegments: x[offset, offset + n), its k largest magnitudes into
+// *indices (within the segment, increasing) and *values, as topk() gives them.
+struct TopkSegment {
+  size_t offset = 0;
+  size_t n = 0;
+  size_t k = 0;
+  std::vector<uint32_t>* indices = nullptr;
+  std::vector<float>* values = nullptr;
+};
+
 class DeviceKernels {
  public:
   virtual ~DeviceKernels() = default;
@@ -28,6 +38,10 @@ class DeviceKernels {
   // The results of topkExact, thresholdFilter and sampledThreshold, into host vectors.
   virtual absl::Status topk(absl::Span<const float> x, size_t k, std::vector<uint32_t>* indices,
                             std::vector<float>* values) = 0;
+  // The top-k of every segment of one flat x at once: a fixed number of launches whatever
+  // their number, one copy of all the selected pairs to the host and one wait.
+  virtual absl::Status topkSegments(absl::Span<const float> x,
+                                    absl::Span<const TopkSegment> segments) = 0;
   virtual absl::Status threshold(absl::Span<const float> x, float thr,
                                  std::vector<uint32_t>* indices, std::vector<float>* values) = 0;
   virtual absl::StatusOr<SampledThresholdResult> sampledThreshold(

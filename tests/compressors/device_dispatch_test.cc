@@ -4,8 +4,6 @@
 // with a selection no CPU loop would make, so where each result came from is visible.
 // (On a machine with a GPU, tests/compressors/cuda runs the real kernels this way.)
 
-#include "compressors/kernels/device_kernels.h"
-
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -13,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "compressors/half_rounding.h"
+#include "compressors/kernels/device_kernels.h"
 #include "compressors/registry.h"
 #include "compressors/segment_spec.h"
 #include "compressors/select_seed.h"
@@ -26,6 +26,8 @@ struct Asked {
   float thr = 0;
   double density = 0;
   uint64_t bits = 0;
+  std::vector<TopkSegment> segments;  // topkSegments' (offset, n, k) per segment
+  int calls = 0;
 };
 
 class StandInDevice : public DeviceKernels {
@@ -41,6 +43,20 @@ class StandInDevice : public DeviceKernels {
                     std::vector<float>* values) override {
     *asked_ = {"topk", x.size(), k};
     return answer(indices, values);
+  }
+  // Segment i gets index i % n with the value -(i + 1).
+  absl::Status topkSegments(absl::Span<const float> x,
+                            absl::Span<const TopkSegment> segments) override {
+    asked_->kernel = "topkSegments";
+    asked_->n = x.size();
+    ++asked_->calls;
+    if (fail_) return absl::InternalError("cudaErrorIllegalAddress (stand-in)");
+    for (size_t i = 0; i < segments.size(); ++i) {
+      asked_->segments.push_back({segments[i].offset, segments[i].n, segments[i].k});
+      *segments[i].indices = {static_cast<uint32_t>(i % segments[i].n)};
+      *segments[i].values = {-static_cast<float>(i + 1)};
+    }
+    return absl::OkStatus();
   }
   absl::Status threshold(absl::Span<const float> x, float thr, std::vector<uint32_t>* indices,
                          std::vector<float>* values) override {
@@ -149,6 +165,105 @@ TEST(DeviceDispatch, WithoutInstalledKernelsEveryInputIsHostMemory) {
   EXPECT_EQ(s.indices, (std::vector<uint32_t>{6, 7}));
 }
 
+// Three segments of one flat vector: [0, 3), [3, 8) and [8, 16).
+std::vector<SegmentSelect> threeSegments(std::vector<SegmentData>* outs) {
+  outs->assign(3, SegmentData{});
+  std::vector<SegmentSelect> segments;
+  const size_t offsets[] = {0, 3, 8}, sizes[] = {3, 5, 8};
+  for (size_t i = 0; i < 3; ++i) {
+    (*outs)[i].dense = true;  // a reused slot: the compressor must reset it
+    segments.push_back({offsets[i], sizes[i], 0.5,
+                        SelectContext{static_cast<uint32_t>(20 + i), 11, 3}, &(*outs)[i]});
+  }
+  return segments;
+}
+
+std::vector<float> flatInput() {
+  return {0.001f, 5.0f,  0.002f, -6.0f, 7.0f, 0.0f, 8.0f, -9.0f,
+          1.0f,   -2.0f, 3.0f,   -4.0f, 0.5f, 9.5f, 0.0f, 2.5f};
+}
+
+TEST(DeviceDispatch, TopkSelectsAStepsDeviceSegmentsInOneKernelCall) {
+  const std::vector<float> device = flatInput();
+  Asked asked;
+  Installed installed(device, &asked);
+  for (const bool f16 : {false, true}) {
+    SCOPED_TRACE(f16 ? "values rounded to half" : "float values");
+    asked = {};
+    auto made = makeRegisteredCompressor("topk");
+    ASSERT_TRUE(made.ok()) << made.status();
+    std::unique_ptr<Compressor> c = std::move(*made);
+    if (f16) c = std::make_unique<HalfRounding>(std::move(c));
+    std::vector<SegmentData> outs;
+    c->compressSegments(device, threeSegments(&outs));
+    EXPECT_EQ(asked.kernel, "topkSegments");
+    EXPECT_EQ(asked.calls, 1);
+    EXPECT_EQ(asked.n, device.size());
+    ASSERT_EQ(asked.segments.size(), 3u);
+    const size_t offsets[] = {0, 3, 8}, sizes[] = {3, 5, 8}, ks[] = {1, 2, 4};  // 50%, floor
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(asked.segments[i].offset, offsets[i]);
+      EXPECT_EQ(asked.segments[i].n, sizes[i]);
+      EXPECT_EQ(asked.segments[i].k, ks[i]);
+      EXPECT_FALSE(outs[i].dense);
+      EXPECT_EQ(outs[i].segment_id, 20 + i);
+      EXPECT_EQ(outs[i].numel, sizes[i]);
+      EXPECT_EQ(outs[i].indices, (std::vector<uint32_t>{static_cast<uint32_t>(i)}));
+      EXPECT_EQ(outs[i].values, (std::vector<float>{-static_cast<float>(i + 1)}));
+    }
+  }
+}
+
+// Strict top-k is exact top-k without the ties of the k-th largest: one selection of all
+// segments, then each filtered (the stand-in's one element per segment is its k-th
+// largest, so nothing stays).
+TEST(DeviceDispatch, StrictTopkSelectsAStepsDeviceSegmentsInOneKernelCall) {
+  const std::vector<float> device = flatInput();
+  Asked asked;
+  Installed installed(device, &asked);
+  auto c = makeRegisteredCompressor("topk_strict");
+  ASSERT_TRUE(c.ok()) << c.status();
+  std::vector<SegmentData> outs;
+  (*c)->compressSegments(device, threeSegments(&outs));
+  EXPECT_EQ(asked.kernel, "topkSegments");
+  EXPECT_EQ(asked.calls, 1);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_FALSE(outs[i].dense);
+    EXPECT_EQ(outs[i].segment_id, 20 + i);
+    EXPECT_TRUE(outs[i].indices.empty()) << i;
+  }
+}
+
+TEST(DeviceDispatch, SegmentsOfHostInputOrOfOtherSelectionsAreSelectedOneByOne) {
+  const std::vector<float> device = flatInput();
+  const std::vector<float> host = flatInput();
+  Asked asked;
+  Installed installed(device, &asked);
+  for (const std::string spec : {"topk", "topk_strict", "threshold:value=2.2", "sampled"}) {
+    SCOPED_TRACE(spec);
+    auto c = makeRegisteredCompressor(spec);
+    ASSERT_TRUE(c.ok()) << c.status();
+    std::vector<SegmentData> outs;
+    const std::vector<SegmentSelect> segments = threeSegments(&outs);
+    (*c)->compressSegments(host, segments);
+    for (size_t i = 0; i < 3; ++i) {
+      SegmentData alone;
+      (*c)->compress(absl::MakeConstSpan(host).subspan(segments[i].offset, segments[i].numel), 0.5,
+                     segments[i].ctx, &alone);
+      EXPECT_EQ(outs[i].indices, alone.indices) << i;
+      EXPECT_EQ(outs[i].values, alone.values) << i;
+      EXPECT_EQ(outs[i].segment_id, alone.segment_id);
+    }
+  }
+  EXPECT_EQ(asked.kernel, "") << "a device kernel ran on host input";
+  auto sampled = makeRegisteredCompressor("sampled");
+  ASSERT_TRUE(sampled.ok());
+  std::vector<SegmentData> outs;
+  (*sampled)->compressSegments(device, threeSegments(&outs));
+  EXPECT_EQ(asked.kernel, "sampled");  // its own kernel, segment by segment
+  EXPECT_EQ(asked.n, 8u);              // the last segment's
+}
+
 TEST(DeviceDispatch, AFailedDeviceKernelEndsTheProcessNamingIt) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   const std::vector<float> device = input();
@@ -159,6 +274,14 @@ TEST(DeviceDispatch, AFailedDeviceKernelEndsTheProcessNamingIt) {
         run("topk", device, 0.25);
       },
       "top-k on the GPU failed: cudaErrorIllegalAddress");
+  const std::vector<float> flat = flatInput();
+  EXPECT_DEATH(
+      {
+        Installed installed(flat, &asked, /*fail=*/true);
+        std::vector<SegmentData> outs;
+        (*makeRegisteredCompressor("topk"))->compressSegments(flat, threeSegments(&outs));
+      },
+      "top-k of a step's segments on the GPU failed: cudaErrorIllegalAddress");
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "compressors/apply.h"
 #include "compressors/registry.h"
 #include "tests/compressors/test_util.h"
@@ -69,13 +72,79 @@ TEST(ErrorFeedback, ResidualIsWhatWasNotSentAndCanBeRestored) {
   EXPECT_EQ(std::vector<float>(e.begin(), e.end()), (std::vector<float>{1.0f, 0.0f, 2.0f, 0.5f}));
   EXPECT_TRUE(ef.residual(5).empty());
   std::vector<float> saved(e.begin(), e.end());
-  ef.clear();
+  ef.setResidual(4, {});
   EXPECT_TRUE(ef.residual(4).empty());
   ef.setResidual(4, saved);
   ef.compress(x, 0.25, ctx, &out);  // compensated: {2, -5, 4, 1}
   EXPECT_EQ(out.indices, (std::vector<uint32_t>{1}));
   EXPECT_EQ(ef.residual(4)[2], 4.0f);
   EXPECT_EQ(ef.name(), "ef(topk)");
+}
+
+// Residuals laid out as the specs (a compressed segment, a dense gap, another compressed
+// one): a step's compressSegments, or adding x to laidOut() and compressAdded, gives what
+// compress() of each segment gives with residuals of their own, step after step.
+TEST(ErrorFeedback, LaidOutResidualsCompressAStepAsSegmentBySegment) {
+  uint64_t seed = testing::freshSeed();
+  SCOPED_TRACE(testing::seedTrace(seed));
+  std::mt19937_64 rng(seed);
+  const SegmentSpecs specs = {SegmentSpec{7, 0, 300, true}, SegmentSpec{8, 300, 5, false},
+                              SegmentSpec{9, 305, 1000, true}};
+  for (const char* name : {"topk", "topk_strict", "randomk", "qsgd"}) {
+    SCOPED_TRACE(name);
+    ErrorFeedback alone(std::move(*makeRegisteredCompressor(name)));
+    ErrorFeedback laid(std::move(*makeRegisteredCompressor(name)));
+    ErrorFeedback added(std::move(*makeRegisteredCompressor(name)));
+    laid.layOut(specs);
+    added.layOut(specs);
+    EXPECT_EQ(laid.residual(9).size(), 1000u);  // zeros from the start
+    for (uint64_t step = 0; step < 5; ++step) {
+      const std::vector<float> x = testing::makeInput(1305, testing::Dist::kNormal, &rng);
+      std::vector<SegmentData> by_step(2), by_adding(2), by_segment(2);
+      std::vector<SegmentSelect> segments, adding;
+      for (size_t i = 0; i < 2; ++i) {
+        const SegmentSpec& spec = specs[2 * i];
+        const SelectContext ctx{spec.id, step, seed};
+        segments.push_back({spec.offset, spec.numel, 0.05, ctx, &by_step[i]});
+        adding.push_back({spec.offset, spec.numel, 0.05, ctx, &by_adding[i]});
+        alone.compress(absl::MakeConstSpan(x).subspan(spec.offset, spec.numel), 0.05, ctx,
+                       &by_segment[i]);
+        absl::Span<float> e = added.laidOut().subspan(spec.offset, spec.numel);
+        for (size_t j = 0; j < spec.numel; ++j) e[j] += x[spec.offset + j];
+      }
+      laid.compressSegments(x, segments);
+      added.compressAdded(adding);
+      for (size_t i = 0; i < 2; ++i) {
+        const uint32_t id = specs[2 * i].id;
+        for (const auto* got : {&by_step[i], &by_adding[i]}) {
+          EXPECT_EQ(got->segment_id, id);
+          EXPECT_EQ(got->indices, by_segment[i].indices) << "step " << step;
+          EXPECT_EQ(got->values, by_segment[i].values) << "step " << step;
+          EXPECT_EQ(got->packed, by_segment[i].packed) << "step " << step;
+        }
+        const absl::Span<const float> want = alone.residual(id);
+        for (const ErrorFeedback* ef : {&laid, &added}) {
+          const absl::Span<const float> e = ef->residual(id);
+          EXPECT_EQ(std::vector<float>(e.begin(), e.end()),
+                    std::vector<float>(want.begin(), want.end()))
+              << "step " << step;
+        }
+      }
+    }
+    // Removing a laid-out residual zeroes it in place.
+    laid.setResidual(9, {});
+    const absl::Span<const float> e = laid.residual(9);
+    EXPECT_EQ(e.data(), laid.laidOut().data() + 305);
+    EXPECT_TRUE(std::all_of(e.begin(), e.end(), [](float v) { return v == 0.0f; }));
+  }
+}
+
+TEST(ErrorFeedback, CompressAddedWithoutALayoutEndsTheProcessNamingTheFix) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  ErrorFeedback ef(std::move(*makeRegisteredCompressor("topk")));
+  SegmentData out;
+  const std::vector<SegmentSelect> segments = {{0, 10, 0.1, SelectContext{3}, &out}};
+  EXPECT_DEATH(ef.compressAdded(segments), "call layOut with their specs first");
 }
 
 }  // namespace

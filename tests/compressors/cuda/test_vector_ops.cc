@@ -63,7 +63,7 @@ class VectorOpsTest : public ::testing::TestWithParam<size_t> {
   // a multiply and an add that the host rounds twice).
   void expectSame(const Pair& p, const std::string& what) {
     std::vector<float> back(p.host.size());
-    gpu_->copyOut(absl::MakeSpan(back), p.device.span(), 1.0f);
+    gpu_->copyOut({{absl::MakeSpan(back), p.device.span(), 1.0f}});
     for (size_t j = 0; j < back.size(); ++j) {
       ASSERT_NEAR(back[j], p.host[j], 1e-5f * (1.0f + std::fabs(p.host[j])))
           << what << " at " << j << ", " << trace_;
@@ -79,13 +79,19 @@ class VectorOpsTest : public ::testing::TestWithParam<size_t> {
 TEST_P(VectorOpsTest, ZerosCopyInAndCopyOut) {
   FloatArray z = gpu_->zeros(GetParam());
   std::vector<float> back(GetParam(), 1.0f);
-  gpu_->copyOut(absl::MakeSpan(back), z.span(), 1.0f);
+  gpu_->copyOut({{absl::MakeSpan(back), z.span(), 1.0f}});
   EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](float v) { return v == 0.0f; }));
   Pair x = random();
   expectSame(x, "copyIn");
+  // A step's copies in one call: the first half scaled, the rest as it is.
+  const size_t half = GetParam() / 2;
   std::vector<float> scaled(GetParam()), want(GetParam());
-  gpu_->copyOut(absl::MakeSpan(scaled), x.device.span(), 0.5f);
-  host_.copyOut(absl::MakeSpan(want), x.host, 0.5f);
+  auto copies = [&](absl::Span<float> out, absl::Span<const float> x) {
+    return std::vector<VectorOps::HostCopy>{{out.subspan(0, half), x.subspan(0, half), 0.5f},
+                                            {out.subspan(half), x.subspan(half), 1.0f}};
+  };
+  gpu_->copyOut(copies(absl::MakeSpan(scaled), x.device.span()));
+  host_.copyOut(copies(absl::MakeSpan(want), x.host));
   EXPECT_EQ(scaled, want) << trace_;
 }
 
@@ -123,37 +129,34 @@ TEST_P(VectorOpsTest, WritesAtIndicesMatchTheHost) {
   expectSame(y, "fillAt");
 }
 
+// A step's segments in one call each: a sparse one, a dense one, and one borrowed from a
+// received message (one byte off alignment), placed one after another in y.
 TEST_P(VectorOpsTest, SegmentsApplyAsOnTheHost) {
   const size_t n = GetParam();
+  const size_t part = n / 3, last = n - 2 * part;
   Pair y = random();
   SegmentData sparse;
-  sparse.numel = static_cast<uint32_t>(n);
-  sparse.indices = randomIndices(rng_, n);
+  sparse.numel = static_cast<uint32_t>(part);
+  sparse.indices = randomIndices(rng_, part);
   sparse.values = randomVector(rng_, sparse.indices.size());
-  host_.addSegment(absl::MakeSpan(y.host), sparse, -0.5f);
-  gpu_->addSegment(y.device.span(), sparse, -0.5f);
-  expectSame(y, "addSegment (sparse)");
-
   SegmentData dense;
-  dense.numel = static_cast<uint32_t>(n);
+  dense.numel = static_cast<uint32_t>(part);
   dense.dense = true;
-  dense.values = randomVector(rng_, n);
-  host_.addSegment(absl::MakeSpan(y.host), dense, 2.0f);
-  gpu_->addSegment(y.device.span(), dense, 2.0f);
-  expectSame(y, "addSegment (dense)");
-
-  // Borrowed from a received message, one byte off alignment.
-  std::vector<uint8_t> bytes(1 + n * sizeof(float));
-  const std::vector<float> model = randomVector(rng_, n);
-  std::memcpy(bytes.data() + 1, model.data(), n * sizeof(float));
+  dense.values = randomVector(rng_, part);
+  std::vector<uint8_t> bytes(1 + last * sizeof(float));
+  const std::vector<float> model = randomVector(rng_, last);
+  std::memcpy(bytes.data() + 1, model.data(), last * sizeof(float));
   SegmentData borrowed;
-  borrowed.numel = static_cast<uint32_t>(n);
+  borrowed.numel = static_cast<uint32_t>(last);
   borrowed.dense = true;
   borrowed.borrowed = bytes.data() + 1;
-  host_.setSegment(absl::MakeSpan(y.host), borrowed);
-  gpu_->setSegment(y.device.span(), borrowed);
-  expectSame(y, "setSegment (borrowed)");
-  EXPECT_EQ(y.host, model);
+  const std::vector<VectorOps::Placed> step = {{0, &sparse}, {part, &dense}, {2 * part, &borrowed}};
+  for (const VectorOps::Dense mode : {VectorOps::Dense::kAdd, VectorOps::Dense::kSet}) {
+    host_.applySegments(absl::MakeSpan(y.host), step, -0.5f, mode);
+    gpu_->applySegments(y.device.span(), step, -0.5f, mode);
+    expectSame(y, mode == VectorOps::Dense::kAdd ? "applySegments (add)" : "applySegments (set)");
+  }
+  EXPECT_TRUE(std::equal(model.begin(), model.end(), y.host.begin() + 2 * part));
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, VectorOpsTest, ::testing::Values(1, 1000, 300001));
