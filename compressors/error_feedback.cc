@@ -9,7 +9,15 @@ namespace sparseps {
 
 FloatArray& ErrorFeedback::residualOf(uint32_t segment_id, size_t n) {
   FloatArray& e = residuals_[segment_id];
-  if (e.size() != n) e = ops_->zeros(n);  // first use (or a reshaped segment)
+  if (e.size() == n) return e;
+  if (laid_out_ids_.contains(segment_id)) {  // a caller's bug: the layout fixed its size
+    std::fprintf(stderr,
+                 "sparseps fatal: ErrorFeedback: segment %u is laid out with %zu elements, "
+                 "given %zu\n",
+                 segment_id, e.size(), n);
+    std::abort();
+  }
+  e = ops_->zeros(n);  // first use (or a reshaped segment)
   return e;
 }
 
@@ -27,20 +35,21 @@ void ErrorFeedback::layOut(const SegmentSpecs& specs) {
     if (spec.compressed) extent = std::max(extent, spec.offset + spec.numel);
   }
   residuals_.clear();
+  laid_out_ids_.clear();
   laid_out_ = ops_->zeros(extent);
   for (const SegmentSpec& spec : specs) {
     if (!spec.compressed) continue;
-    residuals_[spec.id] = FloatArray(laid_out_.data() + spec.offset, spec.numel, nullptr);
+    float* at = spec.numel == 0 ? nullptr : laid_out_.data() + spec.offset;
+    residuals_[spec.id] = FloatArray(at, spec.numel, nullptr);
+    laid_out_ids_.insert(spec.id);
   }
 }
 
 bool ErrorFeedback::laidOutAs(absl::Span<const SegmentSelect> segments) const {
   for (const SegmentSelect& s : segments) {
     auto it = residuals_.find(s.ctx.segment_id);
-    if (it == residuals_.end() || it->second.size() != s.numel ||
-        s.offset + s.numel > laid_out_.size() || it->second.data() != laid_out_.data() + s.offset) {
-      return false;
-    }
+    if (!laid_out_ids_.contains(s.ctx.segment_id) || it->second.size() != s.numel) return false;
+    if (s.numel > 0 && it->second.data() != laid_out_.data() + s.offset) return false;
   }
   return true;
 }
@@ -86,14 +95,12 @@ absl::Span<const float> ErrorFeedback::residual(uint32_t segment_id) const {
 
 void ErrorFeedback::setResidual(uint32_t segment_id, absl::Span<const float> residual) {
   if (residual.empty()) {
-    auto it = residuals_.find(segment_id);
-    if (it == residuals_.end()) return;
-    if (it->second.data() >= laid_out_.data() &&
-        it->second.data() < laid_out_.data() + laid_out_.size()) {
-      ops_->copyIn(it->second.span(), std::vector<float>(it->second.size(), 0.0f));
-    } else {
-      residuals_.erase(it);
+    if (!laid_out_ids_.contains(segment_id)) {
+      residuals_.erase(segment_id);
+      return;
     }
+    FloatArray& e = residuals_[segment_id];
+    ops_->copyIn(e.span(), std::vector<float>(e.size(), 0.0f));
     return;
   }
   ops_->copyIn(residualOf(segment_id, residual.size()).span(), residual);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
@@ -74,7 +75,8 @@ class ErrorFeedback {
   std::unique_ptr<Compressor> inner_;
   std::shared_ptr<const VectorOps> ops_;
   FloatArray laid_out_;                  // layOut's vector; the residuals in it are views
-  std::vector<VectorOps::Placed> sent_;  // compressAdded's, kept to reuse its room
+  absl::flat_hash_set<uint32_t> laid_out_ids_;  // the segments whose residuals are in it
+  std::vector<VectorOps::Placed> sent_;         // compressAdded's, kept to reuse its room
   absl::flat_hash_map<uint32_t, FloatArray> residuals_;
 };
 

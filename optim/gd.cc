@@ -39,11 +39,13 @@ class GdWorker : public SegmentWorker {
                 Message* push) override {
     const float wd = options_.weightDecayAt(ctx.step);
     absl::Span<const SegmentSelect> segments = compressedSegments(push, options_.density, ctx.step);
-    pushFolded(push, grad, w, wd, ctx.lr, Specs::kDense);
     if (!options_.gd.error_feedback) {
-      v_.inner().compressSegments(foldedGradients(grad, w, wd, ctx.lr), segments);
+      absl::Span<const float> lr_g = foldedGradients(grad, w, wd, ctx.lr);
+      pushDense(push, lr_g, 1.0f, Specs::kDense);
+      v_.inner().compressSegments(lr_g, segments);
       return;
     }
+    pushFolded(push, grad, w, wd, ctx.lr, Specs::kDense);
     // v = v + lr*g, made in the pass that folds g, then s = C(v), v = v - s.
     absl::Span<float> v = v_.laidOut();
     for (const SegmentSelect& s : segments) {

@@ -39,15 +39,24 @@ SpecVectors::SpecVectors(FloatArray all, const SegmentIndex& index) : all_(std::
 SegmentWorker::SegmentWorker(const SegmentSpecs& specs, const MethodOptions& options,
                              std::shared_ptr<const VectorOps> ops)
     : index_(specs), options_(options), ops_(std::move(ops)) {
-  // Positions in the flat layout travel to a GPU as u32 (placedIndices).
-  if (index_.extent() > UINT32_MAX) {
-    fatal("worker rule: the segments cover ", index_.extent(),
-          " elements; a worker rule handles at most 2^32 - 1");
-  }
   by_offset_.resize(index_.size());
   std::iota(by_offset_.begin(), by_offset_.end(), size_t{0});
   std::sort(by_offset_.begin(), by_offset_.end(),
             [&](size_t a, size_t b) { return index_[a].offset < index_[b].offset; });
+  // The state vectors give each spec its own part of one vector.
+  for (size_t k = 1; k < by_offset_.size(); ++k) {
+    const SegmentSpec& before = index_[by_offset_[k - 1]];
+    if (before.offset + before.numel > index_[by_offset_[k]].offset) {
+      fatal("worker rule: segments ", before.id, " and ", index_[by_offset_[k]].id, " overlap");
+    }
+  }
+}
+
+void SegmentWorker::checkPlaceable() const {
+  if (index_.extent() > UINT32_MAX) {
+    fatal("worker rule: the segments cover ", index_.extent(),
+          " elements; positions in them are u32, at most 2^32 - 1");
+  }
 }
 
 absl::Span<float> SegmentWorker::gradientRoom() {

@@ -99,6 +99,7 @@ class SegmentWorker : public WorkerRule {
   // (increasing indices within spec i), increasing; valid until the next call.
   template <typename IndicesOf>
   absl::Span<const uint32_t> placedIndices(IndicesOf indices) {
+    checkPlaceable();
     placed_.clear();
     for (size_t i : by_offset_) {
       const size_t offset = index_[i].offset;
@@ -114,6 +115,8 @@ class SegmentWorker : public WorkerRule {
  private:
   // foldedGradient's vector.
   absl::Span<float> gradientRoom();
+  // Fatal unless every position in the specs' extent fits placedIndices' u32.
+  void checkPlaceable() const;
 
   std::vector<size_t> by_offset_;  // the specs' positions in increasing offset order
   SpecVectors g_;                  // gradientRoom's

@@ -114,7 +114,7 @@ class CudaVectorOps final : public VectorOps {
 
   // The sparse segments' pairs, placed in y, and the dense segments' values go over in one
   // copy; then one scatter launch applies every sparse segment, and each dense one is a
-  // copy or an axpy on the device.
+  // copy or an axpy on the device (after the sparse ones: a step's segments are distinct).
   void applySegments(absl::Span<float> y, absl::Span<const Placed> segments, float scale,
                      Dense dense) const override {
     onDevice();
@@ -236,8 +236,11 @@ class CudaVectorOps final : public VectorOps {
       for (size_t i = 0; i < pieces.size(); ++i) on[i] = nullptr;
       return;
     }
+    // A few buffers in turn, so an upload waits only for the copy of the one kUploads
+    // before it, not for the last.
+    PinnedBuffer& pinned = pinned_in_[next_upload_++ % kUploads];
     void* host = nullptr;
-    require(pinned_in_.reserve(measure.used(), &host), "upload (pinned buffer)");
+    require(pinned.reserve(measure.used(), &host), "upload (pinned buffer)");
     void* device = room(&uploads_, measure.used());
     ScratchCarver to_host(host), to_device(device);
     for (size_t i = 0; i < pieces.size(); ++i) {
@@ -247,12 +250,14 @@ class CudaVectorOps final : public VectorOps {
     }
     require(cudaMemcpyAsync(device, host, measure.used(), cudaMemcpyHostToDevice, kStream),
             "copy indices and values to the GPU");
-    require(pinned_in_.markUsed(kStream), "upload (mark)");
+    require(pinned.markUsed(kStream), "upload (mark)");
   }
 
   int device_;
   mutable DeviceScratch scratch_, uploads_;
-  mutable PinnedBuffer pinned_in_, pinned_out_;
+  static constexpr size_t kUploads = 4;
+  mutable PinnedBuffer pinned_in_[kUploads], pinned_out_;
+  mutable size_t next_upload_ = 0;
   mutable std::vector<uint32_t> placed_idx_;
   mutable std::vector<float> placed_values_;
 };

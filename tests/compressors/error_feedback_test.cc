@@ -139,6 +139,23 @@ TEST(ErrorFeedback, LaidOutResidualsCompressAStepAsSegmentBySegment) {
   }
 }
 
+// An empty compressed segment (last in the layout) stays laid out after a checkpoint
+// restores its empty residual.
+TEST(ErrorFeedback, AnEmptyLaidOutSegmentStaysLaidOut) {
+  ErrorFeedback ef(std::move(*makeRegisteredCompressor("topk")));
+  ef.layOut({SegmentSpec{1, 0, 8, true}, SegmentSpec{2, 8, 0, true}});
+  ef.setResidual(2, {});
+  ef.setResidual(1, {});
+  std::vector<SegmentData> outs(2);
+  const std::vector<SegmentSelect> segments = {{0, 8, 0.25, SelectContext{1}, &outs[0]},
+                                               {8, 0, 0.25, SelectContext{2}, &outs[1]}};
+  for (size_t j = 0; j < 8; ++j) ef.laidOut()[j] = static_cast<float>(j);
+  ef.compressAdded(segments);  // laid out: would end the process otherwise
+  EXPECT_EQ(outs[0].indices, (std::vector<uint32_t>{6, 7}));
+  EXPECT_TRUE(outs[1].indices.empty());
+  EXPECT_EQ(ef.residual(1)[7], 0.0f);
+}
+
 TEST(ErrorFeedback, CompressAddedWithoutALayoutEndsTheProcessNamingTheFix) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   ErrorFeedback ef(std::move(*makeRegisteredCompressor("topk")));

@@ -247,6 +247,15 @@ TEST_P(StepCallsTest, TheDevicePathMatchesTheHostAndCostsTheSameForMoreSegments)
       << " with 12";
 }
 
+// A rule's vectors give each spec its own part: specs that overlap are refused by id.
+TEST(StepLayout, OverlappingSpecsAreRefusedNamingThem) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const SegmentSpecs s = {SegmentSpec{4, 0, 100, true}, SegmentSpec{6, 90, 20, false}};
+  const Method& method = *methodRegistry().find("dgs").value();
+  const CheckedOptions checked = method.check(MethodOptions().setMomentum(0.7)).value();
+  EXPECT_DEATH(method.makeWorker(s, checked), "segments 4 and 6 overlap");
+}
+
 INSTANTIATE_TEST_SUITE_P(Methods, StepCallsTest,
                          ::testing::Values(Rule{"dgs"}, Rule{"dgc"}, Rule{"dgc", true},
                                            Rule{"dgc", false, Selection::kStrict}, Rule{"gd"},
