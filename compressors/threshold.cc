@@ -38,6 +38,36 @@ DgcSamplePlan dgcSamplePlan(size_t n, double density, uint64_t random_bits,
   return plan;
 }
 
+std::vector<float> sampledLadder(float first, const SampledThresholdOptions& options) {
+  std::vector<float> ladder;
+  ladder.reserve(static_cast<size_t>(std::max(options.max_rounds, 0)));
+  for (float thr = first; ladder.size() < ladder.capacity();
+       thr *= static_cast<float>(options.decay)) {
+    ladder.push_back(thr);
+  }
+  return ladder;
+}
+
+SampledThresholdResult playSampledRounds(absl::Span<const float> ladder, size_t k,
+                                         absl::FunctionRef<size_t(int round)> passed,
+                                         const SampledThresholdOptions& options) {
+  SampledThresholdResult r;
+  r.k = k;
+  if (ladder.empty()) return r;
+  const double upper = options.upper * static_cast<double>(k);
+  const double lower = options.lower * static_cast<double>(k);
+  for (const float thr : ladder) {
+    r.threshold = thr;
+    r.count = passed(r.rounds++);
+    if (static_cast<double>(r.count) > upper) {
+      r.exact = true;
+      break;
+    }
+    if (static_cast<double>(r.count) >= lower) break;
+  }
+  return r;
+}
+
 namespace {
 
 // Below this size the plain rule (sample, then filter passes) is as fast.
@@ -110,53 +140,57 @@ SampledThresholdResult sampledThreshold(absl::Span<const float> x, double densit
   } else {
     for (size_t i = plan.start; i < n; i += plan.stride) sample[taken++] = x[i];
   }
-  float thr = keyToFloat(selectKey({sample.get(), taken}, plan.top, level).key);
-
+  const std::vector<float> ladder =
+      sampledLadder(keyToFloat(selectKey({sample.get(), taken}, plan.top, level).key), options);
   // The rounds need only counts; the candidates are narrowed once at the end.
-  const double upper = options.upper * static_cast<double>(r.k);
-  const double lower = options.lower * static_cast<double>(r.k);
-  for (int round = 0; round < options.max_rounds; ++round) {
-    uint32_t key = magnitudeKey(thr);
-    size_t count;
-    if (!have_candidates || key < floor) {  // below the candidates: a pass over x
-      thresholdFilter(x, thr, indices, values, level);
-      have_candidates = true;
-      floor = key;
-      count = indices->size();
-    } else {
-      count = countAtLeast(*values, key);
-    }
-    r.rounds = round + 1;
-    if (static_cast<double>(count) > upper) {
-      r.exact = true;
-      break;
-    }
-    if (static_cast<double>(count) >= lower) break;
-    if (round + 1 < options.max_rounds) thr *= static_cast<float>(options.decay);
-  }
-  uint32_t key = magnitudeKey(thr);
+  r = playSampledRounds(
+      ladder, r.k,
+      [&](int round) {
+        const uint32_t key = magnitudeKey(ladder[round]);
+        if (have_candidates && key >= floor) return countAtLeast(*values, key);
+        thresholdFilter(x, ladder[round], indices, values, level);  // below the candidates
+        have_candidates = true;
+        floor = key;
+        return indices->size();
+      },
+      options);
+  const uint32_t key = magnitudeKey(r.threshold);
   if (key > floor) compactAtLeast(key, indices, values);
   if (r.exact) keepTopkInPlace(r.k, indices, values);
   if (indices->size() > r.k) {  // truncate to the first k by index
     indices->resize(r.k);
     values->resize(r.k);
   }
-  r.threshold = thr;
   r.count = indices->size();
   return r;
 }
 
 void SampledThresholdCompressor::compress(absl::Span<const float> x, double density,
                                           const SelectContext& ctx, SegmentData* out) const {
-  out->startSparse(ctx.segment_id, x.size());
-  if (DeviceKernels* gpu = deviceKernelsFor(x.data())) {
-    requireDeviceOk(gpu->sampledThreshold(x, density, selectSeed(ctx), options_, &out->indices,
-                                          &out->values)
-                        .status(),
-                    "the sampled threshold");
+  if (deviceKernelsFor(x.data()) != nullptr) {
+    const SegmentSelect whole{0, x.size(), density, ctx, out};
+    compressSegments(x, {&whole, 1});
     return;
   }
+  out->startSparse(ctx.segment_id, x.size());
   sampledThreshold(x, density, selectSeed(ctx), &out->indices, &out->values, options_, level_);
+}
+
+void SampledThresholdCompressor::compressSegments(absl::Span<const float> x,
+                                                  absl::Span<const SegmentSelect> segments) const {
+  DeviceKernels* gpu = deviceKernelsFor(x.data());
+  if (gpu == nullptr) {
+    Compressor::compressSegments(x, segments);
+    return;
+  }
+  std::vector<SampledSegment> asked;
+  asked.reserve(segments.size());
+  for (const SegmentSelect& s : segments) {
+    s.out->startSparse(s.ctx.segment_id, s.numel);
+    asked.push_back(SampledSegment{s.offset, s.numel, s.density, selectSeed(s.ctx), &s.out->indices,
+                                   &s.out->values});
+  }
+  requireDeviceOk(gpu->sampledThresholdSegments(x, asked, options_), "the sampled threshold");
 }
 
 namespace builtin_compressors {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
 #include "compressors/compressor.h"
 #include "compressors/kernels/sampled_threshold_types.h"
@@ -45,6 +46,19 @@ struct DgcSamplePlan {
 DgcSamplePlan dgcSamplePlan(size_t n, double density, uint64_t random_bits,
                             const SampledThresholdOptions& options);
 
+// The thresholds of DGC's rounds: round 0's is the sample's (`first`), each next one
+// `decay` times the one before; options.max_rounds of them, non-increasing.
+std::vector<float> sampledLadder(float first, const SampledThresholdOptions& options);
+
+// DGC's rounds, played from how many elements pass each round's threshold: passed(r) for
+// ladder[r]. They stop at the first round where more than upper * k pass (exact: the top k
+// of the segment, which all pass, are selected) or at least lower * k do, else after the
+// last. The result's count is passed() of that round, before the truncation to k. Both the
+// CPU rule (one count at a time) and a device (all rounds' counts in one pass) play them.
+SampledThresholdResult playSampledRounds(absl::Span<const float> ladder, size_t k,
+                                         absl::FunctionRef<size_t(int round)> passed,
+                                         const SampledThresholdOptions& options);
+
 // random_bits picks the sample's start (e.g. selectSeed(ctx)).
 SampledThresholdResult sampledThreshold(absl::Span<const float> x, double density,
                                         uint64_t random_bits, std::vector<uint32_t>* indices,
@@ -52,7 +66,8 @@ SampledThresholdResult sampledThreshold(absl::Span<const float> x, double densit
                                         const SampledThresholdOptions& options = {},
                                         SimdLevel level = cpuSimdLevel());
 
-// Compressor: sampledThreshold with the sample start drawn from selectSeed(ctx).
+// Compressor: sampledThreshold with the sample start drawn from selectSeed(ctx). On device
+// memory, a step's segments are selected together (DeviceKernels::sampledThresholdSegments).
 class SampledThresholdCompressor : public Compressor {
  public:
   explicit SampledThresholdCompressor(SampledThresholdOptions options = {},
@@ -60,6 +75,8 @@ class SampledThresholdCompressor : public Compressor {
       : options_(options), level_(level) {}
   void compress(absl::Span<const float> x, double density, const SelectContext& ctx,
                 SegmentData* out) const override;
+  void compressSegments(absl::Span<const float> x,
+                        absl::Span<const SegmentSelect> segments) const override;
   std::string name() const override { return "sampled"; }
 
  private:

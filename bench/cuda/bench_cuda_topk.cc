@@ -5,8 +5,8 @@
 //    the k-th magnitude, so it keeps k: one stable compaction of n);
 //  - around it: applying the k selected values (scatter-add) and packing them as the wire
 //    format's index/value pairs;
-//  - a step's selection over ResNet-50's segments: all at once (SegmentedTopk) against the
-//    radix top-k once per segment.
+//  - a step's selection over ResNet-50's segments: all at once (SegmentedTopk, and DGC's
+//    sampled threshold) against a call once per segment.
 // n: 1M, ResNet-50's 25.6M parameters and 100M; density 1% and 0.1% (args: n, 1/density).
 // Every benchmark first checks its result against the CPU kernel (which also warms up),
 // then times iterations with CUDA events (manual time: the stream's time, launches
@@ -261,33 +261,33 @@ void BM_RadixPasses(benchmark::State& state) {
       c.n());
 }
 
-// DGC's sampled threshold with a fixed sample start; it synchronizes once per round.
+// DGC's sampled threshold with a fixed sample start (SegmentedSampledThreshold, one
+// segment): it waits for the device twice, for the sample's threshold and for the rounds'
+// counts.
 void BM_TopkSampled(benchmark::State& state) {
   DeviceCase c(state, /*selects=*/true);
   if (!c.ok()) return;
   const double density = 1.0 / static_cast<double>(state.range(1));
-  constexpr uint64_t kBits = 0x5eed;
+  const std::vector<SampledRequest> one = {{0, static_cast<uint64_t>(c.n()), density, 0x5eed}};
   DeviceArray<uint32_t> indices(c.k());
   DeviceArray<float> values(c.k());
-  DeviceScratch scratch;
+  SegmentedSampledThreshold sampled;
   std::vector<uint32_t> wantIdx;
   std::vector<float> wantVal;
-  sampledThreshold(c.host(), density, kBits, &wantIdx, &wantVal);
-  absl::StatusOr<SampledThresholdResult> r = sampledThresholdDevice(
-      c.x(), c.n(), density, kBits, indices.ptr, values.ptr, &scratch, nullptr);
-  if (!r.ok()) return c.fail(r.status().ToString());
-  if (r->count != wantIdx.size() || indices.toHost(r->count) != wantIdx ||
-      !sameBits(values.toHost(r->count), wantVal)) {
+  sampledThreshold(c.host(), density, one[0].random_bits, &wantIdx, &wantVal);
+  if (absl::Status s = sampled.select(c.x(), c.n(), one, {}, indices.ptr, values.ptr, nullptr);
+      !s.ok()) {
+    return c.fail(s.ToString());
+  }
+  const SampledThresholdResult r = sampled.plan().result(0);
+  if (r.count != wantIdx.size() || indices.toHost(r.count) != wantIdx ||
+      !sameBits(values.toHost(r.count), wantVal)) {
     return c.fail("device sampled threshold differs from sampledThreshold");
   }
-  state.counters["rounds"] = r->rounds;
-  state.counters["selected"] = static_cast<double>(r->count);
+  state.counters["rounds"] = r.rounds;
+  state.counters["selected"] = static_cast<double>(r.count);
   c.time(
-      [&] {
-        return sampledThresholdDevice(c.x(), c.n(), density, kBits, indices.ptr, values.ptr,
-                                      &scratch, nullptr)
-            .ok();
-      },
+      [&] { return sampled.select(c.x(), c.n(), one, {}, indices.ptr, values.ptr, nullptr).ok(); },
       c.n());
 }
 
@@ -475,6 +475,66 @@ void BM_StepPerSegment(benchmark::State& state) {
   state.counters["launches"] = 6.0 * static_cast<double>(step.requests.size());
 }
 
+// DGC's sampled threshold over ResNet-50's layout (as BM_StepSegmented), at density
+// 1 / range(0): all segments in one SegmentedSampledThreshold call (range(1) == 1) against a
+// call per segment. Checked per segment against sampledThreshold. Counters: segments
+// selected, waits for the device per step.
+void BM_StepSampled(benchmark::State& state) {
+  const double density = 1.0 / static_cast<double>(state.range(0));
+  const bool together = state.range(1) == 1;
+  const StepLayout step = resnet50Step(density);
+  const int64_t n = flatNumel(bench::resnet50Specs());
+  DeviceCase c(state, n, /*k=*/step.total);
+  if (!c.ok()) return;
+  std::vector<SampledRequest> requests;
+  for (const SegmentRequest& r : step.requests)
+    requests.push_back({r.offset, r.n, density, r.offset});
+  DeviceArray<uint32_t> indices(step.total);
+  DeviceArray<float> values(step.total);
+  SegmentedSampledThreshold sampled;
+  std::vector<size_t> first(requests.size());  // per request, its first output slot
+  const auto run = [&] {
+    if (together) {
+      if (!sampled.select(c.x(), c.n(), requests, {}, indices.ptr, values.ptr, nullptr).ok()) {
+        return false;
+      }
+      for (size_t i = 0; i < requests.size(); ++i) first[i] = sampled.plan().first(i);
+      return true;
+    }
+    for (size_t i = 0; i < requests.size(); ++i) {
+      first[i] = step.out[i];
+      if (!sampled
+               .select(c.x(), c.n(), {requests[i]}, {}, indices.ptr + first[i],
+                       values.ptr + first[i], nullptr)
+               .ok()) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (!run() || !c.check(cudaDeviceSynchronize(), "sampled threshold")) {
+    return c.fail("sampled threshold failed");
+  }
+  const std::vector<uint32_t> gotIdx = indices.toHost(step.total);
+  const std::vector<float> gotVal = values.toHost(step.total);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const SampledRequest& r = requests[i];
+    std::vector<uint32_t> wantIdx;
+    std::vector<float> wantVal;
+    sampledThreshold(absl::MakeConstSpan(c.host()).subspan(r.offset, r.n), density, r.random_bits,
+                     &wantIdx, &wantVal);
+    if (first[i] + wantIdx.size() > gotIdx.size() ||
+        !std::equal(wantIdx.begin(), wantIdx.end(), gotIdx.begin() + first[i]) ||
+        std::memcmp(wantVal.data(), gotVal.data() + first[i], wantVal.size() * sizeof(float)) !=
+            0) {
+      return c.fail("device sampled threshold differs from sampledThreshold per segment");
+    }
+  }
+  c.time(run, c.n());
+  state.counters["segments"] = static_cast<double>(requests.size());
+  state.counters["waits"] = together ? 2.0 : 2.0 * static_cast<double>(requests.size());
+}
+
 constexpr int64_t kSizes[] = {int64_t{1} << 20, 25557032, 100000000};
 
 void sizes(benchmark::internal::Benchmark* b) {
@@ -499,6 +559,10 @@ BENCHMARK(BM_Apply)->Apply(sizesAndDensities);
 BENCHMARK(BM_Pack)->Apply(sizesAndDensities);
 BENCHMARK(BM_StepSegmented)->Arg(100)->Arg(1000)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_StepPerSegment)->Arg(100)->Arg(1000)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_StepSampled)
+    ->ArgsProduct({{100, 1000}, {1, 0}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace sparseps::gpu

@@ -4,8 +4,9 @@
 Each kernel's median time, elements per second (n for the read pass and the selections,
 k for apply and pack) and its time over the device read pass of the same n in the same run;
 torch.topk's time beside the exact top-k. Then a step's selection over ResNet-50's layout,
-all segments at once against one segment at a time (time, launches, and the ratio), and the
-goals for the exact top-k at n = 25.6M: within 3x the read pass, and at least 5x faster than
+all segments at once against one segment at a time (time, launches or waits for the device,
+and the ratio), for the exact top-k and for DGC's sampled threshold. Last, the goals for
+the exact top-k at n = 25.6M: within 3x the read pass, and at least 5x faster than
 torch.topk. Exits 1 when a benchmark reported an error (a failed check against the CPU
 kernel, a missing device).
 
@@ -26,13 +27,17 @@ KERNELS = {
     "Apply": "apply k values (scatter-add)",
     "Pack": "pack k index/value pairs",
 }
-STEPS = {"StepSegmented": "all at once", "StepPerSegment": "one segment at a time"}
+# A step over ResNet-50's layout: (benchmark, its second argument or None) -> (selection, how).
+STEPS = {("StepSegmented", None): ("exact top-k", "together"),
+         ("StepPerSegment", None): ("exact top-k", "one by one"),
+         ("StepSampled", 1): ("sampled threshold (DGC)", "together"),
+         ("StepSampled", 0): ("sampled threshold (DGC)", "one by one")}
 GOAL_N = 25557032
 TORCH_GOAL = 5
 
 
 def parse(report):
-    """{(kernel, n, inverse density or None): entry}, {(step kind, inverse density): entry},
+    """{(kernel, n, inverse density or None): entry}, {(selection, how, inverse density): entry},
     and the errors."""
     rows, steps, errors = {}, {}, []
     for b in report["benchmarks"]:
@@ -41,8 +46,9 @@ def parse(report):
             continue
         if b.get("error_occurred"):
             errors.append(f"{b['name']}: {b.get('error_message', 'error')}")
-        elif m.group(1) in STEPS:  # its one argument is 1/density
-            steps[(m.group(1), int(m.group(2)))] = b
+        elif any(name == m.group(1) for name, _ in STEPS):  # the first argument is 1/density
+            step = STEPS[(m.group(1), int(m.group(3)) if m.group(3) else None)]
+            steps[step + (int(m.group(2)),)] = b
         else:
             inv = int(m.group(3)) if m.group(3) else None
             rows[(m.group(1), int(m.group(2)), inv)] = b
@@ -54,24 +60,25 @@ def micros(b):
     return b["real_time"] * scale
 
 
-def step_table(rows, steps):
+def step_table(rows, steps, selection, counter):
     """A step's selection over ResNet-50's segments: all at once against one at a time."""
-    invs = sorted({inv for _, inv in steps})
+    invs = sorted({inv for sel, _, inv in steps if sel == selection})
     if not invs:
         return
     read = rows.get(("ReadPass", GOAL_N, None))
     print()
-    print(f"A step's selection over ResNet-50's layout ({GOAL_N:,} floats; its segments with "
+    print(f"A step's {selection} over ResNet-50's layout ({GOAL_N:,} floats; its segments with "
           "dim > 1 selected):")
     print()
-    print("| density | segments | all at once (us) | launches | one at a time (us) | launches "
+    print(f"| density | segments | all at once (us) | {counter} | one at a time (us) | {counter} "
           "| one at a time / all at once | all at once / read pass |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for inv in invs:
-        at_once, one_by_one = steps.get(("StepSegmented", inv)), steps.get(("StepPerSegment", inv))
+        at_once = steps.get((selection, "together", inv))
+        one_by_one = steps.get((selection, "one by one", inv))
         cells = []
         for b in (at_once, one_by_one):
-            cells += [f"{micros(b):.1f}", f"{b['launches']:g}"] if b else ["-", "-"]
+            cells += [f"{micros(b):.1f}", f"{b[counter]:g}"] if b else ["-", "-"]
         segments = (at_once or one_by_one)["segments"]
         ratio = f"{micros(one_by_one) / micros(at_once):.2f}" if at_once and one_by_one else "-"
         over_read = f"{micros(at_once) / micros(read):.2f}" if at_once and read else "-"
@@ -111,7 +118,8 @@ def main():
         if kernel == "TopkRadix" and n == GOAL_N:
             within = us / micros(read) if read else None
             goals.append((inv, within, t / us if t else None))
-    step_table(rows, steps)
+    step_table(rows, steps, "exact top-k", "launches")
+    step_table(rows, steps, "sampled threshold (DGC)", "waits")
     print()
     for inv, within, faster in goals:
         print(f"- Goal at n = {GOAL_N:,}, density {1 / inv:g}: exact top-k "

@@ -29,8 +29,9 @@ struct Selection {
 struct DeviceBuffers {
   DeviceScratch scratch;
   DeviceScratch selection;
-  SegmentedTopk segmented;  // topkSegments' plan and temporaries
-  PinnedBuffer pairs;       // topkSegments' selection, copied back
+  SegmentedTopk segmented;            // topkSegments' plan and temporaries
+  SegmentedSampledThreshold sampled;  // sampledThresholdSegments'
+  PinnedBuffer pairs;                 // a step's selected pairs, copied back
 };
 
 // Makes the input's device current for the lifetime of this object, and waits for the
@@ -74,6 +75,29 @@ absl::Status reserveSelection(size_t entries, DeviceScratch* block, Selection* r
   room->indices = carver.take<uint32_t>(entries);
   room->values = carver.take<float>(entries);
   return absl::OkStatus();
+}
+
+// A step's selected pairs, copied back to pinned host memory.
+struct Pairs {
+  const uint32_t* indices = nullptr;
+  const float* values = nullptr;
+};
+
+// Copies the first `total` pairs in `room` to `pinned` at once and waits for them.
+absl::StatusOr<Pairs> copyBack(const Selection& room, uint32_t total, PinnedBuffer* pinned) {
+  // Indices and values lie in one block (reserveSelection): one copy takes both.
+  const auto* first = reinterpret_cast<const char*>(room.indices);
+  const size_t values_at = reinterpret_cast<const char*>(room.values) - first;
+  const size_t bytes = values_at + size_t{total} * sizeof(float);
+  void* host = nullptr;
+  SPARSEPS_CUDA_TRY(pinned->reserve(bytes, &host), "pinned buffer of the selection");
+  if (total > 0) {
+    SPARSEPS_CUDA_TRY(cudaMemcpyAsync(host, first, bytes, cudaMemcpyDeviceToHost, kStream),
+                      "copy the selected pairs");
+    SPARSEPS_CUDA_TRY(cudaStreamSynchronize(kStream), "selection synchronize");
+  }
+  return Pairs{static_cast<const uint32_t*>(host),
+               reinterpret_cast<const float*>(static_cast<const char*>(host) + values_at)};
 }
 
 absl::Status copyToHost(const Selection& room, size_t count, std::vector<uint32_t>* indices,
@@ -136,23 +160,47 @@ class CudaKernels : public DeviceKernels {
       return s;
     }
     const SegmentPlan& plan = b.segmented.plan();
-    // Indices and values lie in one block (reserveSelection): one copy takes both.
-    const auto* first = reinterpret_cast<const char*>(room.indices);
-    const size_t values_at = reinterpret_cast<const char*>(room.values) - first;
-    const size_t bytes = values_at + size_t{plan.total} * sizeof(float);
-    void* host = nullptr;
-    SPARSEPS_CUDA_TRY(b.pairs.reserve(bytes, &host), "pinned buffer of the selection");
-    if (plan.total > 0) {
-      SPARSEPS_CUDA_TRY(cudaMemcpyAsync(host, first, bytes, cudaMemcpyDeviceToHost, kStream),
-                        "copy the selected pairs");
-      SPARSEPS_CUDA_TRY(cudaStreamSynchronize(kStream), "selection synchronize");
-    }
-    const auto* indices = static_cast<const uint32_t*>(host);
-    const auto* values = reinterpret_cast<const float*>(static_cast<const char*>(host) + values_at);
+    absl::StatusOr<Pairs> pairs = copyBack(room, plan.total, &b.pairs);
+    if (!pairs.ok()) return pairs.status();
     for (size_t i = 0; i < segments.size(); ++i) {
       const uint32_t at = plan.first[i], count = plan.count[i];
-      segments[i].indices->assign(indices + at, indices + at + count);
-      segments[i].values->assign(values + at, values + at + count);
+      segments[i].indices->assign(pairs->indices + at, pairs->indices + at + count);
+      segments[i].values->assign(pairs->values + at, pairs->values + at + count);
+    }
+    return absl::OkStatus();
+  }
+
+  // The segmented sampled threshold (threshold_cuda.h): two waits, one copy of all the
+  // selected pairs to pinned memory and a third.
+  absl::Status sampledThresholdSegments(absl::Span<const float> x,
+                                        absl::Span<const SampledSegment> segments,
+                                        const SampledThresholdOptions& options) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    OnDeviceOf on(x.data());
+    if (!on.status().ok()) return on.status();
+    DeviceBuffers& b = buffers_[on.device()];
+    std::vector<SampledRequest> requests;
+    requests.reserve(segments.size());
+    size_t entries = 0;
+    for (const SampledSegment& s : segments) {
+      requests.push_back(SampledRequest{s.offset, s.n, s.density, s.random_bits});
+      entries += topkCount(s.n, s.density);
+    }
+    Selection room;
+    if (absl::Status s = reserveSelection(entries, &b.selection, &room); !s.ok()) return s;
+    if (absl::Status s = b.sampled.select(x.data(), x.size(), requests, options, room.indices,
+                                          room.values, kStream);
+        !s.ok()) {
+      return s;
+    }
+    const SampledPlan& plan = b.sampled.plan();
+    absl::StatusOr<Pairs> pairs = copyBack(room, plan.total(), &b.pairs);
+    if (!pairs.ok()) return pairs.status();
+    for (size_t i = 0; i < segments.size(); ++i) {
+      const uint32_t at = plan.first(i), count = plan.count(i);
+      segments[i].indices->assign(pairs->indices + at, pairs->indices + at + count);
+      segments[i].values->assign(pairs->values + at, pairs->values + at + count);
+      if (segments[i].result != nullptr) *segments[i].result = plan.result(i);
     }
     return absl::OkStatus();
   }
@@ -166,26 +214,6 @@ class CudaKernels : public DeviceKernels {
                                        scratch, kStream);
         },
         indices, values);
-  }
-
-  absl::StatusOr<SampledThresholdResult> sampledThreshold(
-      absl::Span<const float> x, double density, uint64_t random_bits,
-      const SampledThresholdOptions& options, std::vector<uint32_t>* indices,
-      std::vector<float>* values) override {
-    SampledThresholdResult result;
-    absl::Status s = select(
-        x.data(), topkCount(x.size(), density),
-        [&](const Selection& room, DeviceScratch* scratch) -> absl::StatusOr<size_t> {
-          absl::StatusOr<SampledThresholdResult> r = sampledThresholdDevice(
-              x.data(), x.size(), density, random_bits, room.indices, room.values, scratch,
-              kStream, options);
-          if (!r.ok()) return r.status();
-          result = *r;
-          return r->count;
-        },
-        indices, values);
-    if (!s.ok()) return s;
-    return result;
   }
 
  private:

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "compressors/cuda/radix_digits.h"
+#include "compressors/cuda/sampled_plan.h"
 #include "compressors/cuda/segment_plan.h"
 
 namespace sparseps::gpu {
@@ -48,15 +49,27 @@ cudaError_t launchGather(const float* x, const uint32_t* indices, uint32_t count
 size_t thresholdFilterTempBytes(uint32_t n);
 cudaError_t launchThresholdFilter(const float* x, uint32_t n, float thr, uint32_t* indices,
                                   float* values, uint32_t* count, void* temp, cudaStream_t stream);
-cudaError_t launchGatherIndices(const uint32_t* src, const uint32_t* positions, uint32_t count,
-                                uint32_t* out, cudaStream_t stream);
-cudaError_t launchStridedGather(const float* x, uint32_t start, uint32_t stride, uint32_t count,
-                                float* out, cudaStream_t stream);
 cudaError_t launchScatterAdd(const uint32_t* indices, const float* values, uint32_t count,
                              float alpha, float* y, cudaStream_t stream);
 cudaError_t launchAxpy(float alpha, const float* x, uint32_t n, float* y, cudaStream_t stream);
 cudaError_t launchPackPairs(const uint32_t* indices, const float* values, uint32_t count,
                             uint32_t* pairs, cudaStream_t stream);
+
+// sampled_segments.cu: the steps of sampled_plan.h, over `count` entries in device memory
+// (count <= 65535); `longest` is the most elements (or sample slots, or pairs) of one entry.
+// launchLadderCounts zeroes counts (kMaxSampledRounds per entry) first. launchSegmentFilter
+// writes, increasing, every i < n its entries keep, and their number to *selected.
+cudaError_t launchSegmentedSample(const float* x, const SampleEntry* entries, uint32_t count,
+                                  uint32_t longest, float* sample, cudaStream_t stream);
+cudaError_t launchLadderCounts(const float* x, const LadderEntry* entries, uint32_t count,
+                               uint32_t longest, uint32_t* counts, cudaStream_t stream);
+size_t segmentFilterTempBytes(uint32_t n);
+cudaError_t launchSegmentFilter(const float* x, uint32_t n, const FilterEntry* entries,
+                                uint32_t count, uint32_t* out, uint32_t* selected, void* temp,
+                                cudaStream_t stream);
+cudaError_t launchPlaceSelected(const float* x, const uint32_t* filtered, const PlaceEntry* entries,
+                                uint32_t count, uint32_t longest, uint32_t* indices, float* values,
+                                cudaStream_t stream);
 
 // vector_ops.cu: VectorOps' element-wise kernels (compressors/vector_ops.h); n and count
 // may be 0. accumulate: y = a * y + b * (g + wd * w), or with fold y = b * (g + wd * w).

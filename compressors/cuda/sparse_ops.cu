@@ -1,6 +1,6 @@
 // Element-wise device kernels around selection: gather, the threshold filter
-// (keep |x| >= |thr| in magnitudeKey order, via select_indices.cu), DGC's strided sample,
-// scatter-add and axpy for applying updates, and packing into u32 index + f32 value pairs.
+// (keep |x| >= |thr| in magnitudeKey order, via select_indices.cu), scatter-add and axpy
+// for applying updates, and packing into u32 index + f32 value pairs.
 
 #include "compressors/cuda/launchers.h"
 
@@ -25,23 +25,12 @@ __global__ void gatherKernel(const float* __restrict__ x, const uint32_t* __rest
   SPARSEPS_GRID_STRIDE(j, count) values[j] = x[indices[j]];
 }
 
-__global__ void gatherIndicesKernel(const uint32_t* __restrict__ src,
-                                    const uint32_t* __restrict__ positions, uint32_t count,
-                                    uint32_t* out) {
-  SPARSEPS_GRID_STRIDE(j, count) out[j] = src[positions[j]];
-}
-
 // As gatherKernel, with the count known only on the device.
 __global__ void gatherCountedKernel(const float* __restrict__ x,
                                     const uint32_t* __restrict__ indices, const uint32_t* count,
                                     uint32_t capacity, float* values) {
   const uint32_t c = *count;
   SPARSEPS_GRID_STRIDE(j, c < capacity ? c : capacity) values[j] = x[indices[j]];
-}
-
-__global__ void stridedGatherKernel(const float* __restrict__ x, uint32_t start, uint32_t stride,
-                                    uint32_t count, float* out) {
-  SPARSEPS_GRID_STRIDE(j, count) out[j] = x[start + static_cast<size_t>(j) * stride];
 }
 
 // Indices are unique (SegmentData's contract), so no two threads write one element.
@@ -68,12 +57,6 @@ cudaError_t launchGather(const float* x, const uint32_t* indices, uint32_t count
   return cudaGetLastError();
 }
 
-cudaError_t launchGatherIndices(const uint32_t* src, const uint32_t* positions, uint32_t count,
-                                uint32_t* out, cudaStream_t stream) {
-  gatherIndicesKernel<<<blocksFor(count), kThreads, 0, stream>>>(src, positions, count, out);
-  return cudaGetLastError();
-}
-
 size_t thresholdFilterTempBytes(uint32_t n) { return selectIndicesTempBytes(n); }
 
 cudaError_t launchThresholdFilter(const float* x, uint32_t n, float thr, uint32_t* indices,
@@ -81,12 +64,6 @@ cudaError_t launchThresholdFilter(const float* x, uint32_t n, float thr, uint32_
   cudaError_t err = launchSelectIndices(x, n, magnitudeKey(thr), indices, count, temp, stream);
   if (err != cudaSuccess) return err;
   gatherCountedKernel<<<blocksFor(n), kThreads, 0, stream>>>(x, indices, count, n, values);
-  return cudaGetLastError();
-}
-
-cudaError_t launchStridedGather(const float* x, uint32_t start, uint32_t stride, uint32_t count,
-                                float* out, cudaStream_t stream) {
-  stridedGatherKernel<<<blocksFor(count), kThreads, 0, stream>>>(x, start, stride, count, out);
   return cudaGetLastError();
 }
 

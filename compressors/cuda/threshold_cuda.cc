@@ -1,12 +1,11 @@
 #include "compressors/cuda/threshold_cuda.h"
 
 #include <algorithm>
+#include <numeric>
+#include <string>
 
 #include "compressors/cuda/cuda_status.h"
 #include "compressors/cuda/launchers.h"
-#include "compressors/kernels/magnitude_key.h"
-#include "compressors/segment_spec.h"
-#include "compressors/threshold.h"
 
 namespace sparseps::gpu {
 namespace {
@@ -15,6 +14,20 @@ template <typename T>
 cudaError_t readBack(const T* device, T* host, cudaStream_t stream) {
   cudaError_t err = cudaMemcpyAsync(host, device, sizeof(T), cudaMemcpyDeviceToHost, stream);
   return err != cudaSuccess ? err : cudaStreamSynchronize(stream);
+}
+
+template <typename T>
+cudaError_t upload(const std::vector<T>& from, T* to, cudaStream_t stream) {
+  if (from.empty()) return cudaSuccess;
+  return cudaMemcpyAsync(to, from.data(), from.size() * sizeof(T), cudaMemcpyHostToDevice, stream);
+}
+
+// The most elements one entry covers, as count_of(entry) gives them.
+template <typename Entry, typename Count>
+uint32_t longest(const std::vector<Entry>& entries, Count count_of) {
+  uint32_t most = 0;
+  for (const Entry& e : entries) most = std::max<uint32_t>(most, count_of(e));
+  return most;
 }
 
 }  // namespace
@@ -40,89 +53,116 @@ absl::StatusOr<size_t> thresholdFilterDevice(const float* x, size_t n, float thr
   return size_t{host};
 }
 
-absl::StatusOr<SampledThresholdResult> sampledThresholdDevice(
-    const float* x, size_t n, double density, uint64_t random_bits, uint32_t* indices,
-    float* values, DeviceScratch* scratch, cudaStream_t stream,
-    const SampledThresholdOptions& options) {
-  if (absl::Status s = checkSegmentSize(n); !s.ok()) return s;
-  SampledThresholdResult r;
-  r.k = topkCount(n, density);
-  if (r.k == 0) return r;
-  const auto n32 = static_cast<uint32_t>(n);
-  const auto k32 = static_cast<uint32_t>(r.k);
+absl::Status SegmentedSampledThreshold::select(const float* x, size_t xSize,
+                                               const std::vector<SampledRequest>& requests,
+                                               const SampledThresholdOptions& options,
+                                               uint32_t* indices, float* values,
+                                               cudaStream_t stream) {
+  if (std::string error = plan_.start(requests, xSize, options); !error.empty()) {
+    return absl::InvalidArgumentError(error);
+  }
+  const auto entries = static_cast<uint32_t>(plan_.samples().size());
+  if (entries == 0) {  // nothing to select: every k is 0
+    plan_.ladders(nullptr);
+    plan_.select(nullptr);
+    return absl::OkStatus();
+  }
 
-  // The sample, drawn exactly as compressors/threshold.cc draws it.
-  const DgcSamplePlan plan = dgcSamplePlan(n, density, random_bits, options);
-  const auto samples = static_cast<uint32_t>(plan.count);
-
-  // One scratch block: sample, radix state, filter output, exact top-k temporaries.
-  auto layout = [&](ScratchCarver& c, float** sample, RadixState** state, uint32_t** hist,
-                    uint32_t** fIdx, float** fVal, uint32_t** count, uint32_t** pos,
-                    void** filterTemp, void** topkTemp) {
-    *sample = c.take<float>(samples);
-    *state = c.take<RadixState>(1);
-    *hist = c.take<uint32_t>(kBuckets);
-    *fIdx = c.take<uint32_t>(n);
-    *fVal = c.take<float>(n);
-    *count = c.take<uint32_t>(1);
-    *pos = c.take<uint32_t>(r.k);
-    *filterTemp = c.take<char>(thresholdFilterTempBytes(n32));
-    *topkTemp = c.take<char>(topkRadixTempBytes(n32));
+  // Steps 1 and 2: the samples and their selection, the rounds' counts.
+  const size_t tops =
+      std::accumulate(plan_.sampleTops().begin(), plan_.sampleTops().end(), size_t{0},
+                      [](size_t sum, const SegmentRequest& r) { return sum + r.k; });
+  const size_t countSlots = size_t{entries} * kMaxSampledRounds;
+  auto layoutSampling = [&](ScratchCarver& c, float** sample, uint32_t** topIdx, float** topVal,
+                            SampleEntry** sampleTable, LadderEntry** ladderTable,
+                            uint32_t** counts) {
+    *sample = c.take<float>(plan_.sampleSize());
+    *topIdx = c.take<uint32_t>(tops);
+    *topVal = c.take<float>(tops);
+    *sampleTable = c.take<SampleEntry>(entries);
+    *ladderTable = c.take<LadderEntry>(entries);
+    *counts = c.take<uint32_t>(countSlots);
   };
-  float *sample, *fVal;
-  RadixState* state;
-  uint32_t *hist, *fIdx, *count, *pos;
-  void *filterTemp, *topkTemp, *base = nullptr;
+  float *sample, *topVal;
+  uint32_t *topIdx, *counts;
+  SampleEntry* sampleTable;
+  LadderEntry* ladderTable;
+  void* base = nullptr;
   ScratchCarver measure(nullptr);
-  layout(measure, &sample, &state, &hist, &fIdx, &fVal, &count, &pos, &filterTemp, &topkTemp);
-  SPARSEPS_CUDA_TRY(scratch->reserve(measure.used(), &base), "sampledThresholdDevice scratch");
+  layoutSampling(measure, &sample, &topIdx, &topVal, &sampleTable, &ladderTable, &counts);
+  SPARSEPS_CUDA_TRY(sampling_.reserve(measure.used(), &base), "sampled threshold scratch");
   ScratchCarver carver(base);
-  layout(carver, &sample, &state, &hist, &fIdx, &fVal, &count, &pos, &filterTemp, &topkTemp);
-
+  layoutSampling(carver, &sample, &topIdx, &topVal, &sampleTable, &ladderTable, &counts);
+  void* host = nullptr;
   SPARSEPS_CUDA_TRY(
-      launchStridedGather(x, static_cast<uint32_t>(plan.start), static_cast<uint32_t>(plan.stride),
-                          samples, sample, stream),
-      "sampledThresholdDevice sample");
-  SPARSEPS_CUDA_TRY(
-      launchRadixPasses(sample, samples, static_cast<uint32_t>(plan.top), state, hist, stream),
-      "sampledThresholdDevice sample select");
-  RadixState selected;
-  SPARSEPS_CUDA_TRY(readBack(state, &selected, stream), "sampledThresholdDevice threshold");
-  float thr = keyToFloat(selected.prefix);
+      read_back_.reserve(std::max(tops * sizeof(float), countSlots * sizeof(uint32_t)), &host),
+      "sampled threshold pinned buffer");
 
-  const double upper = options.upper * static_cast<double>(r.k);
-  const double lower = options.lower * static_cast<double>(r.k);
-  uint32_t passed = 0;
-  for (int round = 0; round < options.max_rounds; ++round) {
-    SPARSEPS_CUDA_TRY(launchThresholdFilter(x, n32, thr, fIdx, fVal, count, filterTemp, stream),
-                      "sampledThresholdDevice filter");
-    SPARSEPS_CUDA_TRY(readBack(count, &passed, stream), "sampledThresholdDevice count");
-    r.rounds = round + 1;
-    if (static_cast<double>(passed) > upper) {
-      // Exact top-k among the candidates: positions in the filtered list are in index
-      // order, so the lower position wins ties as the lower index does.
-      SPARSEPS_CUDA_TRY(launchTopkRadix(fVal, passed, k32, pos, values, topkTemp, stream),
-                        "sampledThresholdDevice exact top-k");
-      SPARSEPS_CUDA_TRY(launchGatherIndices(fIdx, pos, k32, indices, stream),
-                        "sampledThresholdDevice exact top-k indices");
-      r.exact = true;
-      passed = k32;
-      break;
-    }
-    if (static_cast<double>(passed) >= lower) break;
-    if (round + 1 < options.max_rounds) thr *= static_cast<float>(options.decay);
+  SPARSEPS_CUDA_TRY(upload(plan_.samples(), sampleTable, stream), "upload the samples' plan");
+  SPARSEPS_CUDA_TRY(
+      launchSegmentedSample(x, sampleTable, entries,
+                            longest(plan_.samples(), [](const SampleEntry& e) { return e.count; }),
+                            sample, stream),
+      "gather the samples");
+  if (absl::Status s = sample_tops_.select(sample, plan_.sampleSize(), plan_.sampleTops(), topIdx,
+                                           topVal, stream);
+      !s.ok()) {
+    return s;
   }
-  r.threshold = thr;
-  r.count = std::min<size_t>(passed, r.k);  // truncate to the first k by index
-  if (!r.exact && r.count > 0) {
-    SPARSEPS_CUDA_TRY(cudaMemcpyAsync(indices, fIdx, r.count * sizeof(uint32_t),
-                                      cudaMemcpyDeviceToDevice, stream),
-                      "sampledThresholdDevice copy indices");
-    SPARSEPS_CUDA_TRY(
-        cudaMemcpyAsync(values, fVal, r.count * sizeof(float), cudaMemcpyDeviceToDevice, stream),
-        "sampledThresholdDevice copy values");
+  SPARSEPS_CUDA_TRY(
+      cudaMemcpyAsync(host, topVal, tops * sizeof(float), cudaMemcpyDeviceToHost, stream),
+      "copy the samples' selection");
+  SPARSEPS_CUDA_TRY(cudaStreamSynchronize(stream), "wait for the samples' selection");
+  plan_.ladders(static_cast<const float*>(host));
+
+  SPARSEPS_CUDA_TRY(upload(plan_.ladderEntries(), ladderTable, stream), "upload the rounds");
+  SPARSEPS_CUDA_TRY(
+      launchLadderCounts(x, ladderTable, entries,
+                         longest(plan_.ladderEntries(), [](const LadderEntry& e) { return e.n; }),
+                         counts, stream),
+      "count the rounds");
+  SPARSEPS_CUDA_TRY(
+      cudaMemcpyAsync(host, counts, countSlots * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream),
+      "copy the rounds' counts");
+  SPARSEPS_CUDA_TRY(cudaStreamSynchronize(stream), "wait for the rounds' counts");
+  plan_.select(static_cast<const uint32_t*>(host));
+
+  // Step 3: the exact branch's top-k into slots from 0, the filter's first k after them.
+  if (absl::Status s = exact_tops_.select(x, xSize, plan_.exactTops(), indices, values, stream);
+      !s.ok()) {
+    return s;
   }
-  return r;
+  const auto filters = static_cast<uint32_t>(plan_.filters().size());
+  if (filters == 0) return absl::OkStatus();
+  const auto n32 = static_cast<uint32_t>(xSize);  // below 2^32 (SampledPlan::start)
+  auto layoutFiltering = [&](ScratchCarver& c, FilterEntry** filterTable, PlaceEntry** placeTable,
+                             uint32_t** filtered, uint32_t** selected, void** temp) {
+    *filterTable = c.take<FilterEntry>(filters);
+    *placeTable = c.take<PlaceEntry>(filters);
+    *filtered = c.take<uint32_t>(plan_.filtered());
+    *selected = c.take<uint32_t>(1);
+    *temp = c.take<char>(segmentFilterTempBytes(n32));
+  };
+  FilterEntry* filterTable;
+  PlaceEntry* placeTable;
+  uint32_t *filtered, *selected;
+  void* temp;
+  ScratchCarver measureFilter(nullptr);
+  layoutFiltering(measureFilter, &filterTable, &placeTable, &filtered, &selected, &temp);
+  SPARSEPS_CUDA_TRY(filtering_.reserve(measureFilter.used(), &base), "sampled filter scratch");
+  ScratchCarver filterCarver(base);
+  layoutFiltering(filterCarver, &filterTable, &placeTable, &filtered, &selected, &temp);
+  SPARSEPS_CUDA_TRY(upload(plan_.filters(), filterTable, stream), "upload the filter");
+  SPARSEPS_CUDA_TRY(upload(plan_.places(), placeTable, stream), "upload the placing");
+  SPARSEPS_CUDA_TRY(
+      launchSegmentFilter(x, n32, filterTable, filters, filtered, selected, temp, stream),
+      "filter at the last thresholds");
+  SPARSEPS_CUDA_TRY(
+      launchPlaceSelected(x, filtered, placeTable, filters,
+                          longest(plan_.places(), [](const PlaceEntry& e) { return e.count; }),
+                          indices, values, stream),
+      "place the filtered pairs");
+  return absl::OkStatus();
 }
 
 }  // namespace sparseps::gpu

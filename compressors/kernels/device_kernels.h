@@ -30,12 +30,25 @@ struct TopkSegment {
   std::vector<float>* values = nullptr;
 };
 
+// One segment of sampledThresholdSegments: x[offset, offset + n) at `density`, its sample's
+// start drawn from random_bits; what sampledThreshold() gives into *indices and *values,
+// and its report into *result (when not null).
+struct SampledSegment {
+  size_t offset = 0;
+  size_t n = 0;
+  double density = 0.0;
+  uint64_t random_bits = 0;
+  std::vector<uint32_t>* indices = nullptr;
+  std::vector<float>* values = nullptr;
+  SampledThresholdResult* result = nullptr;
+};
+
 class DeviceKernels {
  public:
   virtual ~DeviceKernels() = default;
   // Whether p points into device (or managed) memory.
   virtual bool onDevice(const void* p) const = 0;
-  // The results of topkExact, thresholdFilter and sampledThreshold, into host vectors.
+  // The results of topkExact and thresholdFilter, into host vectors.
   virtual absl::Status topk(absl::Span<const float> x, size_t k, std::vector<uint32_t>* indices,
                             std::vector<float>* values) = 0;
   // The top-k of every segment of one flat x at once: a fixed number of launches whatever
@@ -44,10 +57,11 @@ class DeviceKernels {
                                     absl::Span<const TopkSegment> segments) = 0;
   virtual absl::Status threshold(absl::Span<const float> x, float thr,
                                  std::vector<uint32_t>* indices, std::vector<float>* values) = 0;
-  virtual absl::StatusOr<SampledThresholdResult> sampledThreshold(
-      absl::Span<const float> x, double density, uint64_t random_bits,
-      const SampledThresholdOptions& options, std::vector<uint32_t>* indices,
-      std::vector<float>* values) = 0;
+  // DGC's sampled threshold of every segment of one flat x at once: a fixed number of
+  // launches and of waits whatever their number, one copy of all the selected pairs.
+  virtual absl::Status sampledThresholdSegments(absl::Span<const float> x,
+                                                absl::Span<const SampledSegment> segments,
+                                                const SampledThresholdOptions& options) = 0;
 };
 
 // Installs the process's kernels (nullptr removes them). Not while compressions run.

@@ -100,18 +100,19 @@ py::tuple sampledTopk(const torch::Tensor& x, double density, uint64_t seed) {
   DeviceKernels* gpu = kernelsFor(x, "sampled_topk");
   std::vector<uint32_t> indices;
   std::vector<float> values;
-  absl::StatusOr<SampledThresholdResult> result;
+  SampledThresholdResult result;
+  absl::Status status;
   {
     py::gil_scoped_release release;
     if (gpu != nullptr) {
-      result = gpu->sampledThreshold(in, density, seed, SampledThresholdOptions(), &indices,
-                                     &values);
+      const SampledSegment whole{0, in.size(), density, seed, &indices, &values, &result};
+      status = gpu->sampledThresholdSegments(in, {&whole, 1}, SampledThresholdOptions());
     } else {
       result = sampledThreshold(in, density, seed, &indices, &values);
     }
   }
-  const SampledThresholdResult r = value(std::move(result));
-  return py::make_tuple(indexTensor(indices), valueTensor(values), r.threshold);
+  check(status);
+  return py::make_tuple(indexTensor(indices), valueTensor(values), result.threshold);
 }
 
 py::tuple randomK(const torch::Tensor& x, double density, uint64_t seed) {

@@ -67,6 +67,21 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| 0.001 | 54 | 300.0 | 6 | - | - | - | 3.00 |", out)
         # The step benchmarks' argument is a density, not an n: no row of the kernel table.
         self.assertNotIn("| 100 |", out)
+        self.assertNotIn("sampled threshold over", out)
+
+    def test_the_sampled_threshold_step_has_its_own_table_of_waits(self):
+        rc, out = self.run_report(
+            [entry(f"BM_ReadPass/{N}", 100.0, n=N),
+             entry("BM_StepSegmented/100", 400.0, n=N, k=255000, segments=54, launches=6),
+             entry("BM_StepSampled/100/1", 500.0, n=N, k=255000, segments=54, waits=2),
+             entry("BM_StepSampled/100/0", 6000.0, n=N, k=255000, segments=54, waits=108)])
+        self.assertEqual(rc, 0, out)
+        exact = out.index("A step's exact top-k over")
+        sampled = out.index("A step's sampled threshold (DGC) over")
+        self.assertLess(exact, sampled)
+        self.assertIn("| 0.01 | 54 | 400.0 | 6 | - | - | - | 4.00 |", out[exact:sampled])
+        self.assertIn("| density | segments | all at once (us) | waits |", out[sampled:])
+        self.assertIn("| 0.01 | 54 | 500.0 | 2 | 6000.0 | 108 | 12.00 | 5.00 |", out[sampled:])
 
     def test_a_benchmark_error_fails_the_report(self):
         failed = entry(f"BM_TopkSort/{N}/100", 0.0, n=N)

@@ -27,6 +27,7 @@ struct Asked {
   double density = 0;
   uint64_t bits = 0;
   std::vector<TopkSegment> segments;  // topkSegments' (offset, n, k) per segment
+  std::vector<SampledSegment> sampled;  // sampledThresholdSegments' segments
   int calls = 0;
 };
 
@@ -63,15 +64,20 @@ class StandInDevice : public DeviceKernels {
     *asked_ = {"threshold", x.size(), 0, thr};
     return answer(indices, values);
   }
-  absl::StatusOr<SampledThresholdResult> sampledThreshold(
-      absl::Span<const float> x, double density, uint64_t random_bits,
-      const SampledThresholdOptions& /*options*/, std::vector<uint32_t>* indices,
-      std::vector<float>* values) override {
-    *asked_ = {"sampled", x.size(), 0, 0, density, random_bits};
-    if (absl::Status s = answer(indices, values); !s.ok()) return s;
-    SampledThresholdResult r;
-    r.count = indices->size();
-    return r;
+  // Every segment gets answer()'s selection.
+  absl::Status sampledThresholdSegments(absl::Span<const float> x,
+                                        absl::Span<const SampledSegment> segments,
+                                        const SampledThresholdOptions& /*options*/) override {
+    asked_->kernel = "sampled";
+    asked_->n = x.size();
+    ++asked_->calls;
+    for (const SampledSegment& s : segments) {
+      asked_->sampled.push_back(s);
+      asked_->density = s.density;
+      asked_->bits = s.random_bits;
+      if (absl::Status status = answer(s.indices, s.values); !status.ok()) return status;
+    }
+    return absl::OkStatus();
   }
 
  private:
@@ -183,6 +189,15 @@ std::vector<float> flatInput() {
           1.0f,   -2.0f, 3.0f,   -4.0f, 0.5f, 9.5f, 0.0f, 2.5f};
 }
 
+// A registered selection, its values rounded to half when f16 (as --f16 makes it).
+std::unique_ptr<Compressor> selection(const std::string& spec, bool f16) {
+  auto made = makeRegisteredCompressor(spec);
+  EXPECT_TRUE(made.ok()) << made.status();
+  std::unique_ptr<Compressor> c = std::move(*made);
+  if (f16) c = std::make_unique<HalfRounding>(std::move(c));
+  return c;
+}
+
 TEST(DeviceDispatch, TopkSelectsAStepsDeviceSegmentsInOneKernelCall) {
   const std::vector<float> device = flatInput();
   Asked asked;
@@ -190,10 +205,7 @@ TEST(DeviceDispatch, TopkSelectsAStepsDeviceSegmentsInOneKernelCall) {
   for (const bool f16 : {false, true}) {
     SCOPED_TRACE(f16 ? "values rounded to half" : "float values");
     asked = {};
-    auto made = makeRegisteredCompressor("topk");
-    ASSERT_TRUE(made.ok()) << made.status();
-    std::unique_ptr<Compressor> c = std::move(*made);
-    if (f16) c = std::make_unique<HalfRounding>(std::move(c));
+    const std::unique_ptr<Compressor> c = selection("topk", f16);
     std::vector<SegmentData> outs;
     c->compressSegments(device, threeSegments(&outs));
     EXPECT_EQ(asked.kernel, "topkSegments");
@@ -234,7 +246,7 @@ TEST(DeviceDispatch, StrictTopkSelectsAStepsDeviceSegmentsInOneKernelCall) {
   }
 }
 
-TEST(DeviceDispatch, SegmentsOfHostInputOrOfOtherSelectionsAreSelectedOneByOne) {
+TEST(DeviceDispatch, SegmentsOfHostInputAreSelectedOneByOne) {
   const std::vector<float> device = flatInput();
   const std::vector<float> host = flatInput();
   Asked asked;
@@ -256,12 +268,35 @@ TEST(DeviceDispatch, SegmentsOfHostInputOrOfOtherSelectionsAreSelectedOneByOne) 
     }
   }
   EXPECT_EQ(asked.kernel, "") << "a device kernel ran on host input";
-  auto sampled = makeRegisteredCompressor("sampled");
-  ASSERT_TRUE(sampled.ok());
-  std::vector<SegmentData> outs;
-  (*sampled)->compressSegments(device, threeSegments(&outs));
-  EXPECT_EQ(asked.kernel, "sampled");  // its own kernel, segment by segment
-  EXPECT_EQ(asked.n, 8u);              // the last segment's
+}
+
+TEST(DeviceDispatch, SampledSelectsAStepsDeviceSegmentsInOneKernelCall) {
+  const std::vector<float> device = flatInput();
+  Asked asked;
+  Installed installed(device, &asked);
+  for (const bool f16 : {false, true}) {
+    SCOPED_TRACE(f16 ? "values rounded to half" : "float values");
+    asked = {};
+    const std::unique_ptr<Compressor> c = selection("sampled", f16);
+    std::vector<SegmentData> outs;
+    const std::vector<SegmentSelect> segments = threeSegments(&outs);
+    c->compressSegments(device, segments);
+    EXPECT_EQ(asked.kernel, "sampled");
+    EXPECT_EQ(asked.calls, 1);
+    EXPECT_EQ(asked.n, device.size());
+    ASSERT_EQ(asked.sampled.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(asked.sampled[i].offset, segments[i].offset);
+      EXPECT_EQ(asked.sampled[i].n, segments[i].numel);
+      EXPECT_EQ(asked.sampled[i].density, 0.5);
+      EXPECT_EQ(asked.sampled[i].random_bits, selectSeed(segments[i].ctx));  // as on the CPU
+      EXPECT_FALSE(outs[i].dense);
+      EXPECT_EQ(outs[i].segment_id, 20 + i);
+      EXPECT_EQ(outs[i].numel, segments[i].numel);
+      EXPECT_EQ(outs[i].indices, (std::vector<uint32_t>{0, 2}));
+      EXPECT_EQ(outs[i].values, (std::vector<float>{-1.0f, -2.0f}));
+    }
+  }
 }
 
 TEST(DeviceDispatch, AFailedDeviceKernelEndsTheProcessNamingIt) {
@@ -282,6 +317,13 @@ TEST(DeviceDispatch, AFailedDeviceKernelEndsTheProcessNamingIt) {
         (*makeRegisteredCompressor("topk"))->compressSegments(flat, threeSegments(&outs));
       },
       "top-k of a step's segments on the GPU failed: cudaErrorIllegalAddress");
+  EXPECT_DEATH(
+      {
+        Installed installed(flat, &asked, /*fail=*/true);
+        std::vector<SegmentData> outs;
+        (*makeRegisteredCompressor("sampled"))->compressSegments(flat, threeSegments(&outs));
+      },
+      "the sampled threshold on the GPU failed: cudaErrorIllegalAddress");
 }
 
 }  // namespace

@@ -20,9 +20,11 @@
 #include <vector>
 
 #include "compressors/kernels/device_kernels.h"
+#include "compressors/threshold.h"
 #include "compressors/topk.h"
 #include "compressors/vector_ops.h"
 #include "optim/builtin_methods.h"
+#include "optim/selection.h"
 #include "tests/optim/reference.h"
 
 namespace sparseps::test {
@@ -143,12 +145,16 @@ class StandInKernels final : public DeviceKernels {
     ++counts_->per_segment;
     return absl::UnimplementedError("not used by these rules");
   }
-  absl::StatusOr<SampledThresholdResult> sampledThreshold(absl::Span<const float>, double, uint64_t,
-                                                          const SampledThresholdOptions&,
-                                                          std::vector<uint32_t>*,
-                                                          std::vector<float>*) override {
-    ++counts_->per_segment;
-    return absl::UnimplementedError("not used by these rules");
+  absl::Status sampledThresholdSegments(absl::Span<const float> x,
+                                        absl::Span<const SampledSegment> segments,
+                                        const SampledThresholdOptions& options) override {
+    ++counts_->selections;
+    ++counts_->waits;
+    for (const SampledSegment& s : segments) {
+      sampledThreshold(x.subspan(s.offset, s.n), s.density, s.random_bits, s.indices, s.values,
+                       options);
+    }
+    return absl::OkStatus();
   }
 
  private:
@@ -258,11 +264,15 @@ TEST(StepLayout, OverlappingSpecsAreRefusedNamingThem) {
 
 INSTANTIATE_TEST_SUITE_P(Methods, StepCallsTest,
                          ::testing::Values(Rule{"dgs"}, Rule{"dgc"}, Rule{"dgc", true},
-                                           Rule{"dgc", false, Selection::kStrict}, Rule{"gd"},
-                                           Rule{"gd", false, Selection::kStrict}),
+                                           Rule{"dgc", false, Selection::kStrict},
+                                           Rule{"dgc", false, Selection::kSampled}, Rule{"gd"},
+                                           Rule{"gd", false, Selection::kStrict},
+                                           Rule{"gd", false, Selection::kSampled}),
                          [](const ::testing::TestParamInfo<Rule>& info) {
+                           const Selection s = info.param.selection;
                            return info.param.method + (info.param.nesterov ? "_nesterov" : "") +
-                                  (info.param.selection == Selection::kStrict ? "_strict" : "");
+                                  (s == Selection::kExact ? ""
+                                                          : std::string("_") + selectorName(s));
                          });
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The CUDA kernels of compressors/cuda against the CPU kernels (topkExact,
-// thresholdFilter, sampledThreshold, scatterAdd, axpy) on random inputs, and the
-// registry's selection compressors run on device memory through them. Tests that need
-// a GPU skip with a message where none is present.
+// thresholdFilter, sampledThreshold of one segment and of many, scatterAdd, axpy) on random inputs,
+// and the registry's selection compressors run on device memory through them. Tests that need a GPU
+// skip with a message where none is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -154,7 +154,7 @@ TEST_P(DeviceTopkTest, SampledThresholdMatchesCpu) {
   SKIP_WITHOUT_DEVICE();
   const std::vector<float> x = randomInput(c_.n, c_.ties, &rng_);
   DeviceArray<float> dx(x);
-  DeviceScratch scratch;
+  SegmentedSampledThreshold sampled;
   for (double density : {0.001, 0.01, 0.3, 1.0}) {
     SCOPED_TRACE(testing::Message() << "density " << density);
     const size_t k = topkCount(c_.n, density);
@@ -164,17 +164,20 @@ TEST_P(DeviceTopkTest, SampledThresholdMatchesCpu) {
     std::vector<uint32_t> cpuIdx;
     std::vector<float> cpuVal;
     const SampledThresholdResult cpu = sampledThreshold(x, density, bits, &cpuIdx, &cpuVal);
-    absl::StatusOr<SampledThresholdResult> dev = sampledThresholdDevice(
-        dx.get(), c_.n, density, bits, dIdx.get(), dVal.get(), &scratch, nullptr);
-    ASSERT_TRUE(dev.ok()) << dev.status();
-    EXPECT_EQ(dev->k, cpu.k);
-    EXPECT_EQ(dev->rounds, cpu.rounds);
-    EXPECT_EQ(dev->exact, cpu.exact);
-    EXPECT_EQ(bitsOf({dev->threshold}), bitsOf({cpu.threshold}));
-    ASSERT_EQ(dev->count, cpu.count);
+    ASSERT_TRUE(
+        sampled
+            .select(dx.get(), c_.n, {{0, c_.n, density, bits}}, {}, dIdx.get(), dVal.get(), nullptr)
+            .ok());
+    const SampledThresholdResult& dev = sampled.plan().result(0);
+    EXPECT_EQ(dev.k, cpu.k);
+    EXPECT_EQ(dev.rounds, cpu.rounds);
+    EXPECT_EQ(dev.exact, cpu.exact);
+    EXPECT_EQ(bitsOf({dev.threshold}), bitsOf({cpu.threshold}));
+    ASSERT_EQ(dev.count, cpu.count);
+    ASSERT_EQ(sampled.plan().first(0), 0u);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    EXPECT_EQ(dIdx.toHost(dev->count), cpuIdx);
-    EXPECT_EQ(bitsOf(dVal.toHost(dev->count)), bitsOf(cpuVal));
+    EXPECT_EQ(dIdx.toHost(dev.count), cpuIdx);
+    EXPECT_EQ(bitsOf(dVal.toHost(dev.count)), bitsOf(cpuVal));
   }
 }
 
@@ -367,6 +370,77 @@ TEST(DeviceSegmentedTopk, RefusesSegmentsOutsideXOrBeyondU32Indices) {
   // Requests that select nothing launch nothing (x is never read).
   ASSERT_TRUE(topk.select(nullptr, 100, {{0, 60, 0}, {60, 0, 5}}, nullptr, nullptr, nullptr).ok());
   EXPECT_EQ(topk.plan().count, (std::vector<uint32_t>{0, 0}));
+}
+
+// DGC's sampled threshold of a step's segments together, against sampledThreshold() of each
+// segment alone: segments with gaps between them, asked out of order, at densities that
+// end in the exact branch, in the filter, and after the last round (a lower bound of 3k).
+TEST(DeviceSegmentedSampled, EverySegmentMatchesTheCpuRuleOfItsOwn) {
+  SKIP_WITHOUT_DEVICE();
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  std::vector<float> x;
+  std::vector<SampledRequest> requests;
+  const double densities[] = {0.001, 0.01, 0.3, 1.0};
+  for (int s = 0; s < 60; ++s) {
+    const std::vector<float> gap = randomInput(rng() % 40, false, &rng);
+    x.insert(x.end(), gap.begin(), gap.end());
+    const size_t n = s % 8 == 0 ? rng() % 7 : 1 + rng() % 300000;
+    requests.push_back({x.size(), n, densities[rng() % 4], rng()});
+    const std::vector<float> part = randomInput(n, s % 3 == 0, &rng);
+    x.insert(x.end(), part.begin(), part.end());
+  }
+  std::shuffle(requests.begin(), requests.end(), rng);
+  DeviceArray<float> dx(x);
+  DeviceArray<uint32_t> idx(x.size());
+  DeviceArray<float> val(x.size());
+  SegmentedSampledThreshold sampled;
+  SampledThresholdOptions plain, farDecay;
+  farDecay.lower = 3.0;
+  for (const SampledThresholdOptions* o : {&plain, &farDecay, &plain}) {
+    for (SampledRequest& r : requests) r.random_bits = rng();  // another step's samples
+    ASSERT_TRUE(
+        sampled.select(dx.get(), x.size(), requests, *o, idx.get(), val.get(), nullptr).ok());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const SampledPlan& plan = sampled.plan();
+    const std::vector<uint32_t> gotIdx = idx.toHost(plan.total());
+    const std::vector<float> gotVal = val.toHost(plan.total());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const SampledRequest& r = requests[i];
+      SCOPED_TRACE(testing::Message() << "lower " << o->lower << " request " << i);
+      std::vector<uint32_t> cpuIdx;
+      std::vector<float> cpuVal;
+      const SampledThresholdResult cpu =
+          sampledThreshold(absl::MakeConstSpan(x).subspan(r.offset, r.n), r.density, r.random_bits,
+                           &cpuIdx, &cpuVal, *o);
+      const SampledThresholdResult& dev = plan.result(i);
+      EXPECT_EQ(dev.rounds, cpu.rounds);
+      EXPECT_EQ(dev.exact, cpu.exact);
+      EXPECT_EQ(bitsOf({dev.threshold}), bitsOf({cpu.threshold}));
+      ASSERT_EQ(plan.count(i), cpuIdx.size());
+      const auto from = static_cast<std::ptrdiff_t>(plan.first(i));
+      const auto to = from + static_cast<std::ptrdiff_t>(plan.count(i));
+      EXPECT_EQ(std::vector<uint32_t>(gotIdx.begin() + from, gotIdx.begin() + to), cpuIdx);
+      EXPECT_EQ(bitsOf(std::vector<float>(gotVal.begin() + from, gotVal.begin() + to)),
+                bitsOf(cpuVal));
+    }
+  }
+}
+
+// Refused requests and empty segments (nothing to select) touch no device memory.
+TEST(DeviceSegmentedSampled, RefusesBadRequestsAndLaunchesNothingForNone) {
+  SegmentedSampledThreshold sampled;
+  EXPECT_EQ(
+      sampled
+          .select(nullptr, 100, {{0, 60, 0.1, 1}, {50, 20, 0.1, 2}}, {}, nullptr, nullptr, nullptr)
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(
+      sampled.select(nullptr, 100, {{0, 0, 0.1, 1}, {60, 0, 0.5, 2}}, {}, nullptr, nullptr, nullptr)
+          .ok());
+  EXPECT_EQ(sampled.plan().total(), 0u);
+  EXPECT_EQ(sampled.plan().count(0), 0u);
 }
 
 }  // namespace
