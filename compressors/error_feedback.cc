@@ -62,10 +62,7 @@ void ErrorFeedback::compressSegments(absl::Span<const float> x,
     }
     return;
   }
-  for (const SegmentSelect& s : segments) {
-    absl::Span<float> e = laid_out_.span().subspan(s.offset, s.numel);
-    ops_->combine(e, 1.0f, e, 1.0f, x.subspan(s.offset, s.numel));  // c = x + e
-  }
+  ops_->accumulateSegments(laid_out_.span(), 1.0f, 1.0f, x, {}, 0.0f, segments);  // c = e + x
   compressAdded(segments);
 }
 
@@ -76,15 +73,24 @@ void ErrorFeedback::compressAdded(absl::Span<const SegmentSelect> segments) {
                  "laid out at their offsets (call layOut with their specs first)\n");
     std::abort();
   }
-  sent_.clear();
-  for (const SegmentSelect& s : segments) sent_.push_back({s.offset, s.out});
+  placed_.clear();
+  for (const SegmentSelect& s : segments) placed_.push_back({s.offset, s.out});
   inner_->compressSegments(laid_out_.span(), segments);
-  ops_->applySegments(laid_out_.span(), sent_, -1.0f, VectorOps::Dense::kAdd);  // e = c - s
+  ops_->applySegments(laid_out_.span(), placed_, -1.0f, VectorOps::Dense::kAdd);  // e = c - s
 }
 
-void ErrorFeedback::feedBack(const SegmentData& s, float scale) {
-  ops_->applySegments(residualOf(s.segment_id, s.numel).span(), {{0, &s}}, scale,
-                      VectorOps::Dense::kAdd);
+void ErrorFeedback::feedBack(absl::Span<const SegmentData> sent, float scale) {
+  placed_.clear();
+  for (const SegmentData& s : sent) {
+    FloatArray& e = residualOf(s.segment_id, s.numel);
+    if (!laid_out_ids_.contains(s.segment_id)) {
+      ops_->applySegments(e.span(), {{0, &s}}, scale, VectorOps::Dense::kAdd);
+    } else if (s.numel > 0) {
+      placed_.push_back({static_cast<size_t>(e.data() - laid_out_.data()), &s});
+    }
+  }
+  if (!placed_.empty())
+    ops_->applySegments(laid_out_.span(), placed_, scale, VectorOps::Dense::kAdd);
 }
 
 absl::Span<const float> ErrorFeedback::residual(uint32_t segment_id) const {

@@ -51,9 +51,10 @@ class ErrorFeedback {
   // whose residuals must be laid out at their offsets.
   void compressAdded(absl::Span<const SegmentSelect> segments);
 
-  // Adds scale * s to the residual of s's segment: what a sender could not send after all
-  // (the rounding of values that travel in half precision).
-  void feedBack(const SegmentData& s, float scale);
+  // Adds scale * s to the residual of each s's segment: what a sender could not send after
+  // all (the rounding of values that travel in half precision). The laid-out residuals
+  // take theirs in one operation.
+  void feedBack(absl::Span<const SegmentData> sent, float scale);
   // The residual of a segment, in the ops' memory; empty if the segment was never
   // compressed.
   absl::Span<const float> residual(uint32_t segment_id) const;
@@ -76,7 +77,7 @@ class ErrorFeedback {
   std::shared_ptr<const VectorOps> ops_;
   FloatArray laid_out_;                  // layOut's vector; the residuals in it are views
   absl::flat_hash_set<uint32_t> laid_out_ids_;  // the segments whose residuals are in it
-  std::vector<VectorOps::Placed> sent_;         // compressAdded's, kept to reuse its room
+  std::vector<VectorOps::Placed> placed_;       // segments in laid_out_, kept to reuse the room
   absl::flat_hash_map<uint32_t, FloatArray> residuals_;
 };
 

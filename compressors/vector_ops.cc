@@ -199,6 +199,19 @@ void VectorOps::updateAndSelect(absl::Span<float> y, absl::Span<const uint32_t> 
   selector.compressSegments(y, segments);
 }
 
+void VectorOps::accumulateSegments(absl::Span<float> y, float a, float b, absl::Span<const float> g,
+                                   absl::Span<const float> w, float wd,
+                                   absl::Span<const SegmentSelect> segments) const {
+  for (const SegmentSelect& s : segments) {
+    absl::Span<float> part = y.subspan(s.offset, s.numel);
+    if (wd == 0.0f) {
+      combine(part, a, part, b, g.subspan(s.offset, s.numel));
+    } else {
+      accumulate(part, a, b, g.subspan(s.offset, s.numel), w.subspan(s.offset, s.numel), wd);
+    }
+  }
+}
+
 std::shared_ptr<const VectorOps> hostVectorOps() {
   static const std::shared_ptr<const VectorOps> ops = std::make_shared<HostVectorOps>();
   return ops;

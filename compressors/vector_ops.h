@@ -72,6 +72,12 @@ class VectorOps {
   //   y = a * y + b * (g + wd * w)
   virtual void accumulate(absl::Span<float> y, float a, float b, absl::Span<const float> g,
                           absl::Span<const float> w, float wd) const = 0;
+  // accumulate over each segment's part [offset, offset + numel) of the flat y, g and w
+  // (segments apart): a step's segments in one call, on a GPU one launch. With wd == 0, w
+  // is not read (it may be empty): y = a * y + b * g.
+  virtual void accumulateSegments(absl::Span<float> y, float a, float b, absl::Span<const float> g,
+                                  absl::Span<const float> w, float wd,
+                                  absl::Span<const SegmentSelect> segments) const;
   //   y = a * y
   virtual void scale(absl::Span<float> y, float a) const = 0;
   //   out = a * x + b * z

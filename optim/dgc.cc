@@ -67,30 +67,29 @@ class DgcWorker : public SegmentWorker {
     v_.compressSegments(x, segments);
     ops_->fillAt(
         u, placedIndices([&](size_t i) { return absl::MakeConstSpan((*push)[i].indices); }), 0.0f);
-    for (const SegmentSelect& selected : segments) {
-      SegmentData& s = *selected.out;
+    rounding_.resize(options_.f16 ? segments.size() : 0);
+    for (size_t i = 0; i < segments.size(); ++i) {
+      SegmentData& s = *segments[i].out;
       for (float& value : s.values) value *= ctx.lr;
       if (options_.f16) {
         // What travels is lr*v rounded to half: v keeps the rounding, in its own units.
-        rounding_ = s;
+        SegmentData& taken = rounding_[i];
+        taken = s;
         roundValuesToHalf(&s);
         for (size_t t = 0; t < s.values.size(); ++t) {
-          rounding_.values[t] = (rounding_.values[t] - s.values[t]) / ctx.lr;
+          taken.values[t] = (taken.values[t] - s.values[t]) / ctx.lr;
         }
-        v_.feedBack(rounding_, 1.0f);
       }
     }
+    v_.feedBack(rounding_, 1.0f);
   }
 
  private:
   // min(1, thr / |g|) with thr = clip_norm / sqrt(N); 1 when clipping is off.
   float clipCoefficient(absl::Span<const float> grad, absl::Span<const float> w, float wd) const {
     if (options_.dgc.clip_norm <= 0.0) return 1.0f;
-    double sum = 0.0;
-    for (const SegmentSpec& spec : index_.specs()) {
-      sum += ops_->sumSquares(segmentOf(grad, spec), segmentOf(w, spec), wd);
-    }
-    const double norm = std::sqrt(sum);
+    const size_t n = index_.extent();
+    const double norm = std::sqrt(ops_->sumSquares(grad.subspan(0, n), w.subspan(0, n), wd));
     const double thr =
         options_.dgc.clip_norm / std::sqrt(static_cast<double>(options_.num_workers));
     return norm > thr ? static_cast<float>(thr / norm) : 1.0f;
@@ -99,7 +98,7 @@ class DgcWorker : public SegmentWorker {
   SpecVectors u_;
   ErrorFeedback v_;       // v per segment id, laid out as u
   SpecVectors x_;         // Nesterov's u + g (without Nesterov, x is u)
-  SegmentData rounding_;  // f16: what rounding took off the sent values, per v
+  std::vector<SegmentData> rounding_;  // f16: what rounding took off each sent segment, per v
 };
 
 }  // namespace

@@ -70,12 +70,18 @@ class DgsWorker : public SegmentWorker {
     ops_->updateAndSelect(u_.all(), sent, m, 1.0f, lr, grad, w, wd, *selector_, segments);
     pushDense(push, u_.all(), 1.0f, Specs::kDense);
     for (size_t i = 0; i < index_.size(); ++i) {
-      if (!index_[i].compressed) continue;
-      const SegmentData& s = (*push)[i];
-      sent_[i].assign(s.indices.begin(), s.indices.end());
-      // The momentum of a sent coordinate goes on from what was sent: with f16, the
-      // rounded value (without, the values are u's own).
-      if (options_.f16) ops_->setAt(u_[i], s.indices, s.values);
+      if (index_[i].compressed)
+        sent_[i].assign((*push)[i].indices.begin(), (*push)[i].indices.end());
+    }
+    // The momentum of a sent coordinate goes on from what was sent: with f16, the rounded
+    // value (without, the values are u's own). One write for the step, in offset order.
+    if (options_.f16) {
+      rounded_.clear();
+      for (const SegmentSelect& s : segments) {
+        rounded_.insert(rounded_.end(), s.out->values.begin(), s.out->values.end());
+      }
+      ops_->setAt(u_.all(), placedIndices([&](size_t i) { return absl::MakeConstSpan(sent_[i]); }),
+                  rounded_);
     }
   }
 
@@ -83,6 +89,7 @@ class DgsWorker : public SegmentWorker {
   SpecVectors u_;
   std::vector<std::vector<uint32_t>> sent_;  // per spec: the indices the last push sent
   std::vector<std::vector<uint32_t>> every_;  // per dense spec: all of its indices
+  std::vector<float> rounded_;                // f16: the step's sent values, in offset order
   std::unique_ptr<Compressor> selector_;
 };
 

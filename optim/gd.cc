@@ -47,11 +47,7 @@ class GdWorker : public SegmentWorker {
     }
     pushFolded(push, grad, w, wd, ctx.lr, Specs::kDense);
     // v = v + lr*g, made in the pass that folds g, then s = C(v), v = v - s.
-    absl::Span<float> v = v_.laidOut();
-    for (const SegmentSelect& s : segments) {
-      ops_->accumulate(v.subspan(s.offset, s.numel), 1.0f, ctx.lr, grad.subspan(s.offset, s.numel),
-                       w.subspan(s.offset, s.numel), wd);
-    }
+    ops_->accumulateSegments(v_.laidOut(), 1.0f, ctx.lr, grad, w, wd, segments);
     v_.compressAdded(segments);
   }
 

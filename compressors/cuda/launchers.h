@@ -78,7 +78,6 @@ cudaError_t launchAccumulate(float* y, float a, float b, const float* g, const f
 cudaError_t launchCombine(float* out, float a, const float* x, float b, const float* z, size_t n,
                           cudaStream_t stream);
 cudaError_t launchScale(float* y, float a, size_t n, cudaStream_t stream);
-cudaError_t launchScaleInto(float* out, float a, const float* x, size_t n, cudaStream_t stream);
 // *sum (device) = sum of (g + wd * w)^2.
 cudaError_t launchSumSquares(const float* g, const float* w, float wd, size_t n, double* sum,
                              cudaStream_t stream);
@@ -88,5 +87,18 @@ cudaError_t launchFillAt(float* y, const uint32_t* idx, uint32_t count, float va
                          cudaStream_t stream);
 cudaError_t launchSetAt(float* y, const uint32_t* idx, const float* values, uint32_t count,
                         cudaStream_t stream);
+// Many spans in one launch (a step's segments, copies or dense writes), `updates` in device
+// memory, `longest` the largest n:
+//   y[j] = a * y[j] + b * (g[j] + wd * w[j]),  j < n,
+// where a == 0 writes y without reading it and wd == 0 does not read w.
+struct SpanUpdate {
+  float* y = nullptr;
+  const float* g = nullptr;
+  const float* w = nullptr;
+  uint32_t n = 0;
+  float b = 0.0f;
+};
+cudaError_t launchSpanUpdates(const SpanUpdate* updates, uint32_t count, uint32_t longest, float a,
+                              float wd, cudaStream_t stream);
 
 }  // namespace sparseps::gpu

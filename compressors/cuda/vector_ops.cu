@@ -34,10 +34,6 @@ __global__ void combineKernel(float* out, float a, const float* x, float b, cons
 
 __global__ void scaleKernel(float* y, float a, size_t n) { SPARSEPS_GRID_STRIDE(j, n) y[j] *= a; }
 
-__global__ void scaleIntoKernel(float* out, float a, const float* x, size_t n) {
-  SPARSEPS_GRID_STRIDE(j, n) out[j] = a * x[j];
-}
-
 // Adds this block's share of sum (g + wd * w)^2 to *sum.
 __global__ void sumSquaresKernel(const float* g, const float* w, float wd, size_t n, double* sum) {
   __shared__ double partial[kThreads];
@@ -68,6 +64,15 @@ __global__ void setAtKernel(float* y, const uint32_t* idx, const float* values, 
   SPARSEPS_GRID_STRIDE(t, count) y[idx[t]] = values[t];
 }
 
+// One row of blocks per update (blockIdx.y), striding over its span.
+__global__ void spanUpdatesKernel(const SpanUpdate* updates, float a, float wd) {
+  const SpanUpdate u = updates[blockIdx.y];
+  for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < u.n; j += gridDim.x * blockDim.x) {
+    const float g = wd == 0.0f ? u.g[j] : u.g[j] + wd * u.w[j];
+    u.y[j] = a == 0.0f ? u.b * g : a * u.y[j] + u.b * g;
+  }
+}
+
 }  // namespace
 
 cudaError_t launchAccumulate(float* y, float a, float b, const float* g, const float* w, float wd,
@@ -84,11 +89,6 @@ cudaError_t launchCombine(float* out, float a, const float* x, float b, const fl
 
 cudaError_t launchScale(float* y, float a, size_t n, cudaStream_t stream) {
   scaleKernel<<<blocksFor(n), kThreads, 0, stream>>>(y, a, n);
-  return cudaGetLastError();
-}
-
-cudaError_t launchScaleInto(float* out, float a, const float* x, size_t n, cudaStream_t stream) {
-  scaleIntoKernel<<<blocksFor(n), kThreads, 0, stream>>>(out, a, x, n);
   return cudaGetLastError();
 }
 
@@ -110,6 +110,18 @@ cudaError_t launchFillAt(float* y, const uint32_t* idx, uint32_t count, float va
                          cudaStream_t stream) {
   fillAtKernel<<<blocksFor(count), kThreads, 0, stream>>>(y, idx, count, value);
   return cudaGetLastError();
+}
+
+cudaError_t launchSpanUpdates(const SpanUpdate* updates, uint32_t count, uint32_t longest, float a,
+                              float wd, cudaStream_t stream) {
+  constexpr uint32_t kMaxRows = 65535;  // a grid's y dimension
+  const uint32_t blocks = blocksFor(longest);
+  for (uint32_t first = 0; first < count; first += kMaxRows) {
+    const uint32_t rows = count - first < kMaxRows ? count - first : kMaxRows;
+    spanUpdatesKernel<<<dim3(blocks, rows), kThreads, 0, stream>>>(updates + first, a, wd);
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  }
+  return cudaSuccess;
 }
 
 cudaError_t launchSetAt(float* y, const uint32_t* idx, const float* values, uint32_t count,

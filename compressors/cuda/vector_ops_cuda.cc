@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -59,6 +60,19 @@ class CudaVectorOps final : public VectorOps {
             "accumulate");
   }
 
+  void accumulateSegments(absl::Span<float> y, float a, float b, absl::Span<const float> g,
+                          absl::Span<const float> w, float wd,
+                          absl::Span<const SegmentSelect> segments) const override {
+    onDevice();
+    updates_.clear();
+    for (const SegmentSelect& s : segments) {
+      if (s.numel == 0) continue;
+      updates_.push_back({y.data() + s.offset, g.data() + s.offset,
+                          wd == 0.0f ? nullptr : w.data() + s.offset, count32(s.numel), b});
+    }
+    runUpdates(a, wd, "accumulateSegments");
+  }
+
   void scale(absl::Span<float> y, float a) const override {
     onDevice();
     require(launchScale(y.data(), a, y.size(), kStream), "scale");
@@ -83,7 +97,7 @@ class CudaVectorOps final : public VectorOps {
     if (idx.empty()) return;
     onDevice();
     const void* on[1];
-    upload({{idx.data(), idx.size() * sizeof(uint32_t)}}, on);
+    upload({{idx.data(), idx.size() * sizeof(uint32_t)}}, on, &uploads_);
     require(launchScaleAt(y.data(), static_cast<const uint32_t*>(on[0]), count32(idx.size()), a,
                           kStream),
             "scaleAt");
@@ -93,7 +107,7 @@ class CudaVectorOps final : public VectorOps {
     if (idx.empty()) return;
     onDevice();
     const void* on[1];
-    upload({{idx.data(), idx.size() * sizeof(uint32_t)}}, on);
+    upload({{idx.data(), idx.size() * sizeof(uint32_t)}}, on, &uploads_);
     require(launchFillAt(y.data(), static_cast<const uint32_t*>(on[0]), count32(idx.size()), value,
                          kStream),
             "fillAt");
@@ -106,22 +120,22 @@ class CudaVectorOps final : public VectorOps {
     const void* on[2];
     upload({{idx.data(), idx.size() * sizeof(uint32_t)},
             {values.data(), values.size() * sizeof(float)}},
-           on);
+           on, &uploads_);
     require(launchSetAt(y.data(), static_cast<const uint32_t*>(on[0]),
                         static_cast<const float*>(on[1]), count32(idx.size()), kStream),
             "setAt");
   }
 
   // The sparse segments' pairs, placed in y, and the dense segments' values go over in one
-  // copy; then one scatter launch applies every sparse segment, and each dense one is a
-  // copy or an axpy on the device (after the sparse ones: a step's segments are distinct).
+  // copy; then one scatter launch applies every sparse segment, and one launch copies or
+  // adds every dense one (after the sparse ones: a step's segments are distinct).
   void applySegments(absl::Span<float> y, absl::Span<const Placed> segments, float scale,
                      Dense dense) const override {
     onDevice();
     count32(y.size());
     placed_idx_.clear();
     placed_values_.clear();
-    std::vector<Piece> pieces = {{nullptr, 0}, {nullptr, 0}};  // the pairs, filled below
+    pieces_.assign(2, Piece{nullptr, 0});  // the pairs, filled below
     for (const Placed& p : segments) {
       const SegmentData& s = *p.s;
       if (s.coded()) {
@@ -131,7 +145,7 @@ class CudaVectorOps final : public VectorOps {
                         "applySegments");
       }
       if (s.dense) {
-        pieces.push_back({denseBytes(s), size_t{s.numel} * sizeof(float)});
+        pieces_.push_back({denseBytes(s), size_t{s.numel} * sizeof(float)});
         continue;
       }
       for (size_t t = 0; t < s.indices.size(); ++t) {
@@ -139,53 +153,45 @@ class CudaVectorOps final : public VectorOps {
       }
       placed_values_.insert(placed_values_.end(), s.values.begin(), s.values.end());
     }
-    pieces[0] = {placed_idx_.data(), placed_idx_.size() * sizeof(uint32_t)};
-    pieces[1] = {placed_values_.data(), placed_values_.size() * sizeof(float)};
-    std::vector<const void*> on(pieces.size());
-    upload(pieces, on.data());
+    pieces_[0] = {placed_idx_.data(), placed_idx_.size() * sizeof(uint32_t)};
+    pieces_[1] = {placed_values_.data(), placed_values_.size() * sizeof(float)};
+    on_.resize(pieces_.size());
+    upload(pieces_, on_.data(), &uploads_);
     if (!placed_idx_.empty()) {
       require(
-          launchScatterAdd(static_cast<const uint32_t*>(on[0]), static_cast<const float*>(on[1]),
+          launchScatterAdd(static_cast<const uint32_t*>(on_[0]), static_cast<const float*>(on_[1]),
                            count32(placed_idx_.size()), scale, y.data(), kStream),
           "applySegments (sparse)");
     }
+    updates_.clear();
     size_t next = 2;
     for (const Placed& p : segments) {
       const SegmentData& s = *p.s;
       if (!s.dense) continue;
-      const auto* values = static_cast<const float*>(on[next++]);
+      const auto* values = static_cast<const float*>(on_[next++]);
       if (s.numel == 0) continue;
-      float* to = y.data() + p.offset;
-      if (dense == Dense::kSet) {
-        require(cudaMemcpyAsync(to, values, size_t{s.numel} * sizeof(float),
-                                cudaMemcpyDeviceToDevice, kStream),
-                "applySegments (dense set)");
-      } else {
-        require(launchAxpy(scale, values, s.numel, to, kStream), "applySegments (dense add)");
-      }
+      updates_.push_back(
+          {y.data() + p.offset, values, nullptr, s.numel, dense == Dense::kSet ? 1.0f : scale});
     }
+    runUpdates(dense == Dense::kSet ? 0.0f : 1.0f, 0.0f, "applySegments (dense)");
   }
 
-  // Every x (scaled) into one device block, one copy of it back to pinned memory, one wait.
+  // Every x (scaled) into one device block in one launch, one copy of it back to pinned
+  // memory, one wait.
   void copyOut(absl::Span<const HostCopy> copies) const override {
     size_t total = 0;
     for (const HostCopy& c : copies) total += c.x.size();
     if (total == 0) return;
     onDevice();
     auto* block = static_cast<float*>(room(&scratch_, total * sizeof(float)));
+    updates_.clear();
     size_t at = 0;
     for (const HostCopy& c : copies) {
       if (c.x.empty()) continue;
-      if (c.scale == 1.0f) {
-        require(cudaMemcpyAsync(block + at, c.x.data(), c.x.size() * sizeof(float),
-                                cudaMemcpyDeviceToDevice, kStream),
-                "copyOut (gather)");
-      } else {
-        require(launchScaleInto(block + at, c.scale, c.x.data(), c.x.size(), kStream),
-                "copyOut (scale)");
-      }
+      updates_.push_back({block + at, c.x.data(), nullptr, count32(c.x.size()), c.scale});
       at += c.x.size();
     }
+    runUpdates(0.0f, 0.0f, "copyOut (gather)");
     void* host = nullptr;
     require(pinned_out_.reserve(total * sizeof(float), &host), "copyOut (pinned buffer)");
     require(cudaMemcpyAsync(host, block, total * sizeof(float), cudaMemcpyDeviceToHost, kStream),
@@ -226,10 +232,10 @@ class CudaVectorOps final : public VectorOps {
     const void* data;
     size_t bytes;
   };
-  // Copies the pieces to the device in one asynchronous copy through pinned memory (so
-  // the host may reuse them at once) and sets on[i] to piece i's device copy. The copies
-  // stay valid for the work queued after them until the next upload.
-  void upload(const std::vector<Piece>& pieces, const void** on) const {
+  // Copies the pieces to `area` on the device in one asynchronous copy through pinned
+  // memory (so the host may reuse them at once) and sets on[i] to piece i's device copy.
+  // The copies stay valid for the work queued after them until the next upload to `area`.
+  void upload(const std::vector<Piece>& pieces, const void** on, DeviceScratch* area) const {
     ScratchCarver measure(nullptr);
     for (const Piece& p : pieces) measure.take<char>(p.bytes);
     if (measure.used() == 0) {
@@ -241,7 +247,7 @@ class CudaVectorOps final : public VectorOps {
     PinnedBuffer& pinned = pinned_in_[next_upload_++ % kUploads];
     void* host = nullptr;
     require(pinned.reserve(measure.used(), &host), "upload (pinned buffer)");
-    void* device = room(&uploads_, measure.used());
+    void* device = room(area, measure.used());
     ScratchCarver to_host(host), to_device(device);
     for (size_t i = 0; i < pieces.size(); ++i) {
       char* h = to_host.take<char>(pieces[i].bytes);
@@ -253,13 +259,30 @@ class CudaVectorOps final : public VectorOps {
     require(pinned.markUsed(kStream), "upload (mark)");
   }
 
+  // updates_ to the device (an area of its own: the values it points at may be in
+  // uploads_), then one launch of them all with a and wd.
+  void runUpdates(float a, float wd, const char* what) const {
+    if (updates_.empty()) return;
+    uint32_t longest = 0;
+    for (const SpanUpdate& u : updates_) longest = std::max(longest, u.n);
+    const void* on[1];
+    upload({{updates_.data(), updates_.size() * sizeof(SpanUpdate)}}, on, &tables_);
+    require(launchSpanUpdates(static_cast<const SpanUpdate*>(on[0]), count32(updates_.size()),
+                              longest, a, wd, kStream),
+            what);
+  }
+
   int device_;
-  mutable DeviceScratch scratch_, uploads_;
+  mutable DeviceScratch scratch_, uploads_, tables_;
   static constexpr size_t kUploads = 4;
   mutable PinnedBuffer pinned_in_[kUploads], pinned_out_;
   mutable size_t next_upload_ = 0;
+  // A call's host staging, kept to reuse its room.
   mutable std::vector<uint32_t> placed_idx_;
   mutable std::vector<float> placed_values_;
+  mutable std::vector<Piece> pieces_;
+  mutable std::vector<const void*> on_;
+  mutable std::vector<SpanUpdate> updates_;
 };
 
 }  // namespace

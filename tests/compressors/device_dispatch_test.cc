@@ -42,7 +42,7 @@ class StandInDevice : public DeviceKernels {
   }
   absl::Status topk(absl::Span<const float> x, size_t k, std::vector<uint32_t>* indices,
                     std::vector<float>* values) override {
-    *asked_ = {"topk", x.size(), k};
+    asked("topk", x.size()).k = k;
     return answer(indices, values);
   }
   // Segment i gets index i % n with the value -(i + 1).
@@ -61,7 +61,7 @@ class StandInDevice : public DeviceKernels {
   }
   absl::Status threshold(absl::Span<const float> x, float thr, std::vector<uint32_t>* indices,
                          std::vector<float>* values) override {
-    *asked_ = {"threshold", x.size(), 0, thr};
+    asked("threshold", x.size()).thr = thr;
     return answer(indices, values);
   }
   // Every segment gets answer()'s selection.
@@ -81,6 +81,13 @@ class StandInDevice : public DeviceKernels {
   }
 
  private:
+  // A fresh record of a single-segment call.
+  Asked& asked(const std::string& kernel, size_t n) {
+    *asked_ = Asked{};
+    asked_->kernel = kernel;
+    asked_->n = n;
+    return *asked_;
+  }
   // Elements 0 and 2 whatever the values: not what any of the CPU rules would pick here.
   absl::Status answer(std::vector<uint32_t>* indices, std::vector<float>* values) const {
     if (fail_) return absl::InternalError("cudaErrorIllegalAddress (stand-in)");

@@ -196,7 +196,9 @@ TEST_P(ThresholdTest, SampledEqualsPlainRule) {
           ASSERT_EQ(r.exact, want.exact);
           // The exact branch's top k among those passing is the segment's top k (what a
           // device selects there, compressors/cuda/sampled_plan.h).
-          if (want.exact) ASSERT_EQ(idx, testing::referenceTopk(x, topkCount(n, density)));
+          if (want.exact) {
+            ASSERT_EQ(idx, testing::referenceTopk(x, topkCount(n, density)));
+          }
         }
       }
     }

@@ -109,6 +109,18 @@ TEST_P(VectorOpsTest, DenseOperationsMatchTheHost) {
   host_.combine(absl::MakeSpan(z.host), 0.7f, z.host, -2.0f, y.host);
   gpu_->combine(z.device.span(), 0.7f, z.device.span(), -2.0f, y.device.span());
   expectSame(z, "combine");
+  // A step's segments in one call: three parts of the vector with gaps between them.
+  const size_t n = GetParam(), third = n / 3;
+  const std::vector<SegmentSelect> segments = {
+      {0, third / 2, 0.1, {}, nullptr},
+      {third, third, 0.1, {}, nullptr},
+      {2 * third + 1, n - 2 * third - 1, 0.1, {}, nullptr}};
+  for (const float wd : {5e-4f, 0.0f}) {
+    host_.accumulateSegments(absl::MakeSpan(y.host), 0.9f, 0.1f, g.host, w.host, wd, segments);
+    gpu_->accumulateSegments(y.device.span(), 0.9f, 0.1f, g.device.span(), w.device.span(), wd,
+                             segments);
+    expectSame(y, "accumulateSegments");
+  }
   const double want = host_.sumSquares(g.host, w.host, 0.25f);
   EXPECT_NEAR(gpu_->sumSquares(g.device.span(), w.device.span(), 0.25f), want, 1e-9 * want)
       << trace_;
