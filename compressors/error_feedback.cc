@@ -3,19 +3,28 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+
 namespace sparseps {
+namespace {
+
+// A caller's bug: the process ends, saying which.
+[[noreturn]] void fatal(const std::string& message) {
+  std::fprintf(stderr, "sparseps fatal: ErrorFeedback%s\n", message.c_str());
+  std::abort();
+}
+
+}  // namespace
 
 FloatArray& ErrorFeedback::residualOf(uint32_t segment_id, size_t n) {
   FloatArray& e = residuals_[segment_id];
   if (e.size() == n) return e;
-  if (laid_out_ids_.contains(segment_id)) {  // a caller's bug: the layout fixed its size
-    std::fprintf(stderr,
-                 "sparseps fatal: ErrorFeedback: segment %u is laid out with %zu elements, "
-                 "given %zu\n",
-                 segment_id, e.size(), n);
-    std::abort();
+  if (laid_out_ids_.contains(segment_id)) {  // the layout fixed its size
+    fatal(absl::StrCat(": segment ", segment_id, " is laid out with ", e.size(),
+                       " elements, given ", n));
   }
   e = ops_->zeros(n);  // first use (or a reshaped segment)
   return e;
@@ -67,11 +76,10 @@ void ErrorFeedback::compressSegments(absl::Span<const float> x,
 }
 
 void ErrorFeedback::compressAdded(absl::Span<const SegmentSelect> segments) {
-  if (!laidOutAs(segments)) {  // a caller's bug: its x went to no residual
-    std::fprintf(stderr,
-                 "sparseps fatal: ErrorFeedback::compressAdded: the segments' residuals are not "
-                 "laid out at their offsets (call layOut with their specs first)\n");
-    std::abort();
+  if (!laidOutAs(segments)) {  // its x went to no residual
+    fatal(
+        "::compressAdded: the segments' residuals are not laid out at their offsets (call "
+        "layOut with their specs first)");
   }
   placed_.clear();
   for (const SegmentSelect& s : segments) placed_.push_back({s.offset, s.out});

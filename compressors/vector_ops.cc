@@ -120,24 +120,23 @@ class HostVectorOps final : public VectorOps {
                        const Compressor& selector,
                        absl::Span<const SegmentSelect> segments) const override {
     std::vector<uint32_t> local;
-    size_t done = 0;                               // y[0, done) is updated
-    auto update = [&](size_t begin, size_t end) {  // a part no selection reads
+    // y[begin, end) as its update makes it (local: its positions of idx).
+    auto updated = [&](size_t begin, size_t end) {
       local.clear();
       positionsIn(idx, begin, end, &local);
-      UpdatedVector part(y.subspan(begin, end - begin), local, c, a, b, g.data() + begin,
-                         w.data() + begin, wd);
-      produceAll(part);
+      return UpdatedVector(y.subspan(begin, end - begin), local, c, a, b, g.data() + begin,
+                           w.data() + begin, wd);
     };
+    size_t done = 0;  // y[0, done) is updated
     for (const SegmentSelect& s : segments) {
-      update(done, s.offset);
-      local.clear();
-      positionsIn(idx, s.offset, s.offset + s.numel, &local);
-      UpdatedVector x(y.subspan(s.offset, s.numel), local, c, a, b, g.data() + s.offset,
-                      w.data() + s.offset, wd);
+      UpdatedVector gap = updated(done, s.offset);  // a part no selection reads
+      produceAll(gap);
+      UpdatedVector x = updated(s.offset, s.offset + s.numel);
       selector.compressStreamed(x, s.density, s.ctx, s.out);
       done = s.offset + s.numel;
     }
-    update(done, y.size());
+    UpdatedVector rest = updated(done, y.size());
+    produceAll(rest);
   }
 
   void scaleAt(absl::Span<float> y, absl::Span<const uint32_t> idx, float a) const override {

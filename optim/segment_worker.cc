@@ -31,6 +31,10 @@ class HostViews {
 
 }  // namespace
 
+bool SegmentWorker::covers(Specs which, const SegmentSpec& spec) {
+  return which == Specs::kAll || !spec.compressed;
+}
+
 SpecVectors::SpecVectors(FloatArray all, const SegmentIndex& index) : all_(std::move(all)) {
   parts_.reserve(index.size());
   for (const SegmentSpec& spec : index.specs()) parts_.push_back(segmentOf(all_.span(), spec));
@@ -90,7 +94,7 @@ void SegmentWorker::pushDense(Message* push, absl::Span<const float> x, float sc
   copies_.clear();
   for (size_t i = 0; i < index_.size(); ++i) {
     const SegmentSpec& spec = index_[i];
-    if (which == Specs::kDense && spec.compressed) continue;
+    if (!covers(which, spec)) continue;
     copies_.push_back({denseValues(&(*push)[i], spec.id, spec.numel), segmentOf(x, spec), scale});
   }
   ops_->copyOut(copies_);
@@ -102,7 +106,7 @@ void SegmentWorker::pushFolded(Message* push, absl::Span<const float> grad,
   if (!ops_->device()) {
     for (size_t i = 0; i < index_.size(); ++i) {
       const SegmentSpec& spec = index_[i];
-      if (which == Specs::kDense && spec.compressed) continue;
+      if (!covers(which, spec)) continue;
       ops_->fold(denseValues(&(*push)[i], spec.id, spec.numel), coef, segmentOf(grad, spec),
                  segmentOf(w, spec), wd);
     }

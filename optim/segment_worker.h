@@ -62,6 +62,7 @@ class SegmentWorker : public WorkerRule {
  protected:
   // Which specs a call covers.
   enum class Specs { kDense, kAll };
+  static bool covers(Specs which, const SegmentSpec& spec);
 
   // Registers state for checkpoints, in a fixed order (call from the constructor): one
   // vector per spec, as zeroState made it; or an error-feedback memory, whose residuals

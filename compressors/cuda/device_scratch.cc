@@ -6,23 +6,34 @@ DeviceScratch::~DeviceScratch() {
   if (ptr_ != nullptr) cudaFree(ptr_);
 }
 
-cudaError_t DeviceScratch::reserve(size_t bytes, void** ptr) {
-  if (bytes > bytes_) {
-    if (ptr_ != nullptr) {
-      cudaError_t err = cudaFree(ptr_);
-      ptr_ = nullptr;
-      bytes_ = 0;
-      if (err != cudaSuccess) return err;
-    }
-    cudaError_t err = cudaMalloc(&ptr_, bytes);
-    if (err != cudaSuccess) {
-      ptr_ = nullptr;
-      return err;
-    }
-    bytes_ = bytes;
+namespace {
+
+// Grows the block *ptr of *bytes to at least `wanted` bytes: frees it, then allocates anew
+// (nothing to keep: it is scratch).
+template <typename Allocate, typename Free>
+cudaError_t grow(void** ptr, size_t* bytes, size_t wanted, Allocate allocate, Free free) {
+  if (wanted <= *bytes) return cudaSuccess;
+  if (*ptr != nullptr) {
+    cudaError_t err = free(*ptr);
+    *ptr = nullptr;
+    *bytes = 0;
+    if (err != cudaSuccess) return err;
   }
-  *ptr = ptr_;
+  if (cudaError_t err = allocate(ptr, wanted); err != cudaSuccess) {
+    *ptr = nullptr;
+    return err;
+  }
+  *bytes = wanted;
   return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t DeviceScratch::reserve(size_t bytes, void** ptr) {
+  cudaError_t err = grow(
+      &ptr_, &bytes_, bytes, [](void** p, size_t n) { return cudaMalloc(p, n); }, cudaFree);
+  *ptr = ptr_;
+  return err;
 }
 
 PinnedBuffer::~PinnedBuffer() {
@@ -38,21 +49,10 @@ cudaError_t PinnedBuffer::reserve(size_t bytes, void** ptr) {
     if (cudaError_t err = cudaEventSynchronize(used_); err != cudaSuccess) return err;
     pending_ = false;
   }
-  if (bytes > bytes_) {
-    if (ptr_ != nullptr) {
-      cudaError_t err = cudaFreeHost(ptr_);
-      ptr_ = nullptr;
-      bytes_ = 0;
-      if (err != cudaSuccess) return err;
-    }
-    if (cudaError_t err = cudaMallocHost(&ptr_, bytes); err != cudaSuccess) {
-      ptr_ = nullptr;
-      return err;
-    }
-    bytes_ = bytes;
-  }
+  cudaError_t err = grow(
+      &ptr_, &bytes_, bytes, [](void** p, size_t n) { return cudaMallocHost(p, n); }, cudaFreeHost);
   *ptr = ptr_;
-  return cudaSuccess;
+  return err;
 }
 
 cudaError_t PinnedBuffer::markUsed(cudaStream_t stream) {
