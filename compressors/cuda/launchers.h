@@ -87,18 +87,22 @@ cudaError_t launchFillAt(float* y, const uint32_t* idx, uint32_t count, float va
                          cudaStream_t stream);
 cudaError_t launchSetAt(float* y, const uint32_t* idx, const float* values, uint32_t count,
                         cudaStream_t stream);
-// Many spans in one launch (a step's segments, copies or dense writes), `updates` in device
-// memory, `longest` the largest n:
+// Many spans in one launch (a step's segments, copies or dense writes):
 //   y[j] = a * y[j] + b * (g[j] + wd * w[j]),  j < n,
-// where a == 0 writes y without reading it and wd == 0 does not read w.
+// where a == 0 writes y without reading it and wd == 0 does not read w. planSpanBlocks
+// gives each update blocks in proportion to its n (n >= 1) and returns their total; the
+// planned updates then go to device memory, and launchSpanUpdates runs that many blocks.
 struct SpanUpdate {
   float* y = nullptr;
   const float* g = nullptr;
   const float* w = nullptr;
   uint32_t n = 0;
   float b = 0.0f;
+  uint32_t firstBlock = 0;  // its blocks: [firstBlock, firstBlock + blocks)
+  uint32_t blocks = 0;
 };
-cudaError_t launchSpanUpdates(const SpanUpdate* updates, uint32_t count, uint32_t longest, float a,
+uint32_t planSpanBlocks(SpanUpdate* updates, size_t count);
+cudaError_t launchSpanUpdates(const SpanUpdate* updates, uint32_t count, uint32_t blocks, float a,
                               float wd, cudaStream_t stream);
 
 }  // namespace sparseps::gpu

@@ -64,10 +64,22 @@ __global__ void setAtKernel(float* y, const uint32_t* idx, const float* values, 
   SPARSEPS_GRID_STRIDE(t, count) y[idx[t]] = values[t];
 }
 
-// One row of blocks per update (blockIdx.y), striding over its span.
-__global__ void spanUpdatesKernel(const SpanUpdate* updates, float a, float wd) {
-  const SpanUpdate u = updates[blockIdx.y];
-  for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < u.n; j += gridDim.x * blockDim.x) {
+// Each block works on the update whose blocks hold it (the last whose firstBlock is at most
+// its own, found by bisection), striding over that span with the update's other blocks.
+__global__ void spanUpdatesKernel(const SpanUpdate* updates, uint32_t count, float a, float wd) {
+  uint32_t lo = 0, hi = count;
+  while (hi - lo > 1) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (updates[mid].firstBlock <= blockIdx.x) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  const SpanUpdate u = updates[lo];
+  const size_t stride = static_cast<size_t>(u.blocks) * blockDim.x;
+  for (size_t j = static_cast<size_t>(blockIdx.x - u.firstBlock) * blockDim.x + threadIdx.x;
+       j < u.n; j += stride) {
     const float g = wd == 0.0f ? u.g[j] : u.g[j] + wd * u.w[j];
     u.y[j] = a == 0.0f ? u.b * g : a * u.y[j] + u.b * g;
   }
@@ -112,16 +124,23 @@ cudaError_t launchFillAt(float* y, const uint32_t* idx, uint32_t count, float va
   return cudaGetLastError();
 }
 
-cudaError_t launchSpanUpdates(const SpanUpdate* updates, uint32_t count, uint32_t longest, float a,
-                              float wd, cudaStream_t stream) {
-  constexpr uint32_t kMaxRows = 65535;  // a grid's y dimension
-  const uint32_t blocks = blocksFor(longest);
-  for (uint32_t first = 0; first < count; first += kMaxRows) {
-    const uint32_t rows = count - first < kMaxRows ? count - first : kMaxRows;
-    spanUpdatesKernel<<<dim3(blocks, rows), kThreads, 0, stream>>>(updates + first, a, wd);
-    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+uint32_t planSpanBlocks(SpanUpdate* updates, size_t count) {
+  constexpr size_t kItemsPerBlock = size_t{kThreads} * 16;
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t blocks = (updates[i].n + kItemsPerBlock - 1) / kItemsPerBlock;
+    updates[i].firstBlock = static_cast<uint32_t>(total);
+    updates[i].blocks = static_cast<uint32_t>(blocks == 0 ? 1 : blocks);
+    total += updates[i].blocks;
   }
-  return cudaSuccess;
+  return static_cast<uint32_t>(total);
+}
+
+cudaError_t launchSpanUpdates(const SpanUpdate* updates, uint32_t count, uint32_t blocks, float a,
+                              float wd, cudaStream_t stream) {
+  if (count == 0) return cudaSuccess;
+  spanUpdatesKernel<<<blocks, kThreads, 0, stream>>>(updates, count, a, wd);
+  return cudaGetLastError();
 }
 
 cudaError_t launchSetAt(float* y, const uint32_t* idx, const float* values, uint32_t count,

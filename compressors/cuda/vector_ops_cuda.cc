@@ -2,7 +2,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -22,6 +21,16 @@ void require(cudaError_t err, const char* what) { requireDeviceOk(cudaStatus(err
 uint32_t count32(size_t n) {
   requireDeviceOk(checkSegmentSize(n), "a vector operation");
   return static_cast<uint32_t>(n);
+}
+
+SpanUpdate spanUpdate(float* y, const float* g, const float* w, size_t n, float b) {
+  SpanUpdate u;
+  u.y = y;
+  u.g = g;
+  u.w = w;
+  u.n = count32(n);
+  u.b = b;
+  return u;
 }
 
 class CudaVectorOps final : public VectorOps {
@@ -67,8 +76,8 @@ class CudaVectorOps final : public VectorOps {
     updates_.clear();
     for (const SegmentSelect& s : segments) {
       if (s.numel == 0) continue;
-      updates_.push_back({y.data() + s.offset, g.data() + s.offset,
-                          wd == 0.0f ? nullptr : w.data() + s.offset, count32(s.numel), b});
+      updates_.push_back(spanUpdate(y.data() + s.offset, g.data() + s.offset,
+                                    wd == 0.0f ? nullptr : w.data() + s.offset, s.numel, b));
     }
     runUpdates(a, wd, "accumulateSegments");
   }
@@ -170,8 +179,8 @@ class CudaVectorOps final : public VectorOps {
       if (!s.dense) continue;
       const auto* values = static_cast<const float*>(on_[next++]);
       if (s.numel == 0) continue;
-      updates_.push_back(
-          {y.data() + p.offset, values, nullptr, s.numel, dense == Dense::kSet ? 1.0f : scale});
+      updates_.push_back(spanUpdate(y.data() + p.offset, values, nullptr, s.numel,
+                                    dense == Dense::kSet ? 1.0f : scale));
     }
     runUpdates(dense == Dense::kSet ? 0.0f : 1.0f, 0.0f, "applySegments (dense)");
   }
@@ -188,7 +197,7 @@ class CudaVectorOps final : public VectorOps {
     size_t at = 0;
     for (const HostCopy& c : copies) {
       if (c.x.empty()) continue;
-      updates_.push_back({block + at, c.x.data(), nullptr, count32(c.x.size()), c.scale});
+      updates_.push_back(spanUpdate(block + at, c.x.data(), nullptr, c.x.size(), c.scale));
       at += c.x.size();
     }
     runUpdates(0.0f, 0.0f, "copyOut (gather)");
@@ -263,12 +272,11 @@ class CudaVectorOps final : public VectorOps {
   // uploads_), then one launch of them all with a and wd.
   void runUpdates(float a, float wd, const char* what) const {
     if (updates_.empty()) return;
-    uint32_t longest = 0;
-    for (const SpanUpdate& u : updates_) longest = std::max(longest, u.n);
+    const uint32_t blocks = planSpanBlocks(updates_.data(), updates_.size());
     const void* on[1];
     upload({{updates_.data(), updates_.size() * sizeof(SpanUpdate)}}, on, &tables_);
     require(launchSpanUpdates(static_cast<const SpanUpdate*>(on[0]), count32(updates_.size()),
-                              longest, a, wd, kStream),
+                              blocks, a, wd, kStream),
             what);
   }
 
