@@ -40,10 +40,10 @@ DgcSamplePlan dgcSamplePlan(size_t n, double density, uint64_t random_bits,
 
 std::vector<float> sampledLadder(float first, const SampledThresholdOptions& options) {
   std::vector<float> ladder;
-  ladder.reserve(static_cast<size_t>(std::max(options.max_rounds, 0)));
-  for (float thr = first; ladder.size() < ladder.capacity();
-       thr *= static_cast<float>(options.decay)) {
+  float thr = first;
+  for (int round = 0; round < options.max_rounds; ++round) {
     ladder.push_back(thr);
+    thr *= static_cast<float>(options.decay);
   }
   return ladder;
 }
@@ -140,8 +140,8 @@ SampledThresholdResult sampledThreshold(absl::Span<const float> x, double densit
   } else {
     for (size_t i = plan.start; i < n; i += plan.stride) sample[taken++] = x[i];
   }
-  const std::vector<float> ladder =
-      sampledLadder(keyToFloat(selectKey({sample.get(), taken}, plan.top, level).key), options);
+  const float first = keyToFloat(selectKey({sample.get(), taken}, plan.top, level).key);
+  const std::vector<float> ladder = sampledLadder(first, options);
   // The rounds need only counts; the candidates are narrowed once at the end.
   r = playSampledRounds(
       ladder, r.k,
@@ -154,6 +154,7 @@ SampledThresholdResult sampledThreshold(absl::Span<const float> x, double densit
         return indices->size();
       },
       options);
+  if (ladder.empty()) r.threshold = first;  // no round: the sample's threshold stands
   const uint32_t key = magnitudeKey(r.threshold);
   if (key > floor) compactAtLeast(key, indices, values);
   if (r.exact) keepTopkInPlace(r.k, indices, values);

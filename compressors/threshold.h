@@ -47,7 +47,7 @@ DgcSamplePlan dgcSamplePlan(size_t n, double density, uint64_t random_bits,
                             const SampledThresholdOptions& options);
 
 // The thresholds of DGC's rounds: round 0's is the sample's (`first`), each next one
-// `decay` times the one before; options.max_rounds of them, non-increasing.
+// `decay` times the one before; options.max_rounds of them.
 std::vector<float> sampledLadder(float first, const SampledThresholdOptions& options);
 
 // DGC's rounds, played from how many elements pass each round's threshold: passed(r) for

@@ -74,7 +74,7 @@ class VectorOps {
                           absl::Span<const float> w, float wd) const = 0;
   // accumulate over each segment's part [offset, offset + numel) of the flat y, g and w
   // (segments apart): a step's segments in one call, on a GPU one launch. With wd == 0, w
-  // is not read (it may be empty): y = a * y + b * g.
+  // is not read (it may be empty): y = a * y + b * g. a is not 0 (to set y, fold it).
   virtual void accumulateSegments(absl::Span<float> y, float a, float b, absl::Span<const float> g,
                                   absl::Span<const float> w, float wd,
                                   absl::Span<const SegmentSelect> segments) const;

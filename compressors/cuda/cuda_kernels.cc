@@ -170,8 +170,8 @@ class CudaKernels : public DeviceKernels {
     return absl::OkStatus();
   }
 
-  // The segmented sampled threshold (threshold_cuda.h): two waits, one copy of all the
-  // selected pairs to pinned memory and a third.
+  // The segmented sampled threshold (threshold_cuda.h: two waits of its own), then one copy
+  // of all the selected pairs to pinned memory and one wait.
   absl::Status sampledThresholdSegments(absl::Span<const float> x,
                                         absl::Span<const SampledSegment> segments,
                                         const SampledThresholdOptions& options) override {

@@ -56,19 +56,19 @@ cudaError_t launchPackPairs(const uint32_t* indices, const float* values, uint32
                             uint32_t* pairs, cudaStream_t stream);
 
 // sampled_segments.cu: the steps of sampled_plan.h, over `count` entries in device memory
-// (count <= 65535); `longest` is the most elements (or sample slots, or pairs) of one entry.
-// launchLadderCounts zeroes counts (kMaxSampledRounds per entry) first. launchSegmentFilter
-// writes, increasing, every i < n its entries keep, and their number to *selected.
+// planned with `blocks` blocks in all (block_plan.h). launchLadderCounts zeroes counts
+// (kMaxSampledRounds per entry) first. launchSegmentFilter writes, increasing, every i < n
+// its entries keep, and their number to *selected.
 cudaError_t launchSegmentedSample(const float* x, const SampleEntry* entries, uint32_t count,
-                                  uint32_t longest, float* sample, cudaStream_t stream);
+                                  uint32_t blocks, float* sample, cudaStream_t stream);
 cudaError_t launchLadderCounts(const float* x, const LadderEntry* entries, uint32_t count,
-                               uint32_t longest, uint32_t* counts, cudaStream_t stream);
+                               uint32_t blocks, uint32_t* counts, cudaStream_t stream);
 size_t segmentFilterTempBytes(uint32_t n);
 cudaError_t launchSegmentFilter(const float* x, uint32_t n, const FilterEntry* entries,
                                 uint32_t count, uint32_t* out, uint32_t* selected, void* temp,
                                 cudaStream_t stream);
 cudaError_t launchPlaceSelected(const float* x, const uint32_t* filtered, const PlaceEntry* entries,
-                                uint32_t count, uint32_t longest, uint32_t* indices, float* values,
+                                uint32_t count, uint32_t blocks, uint32_t* indices, float* values,
                                 cudaStream_t stream);
 
 // vector_ops.cu: VectorOps' element-wise kernels (compressors/vector_ops.h); n and count
@@ -89,19 +89,17 @@ cudaError_t launchSetAt(float* y, const uint32_t* idx, const float* values, uint
                         cudaStream_t stream);
 // Many spans in one launch (a step's segments, copies or dense writes):
 //   y[j] = a * y[j] + b * (g[j] + wd * w[j]),  j < n,
-// where a == 0 writes y without reading it and wd == 0 does not read w. planSpanBlocks
-// gives each update blocks in proportion to its n (n >= 1) and returns their total; the
-// planned updates then go to device memory, and launchSpanUpdates runs that many blocks.
+// where a == 0 writes y without reading it and wd == 0 does not read w. The updates, planned
+// with planBlocks by n (block_plan.h, n >= 1), lie in device memory; `blocks` is the total.
 struct SpanUpdate {
   float* y = nullptr;
   const float* g = nullptr;
   const float* w = nullptr;
   uint32_t n = 0;
   float b = 0.0f;
-  uint32_t firstBlock = 0;  // its blocks: [firstBlock, firstBlock + blocks)
+  uint32_t firstBlock = 0;
   uint32_t blocks = 0;
 };
-uint32_t planSpanBlocks(SpanUpdate* updates, size_t count);
 cudaError_t launchSpanUpdates(const SpanUpdate* updates, uint32_t count, uint32_t blocks, float a,
                               float wd, cudaStream_t stream);
 

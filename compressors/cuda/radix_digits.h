@@ -16,10 +16,12 @@
 #include <cstdint>
 #include <cstring>
 
+#ifndef SPARSEPS_HD
 #if defined(__CUDACC__)
 #define SPARSEPS_HD __host__ __device__ __forceinline__
 #else
 #define SPARSEPS_HD inline
+#endif
 #endif
 
 namespace sparseps::gpu {

@@ -1,8 +1,8 @@
 #include "compressors/cuda/sampled_plan.h"
 
 #include <algorithm>
-#include <numeric>
 
+#include "compressors/cuda/block_plan.h"
 #include "compressors/kernels/magnitude_key.h"
 #include "compressors/segment_spec.h"
 #include "compressors/threshold.h"
@@ -10,8 +10,6 @@
 namespace sparseps::gpu {
 namespace {
 
-// The most segments one launch takes: its grid's y dimension, one segment each.
-constexpr size_t kMaxEntries = 65535;
 constexpr uint64_t kU32Range = uint64_t{1} << 32;
 
 std::string checkRequests(const std::vector<SampledRequest>& requests, uint64_t xSize,
@@ -21,17 +19,10 @@ std::string checkRequests(const std::vector<SampledRequest>& requests, uint64_t 
            " rounds on a device, not " + std::to_string(options.max_rounds);
   }
   // The exact branch selects the segment's top k, which is the top k among those passing
-  // only when more than k pass; the counts of all rounds come from one pass only when
-  // each round's threshold is at most the one before.
-  if (!(options.upper >= 1.0) || !(options.decay > 0.0 && options.decay <= 1.0)) {
-    return "the sampled threshold on a device needs upper >= 1 and decay in (0, 1]";
-  }
+  // only when more than k pass.
+  if (!(options.upper >= 1.0)) return "the sampled threshold on a device needs upper >= 1";
   if (xSize >= kU32Range) {
     return "x of " + std::to_string(xSize) + " floats exceeds the u32 index range";
-  }
-  if (requests.size() > kMaxEntries) {
-    return std::to_string(requests.size()) + " segments, more than the " +
-           std::to_string(kMaxEntries) + " one launch takes";
   }
   std::vector<const SampledRequest*> byOffset;
   for (const SampledRequest& r : requests) {
@@ -79,6 +70,8 @@ std::string SampledPlan::start(const std::vector<SampledRequest>& requests, uint
     sample_size_ += plan.count;
     active_.push_back(i);
   }
+  sample_blocks_ =
+      planBlocks(samples_.data(), samples_.size(), [](const SampleEntry& e) { return e.count; });
   return "";
 }
 
@@ -102,6 +95,8 @@ void SampledPlan::ladders(const float* top_values) {
     for (size_t q = 0; q < ladder.size(); ++q) l.keys[q] = magnitudeKey(ladder[q]);
     ladders_.push_back(l);
   }
+  ladder_blocks_ =
+      planBlocks(ladders_.data(), ladders_.size(), [](const LadderEntry& l) { return l.n; });
 }
 
 void SampledPlan::select(const uint32_t* counts) {
@@ -114,13 +109,11 @@ void SampledPlan::select(const uint32_t* counts) {
   uint32_t exact_total = 0;
   for (size_t e = 0; e < active_.size(); ++e) {
     const size_t i = active_[e];
-    const uint32_t* first_reach = counts + e * kMaxSampledRounds;
+    const uint32_t* reaching = counts + e * kMaxSampledRounds;
     const std::vector<float> ladder = sampledLadder(first_thresholds_[e], options_);
     SampledThresholdResult& result = results_[i];
     result = playSampledRounds(
-        ladder, result.k,
-        [&](int round) { return std::accumulate(first_reach, first_reach + round + 1, size_t{0}); },
-        options_);
+        ladder, result.k, [&](int round) { return size_t{reaching[round]}; }, options_);
     passing[e] = static_cast<uint32_t>(result.count);
     result.count = std::min(result.count, result.k);
     if (result.exact) {
@@ -141,12 +134,19 @@ void SampledPlan::select(const uint32_t* counts) {
     const SampledRequest& r = requests_[i];
     filters_.push_back(FilterEntry{r.offset, r.offset + r.n, magnitudeKey(results_[i].threshold)});
     const auto count = static_cast<uint32_t>(results_[i].count);
-    places_.push_back(PlaceEntry{r.offset, filtered_, count, out});
+    PlaceEntry p;
+    p.offset = r.offset;
+    p.from = filtered_;
+    p.count = count;
+    p.out = out;
+    places_.push_back(p);
     first_[i] = out;
     out += count;
     filtered_ += passing[e];
   }
   total_ = out;
+  place_blocks_ =
+      planBlocks(places_.data(), places_.size(), [](const PlaceEntry& p) { return p.count; });
 }
 
 }  // namespace sparseps::gpu

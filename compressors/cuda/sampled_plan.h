@@ -6,7 +6,7 @@
 // segments:
 //  1. gather every segment's sample into one vector; one segmented top-k of it;
 //     wait, and read each segment's first threshold (its smallest selected magnitude);
-//  2. count, in one pass over x, what passes each round's threshold in every segment
+//  2. count, in one pass over x, what reaches each round's threshold in every segment
 //     (the thresholds of the rounds are known in advance: the first, lowered by `decay`);
 //     wait, and play the rounds from the counts (playSampledRounds);
 //  3. the segments whose rule ends in the exact branch: one segmented top-k of x (the
@@ -28,7 +28,8 @@ namespace sparseps::gpu {
 // The most rounds a device plays (options.max_rounds); DGC's rule has 10.
 constexpr int kMaxSampledRounds = 16;
 
-// What the kernels of sampled_segments.cu read, one entry per segment.
+// What the kernels of sampled_segments.cu read, one entry per segment; each entry's run of
+// blocks as block_plan.h lays them out.
 // sample[at + j] = x[offset + start + j * stride], j < count.
 struct SampleEntry {
   uint64_t offset = 0;
@@ -36,14 +37,18 @@ struct SampleEntry {
   uint32_t stride = 1;
   uint32_t count = 0;
   uint32_t at = 0;
+  uint32_t firstBlock = 0;
+  uint32_t blocks = 0;
 };
-// Counts, for x[offset, offset + n), the elements whose key first reaches keys[r]
-// (keys[0..rounds) non-increasing): counts[e * kMaxSampledRounds + r].
+// Counts, for x[offset, offset + n), the elements whose key reaches keys[r], r < rounds:
+// counts[e * kMaxSampledRounds + r].
 struct LadderEntry {
   uint64_t offset = 0;
   uint32_t n = 0;
   uint32_t rounds = 0;
   uint32_t keys[kMaxSampledRounds] = {};
+  uint32_t firstBlock = 0;
+  uint32_t blocks = 0;
 };
 // Keeps every i in [offset, end) with key >= keyMin. Entries sorted by offset, disjoint.
 struct FilterEntry {
@@ -58,6 +63,8 @@ struct PlaceEntry {
   uint32_t from = 0;
   uint32_t count = 0;
   uint32_t out = 0;
+  uint32_t firstBlock = 0;
+  uint32_t blocks = 0;
 };
 
 // A segment to select from: x[offset, offset + n) at `density`, its sample's start drawn
@@ -72,14 +79,14 @@ struct SampledRequest {
 class SampledPlan {
  public:
   // Step 1's plan. An error message (and nothing planned) when a request lies outside x or
-  // overlaps another, x has 2^32 floats or more, there are more segments than a launch's
-  // grid holds, or options ask what the device does not play (more than kMaxSampledRounds
-  // rounds, none, upper below 1, a decay above 1).
+  // overlaps another, x has 2^32 floats or more, or options ask what the device does not
+  // play (more than kMaxSampledRounds rounds, none, upper below 1).
   std::string start(const std::vector<SampledRequest>& requests, uint64_t xSize,
                     const SampledThresholdOptions& options);
   // The gathers into one sample vector of sampleSize() floats, and the top-k requests over
   // it: the smallest magnitude each selects is its segment's first threshold.
   const std::vector<SampleEntry>& samples() const { return samples_; }
+  uint32_t sampleBlocks() const { return sample_blocks_; }
   uint64_t sampleSize() const { return sample_size_; }
   const std::vector<SegmentRequest>& sampleTops() const { return sample_tops_; }
 
@@ -87,6 +94,7 @@ class SampledPlan {
   // out: request after request).
   void ladders(const float* top_values);
   const std::vector<LadderEntry>& ladderEntries() const { return ladders_; }
+  uint32_t ladderBlocks() const { return ladder_blocks_; }
 
   // Step 3's plan, from the counts of the ladder pass (kMaxSampledRounds per entry).
   void select(const uint32_t* counts);
@@ -96,6 +104,7 @@ class SampledPlan {
   const std::vector<FilterEntry>& filters() const { return filters_; }
   uint32_t filtered() const { return filtered_; }  // what the filter keeps in all
   const std::vector<PlaceEntry>& places() const { return places_; }
+  uint32_t placeBlocks() const { return place_blocks_; }
 
   // Per request, once selected: its result, and its pairs' output slots.
   const SampledThresholdResult& result(size_t i) const { return results_[i]; }
@@ -110,13 +119,16 @@ class SampledPlan {
   std::vector<SampledRequest> requests_;
   std::vector<size_t> active_;  // requests with k >= 1: the entries' requests, in order
   std::vector<SampleEntry> samples_;
+  uint32_t sample_blocks_ = 0;
   uint64_t sample_size_ = 0;
   std::vector<SegmentRequest> sample_tops_;
   std::vector<LadderEntry> ladders_;
+  uint32_t ladder_blocks_ = 0;
   std::vector<float> first_thresholds_;  // per entry
   std::vector<SegmentRequest> exact_tops_;
   std::vector<FilterEntry> filters_;
   std::vector<PlaceEntry> places_;
+  uint32_t place_blocks_ = 0;
   uint32_t filtered_ = 0;
   std::vector<SampledThresholdResult> results_;
   std::vector<uint32_t> first_;

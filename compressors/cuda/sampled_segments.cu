@@ -1,61 +1,63 @@
 // The kernels of DGC's sampled threshold over many segments at once (sampled_plan.h): the
-// strided sample of every segment, the count of what passes each round's threshold, the
+// strided sample of every segment, the count of what reaches each round's threshold, the
 // filter at each segment's last threshold, and the placing of its first k. Each but the
-// filter runs one row of blocks per segment (blockIdx.y), striding over the segment.
+// filter runs the blocks of all segments in one 1-D grid (block_plan.h).
 
 #include <thrust/iterator/counting_iterator.h>
 
 #include <cub/device/device_select.cuh>
 
+#include "compressors/cuda/block_plan.h"
 #include "compressors/cuda/launchers.h"
 
 namespace sparseps::gpu {
 namespace {
 
-constexpr uint32_t kThreads = 256;
-constexpr uint32_t kMaxBlocksPerRow = 256;
-
-// Blocks per segment for the longest one's `longest` elements.
-dim3 rowsGrid(uint32_t longest, uint32_t entries) {
-  uint32_t blocks = (longest + kThreads - 1) / kThreads;
-  blocks = blocks == 0 ? 1 : (blocks > kMaxBlocksPerRow ? kMaxBlocksPerRow : blocks);
-  return dim3(blocks, entries);
-}
-
-#define SPARSEPS_ROW_STRIDE(j, n) \
-  for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < (n); j += gridDim.x * blockDim.x)
+// Over the span [0, n) of the entry e that holds this block, with e's other blocks.
+#define SPARSEPS_ENTRY_STRIDE(j, e, n)                                                         \
+  for (size_t j = static_cast<size_t>(blockIdx.x - (e).firstBlock) * blockDim.x + threadIdx.x; \
+       j < (n); j += static_cast<size_t>((e).blocks) * blockDim.x)
 
 __global__ void sampleKernel(const float* __restrict__ x, const SampleEntry* __restrict__ entries,
-                             float* sample) {
-  const SampleEntry e = entries[blockIdx.y];
+                             uint32_t count, float* sample) {
+  const SampleEntry e = entries[entryOfBlock(entries, count, blockIdx.x)];
   const float* from = x + e.offset + e.start;
-  SPARSEPS_ROW_STRIDE(j, e.count) sample[e.at + j] = from[static_cast<size_t>(j) * e.stride];
+  SPARSEPS_ENTRY_STRIDE(j, e, e.count) sample[e.at + j] = from[j * e.stride];
 }
 
-// Each element adds one to the first round whose key it reaches; the block sums in shared
-// memory first, as most elements reach none.
+// Each thread counts in registers what reaches each round's key (a compare per round: the
+// keys need not be ordered); the block adds its warps' sums, then adds them to the entry's.
 __global__ void ladderCountKernel(const float* __restrict__ x,
-                                  const LadderEntry* __restrict__ entries, uint32_t* counts) {
-  __shared__ uint32_t keys[kMaxSampledRounds];
+                                  const LadderEntry* __restrict__ entries, uint32_t count,
+                                  uint32_t* counts) {
   __shared__ uint32_t reached[kMaxSampledRounds];
-  const LadderEntry& e = entries[blockIdx.y];
+  const uint32_t at = entryOfBlock(entries, count, blockIdx.x);
+  const LadderEntry& e = entries[at];
   const uint32_t rounds = e.rounds;
-  if (threadIdx.x < rounds) {
-    keys[threadIdx.x] = e.keys[threadIdx.x];
-    reached[threadIdx.x] = 0;
+  uint32_t keys[kMaxSampledRounds];
+  uint32_t mine[kMaxSampledRounds];
+#pragma unroll
+  for (uint32_t r = 0; r < kMaxSampledRounds; ++r) {
+    keys[r] = r < rounds ? e.keys[r] : 0xffffffffu;  // a round not played: no key reaches it
+    mine[r] = 0;
   }
+  if (threadIdx.x < kMaxSampledRounds) reached[threadIdx.x] = 0;
   __syncthreads();
   const float* from = x + e.offset;
-  SPARSEPS_ROW_STRIDE(j, e.n) {
+  SPARSEPS_ENTRY_STRIDE(j, e, e.n) {
     const uint32_t key = magnitudeKey(from[j]);
-    if (key < keys[rounds - 1]) continue;  // below the last threshold: the common case
-    uint32_t r = 0;
-    while (key < keys[r]) ++r;
-    atomicAdd(&reached[r], 1u);
+#pragma unroll
+    for (uint32_t r = 0; r < kMaxSampledRounds; ++r) mine[r] += key >= keys[r] ? 1u : 0u;
+  }
+#pragma unroll
+  for (uint32_t r = 0; r < kMaxSampledRounds; ++r) {
+    uint32_t sum = mine[r];
+    for (int delta = 16; delta > 0; delta /= 2) sum += __shfl_down_sync(0xffffffffu, sum, delta);
+    if ((threadIdx.x & 31) == 0 && sum > 0) atomicAdd(&reached[r], sum);
   }
   __syncthreads();
   if (threadIdx.x < rounds && reached[threadIdx.x] > 0) {
-    atomicAdd(&counts[blockIdx.y * kMaxSampledRounds + threadIdx.x], reached[threadIdx.x]);
+    atomicAdd(&counts[at * kMaxSampledRounds + threadIdx.x], reached[threadIdx.x]);
   }
 }
 
@@ -84,10 +86,10 @@ struct InFilteredSegment {
 using Counting = thrust::counting_iterator<uint32_t>;
 
 __global__ void placeKernel(const float* __restrict__ x, const uint32_t* __restrict__ filtered,
-                            const PlaceEntry* __restrict__ entries, uint32_t* indices,
-                            float* values) {
-  const PlaceEntry e = entries[blockIdx.y];
-  SPARSEPS_ROW_STRIDE(j, e.count) {
+                            const PlaceEntry* __restrict__ entries, uint32_t count,
+                            uint32_t* indices, float* values) {
+  const PlaceEntry e = entries[entryOfBlock(entries, count, blockIdx.x)];
+  SPARSEPS_ENTRY_STRIDE(j, e, e.count) {
     const uint32_t i = filtered[e.from + j];
     indices[e.out + j] = static_cast<uint32_t>(i - e.offset);
     values[e.out + j] = x[i];
@@ -97,19 +99,19 @@ __global__ void placeKernel(const float* __restrict__ x, const uint32_t* __restr
 }  // namespace
 
 cudaError_t launchSegmentedSample(const float* x, const SampleEntry* entries, uint32_t count,
-                                  uint32_t longest, float* sample, cudaStream_t stream) {
+                                  uint32_t blocks, float* sample, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
-  sampleKernel<<<rowsGrid(longest, count), kThreads, 0, stream>>>(x, entries, sample);
+  sampleKernel<<<blocks, kBlockThreads, 0, stream>>>(x, entries, count, sample);
   return cudaGetLastError();
 }
 
 cudaError_t launchLadderCounts(const float* x, const LadderEntry* entries, uint32_t count,
-                               uint32_t longest, uint32_t* counts, cudaStream_t stream) {
+                               uint32_t blocks, uint32_t* counts, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
   cudaError_t err = cudaMemsetAsync(
       counts, 0, static_cast<size_t>(count) * kMaxSampledRounds * sizeof(uint32_t), stream);
   if (err != cudaSuccess) return err;
-  ladderCountKernel<<<rowsGrid(longest, count), kThreads, 0, stream>>>(x, entries, counts);
+  ladderCountKernel<<<blocks, kBlockThreads, 0, stream>>>(x, entries, count, counts);
   return cudaGetLastError();
 }
 
@@ -133,11 +135,10 @@ cudaError_t launchSegmentFilter(const float* x, uint32_t n, const FilterEntry* e
 }
 
 cudaError_t launchPlaceSelected(const float* x, const uint32_t* filtered, const PlaceEntry* entries,
-                                uint32_t count, uint32_t longest, uint32_t* indices, float* values,
+                                uint32_t count, uint32_t blocks, uint32_t* indices, float* values,
                                 cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
-  placeKernel<<<rowsGrid(longest, count), kThreads, 0, stream>>>(x, filtered, entries, indices,
-                                                                 values);
+  placeKernel<<<blocks, kBlockThreads, 0, stream>>>(x, filtered, entries, count, indices, values);
   return cudaGetLastError();
 }
 

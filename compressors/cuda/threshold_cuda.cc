@@ -22,14 +22,6 @@ cudaError_t upload(const std::vector<T>& from, T* to, cudaStream_t stream) {
   return cudaMemcpyAsync(to, from.data(), from.size() * sizeof(T), cudaMemcpyHostToDevice, stream);
 }
 
-// The most elements one entry covers, as count_of(entry) gives them.
-template <typename Entry, typename Count>
-uint32_t longest(const std::vector<Entry>& entries, Count count_of) {
-  uint32_t most = 0;
-  for (const Entry& e : entries) most = std::max<uint32_t>(most, count_of(e));
-  return most;
-}
-
 }  // namespace
 
 absl::StatusOr<size_t> thresholdFilterDevice(const float* x, size_t n, float thr, uint32_t* indices,
@@ -100,9 +92,7 @@ absl::Status SegmentedSampledThreshold::select(const float* x, size_t xSize,
 
   SPARSEPS_CUDA_TRY(upload(plan_.samples(), sampleTable, stream), "upload the samples' plan");
   SPARSEPS_CUDA_TRY(
-      launchSegmentedSample(x, sampleTable, entries,
-                            longest(plan_.samples(), [](const SampleEntry& e) { return e.count; }),
-                            sample, stream),
+      launchSegmentedSample(x, sampleTable, entries, plan_.sampleBlocks(), sample, stream),
       "gather the samples");
   if (absl::Status s = sample_tops_.select(sample, plan_.sampleSize(), plan_.sampleTops(), topIdx,
                                            topVal, stream);
@@ -117,9 +107,7 @@ absl::Status SegmentedSampledThreshold::select(const float* x, size_t xSize,
 
   SPARSEPS_CUDA_TRY(upload(plan_.ladderEntries(), ladderTable, stream), "upload the rounds");
   SPARSEPS_CUDA_TRY(
-      launchLadderCounts(x, ladderTable, entries,
-                         longest(plan_.ladderEntries(), [](const LadderEntry& e) { return e.n; }),
-                         counts, stream),
+      launchLadderCounts(x, ladderTable, entries, plan_.ladderBlocks(), counts, stream),
       "count the rounds");
   SPARSEPS_CUDA_TRY(
       cudaMemcpyAsync(host, counts, countSlots * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream),
@@ -157,11 +145,9 @@ absl::Status SegmentedSampledThreshold::select(const float* x, size_t xSize,
   SPARSEPS_CUDA_TRY(
       launchSegmentFilter(x, n32, filterTable, filters, filtered, selected, temp, stream),
       "filter at the last thresholds");
-  SPARSEPS_CUDA_TRY(
-      launchPlaceSelected(x, filtered, placeTable, filters,
-                          longest(plan_.places(), [](const PlaceEntry& e) { return e.count; }),
-                          indices, values, stream),
-      "place the filtered pairs");
+  SPARSEPS_CUDA_TRY(launchPlaceSelected(x, filtered, placeTable, filters, plan_.placeBlocks(),
+                                        indices, values, stream),
+                    "place the filtered pairs");
   return absl::OkStatus();
 }
 

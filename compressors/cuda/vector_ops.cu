@@ -1,6 +1,7 @@
 // The element-wise kernels of VectorOps (compressors/vector_ops.h) on a GPU: the worker
 // rules' folds, momentum and residual updates, and the sparse writes at indices.
 
+#include "compressors/cuda/block_plan.h"
 #include "compressors/cuda/launchers.h"
 
 namespace sparseps::gpu {
@@ -64,19 +65,10 @@ __global__ void setAtKernel(float* y, const uint32_t* idx, const float* values, 
   SPARSEPS_GRID_STRIDE(t, count) y[idx[t]] = values[t];
 }
 
-// Each block works on the update whose blocks hold it (the last whose firstBlock is at most
-// its own, found by bisection), striding over that span with the update's other blocks.
+// Each block works on the update whose run holds it (block_plan.h), striding over that span
+// with the update's other blocks.
 __global__ void spanUpdatesKernel(const SpanUpdate* updates, uint32_t count, float a, float wd) {
-  uint32_t lo = 0, hi = count;
-  while (hi - lo > 1) {
-    const uint32_t mid = (lo + hi) / 2;
-    if (updates[mid].firstBlock <= blockIdx.x) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  const SpanUpdate u = updates[lo];
+  const SpanUpdate u = updates[entryOfBlock(updates, count, blockIdx.x)];
   const size_t stride = static_cast<size_t>(u.blocks) * blockDim.x;
   for (size_t j = static_cast<size_t>(blockIdx.x - u.firstBlock) * blockDim.x + threadIdx.x;
        j < u.n; j += stride) {
@@ -124,22 +116,10 @@ cudaError_t launchFillAt(float* y, const uint32_t* idx, uint32_t count, float va
   return cudaGetLastError();
 }
 
-uint32_t planSpanBlocks(SpanUpdate* updates, size_t count) {
-  constexpr size_t kItemsPerBlock = size_t{kThreads} * 16;
-  size_t total = 0;
-  for (size_t i = 0; i < count; ++i) {
-    const size_t blocks = (updates[i].n + kItemsPerBlock - 1) / kItemsPerBlock;
-    updates[i].firstBlock = static_cast<uint32_t>(total);
-    updates[i].blocks = static_cast<uint32_t>(blocks == 0 ? 1 : blocks);
-    total += updates[i].blocks;
-  }
-  return static_cast<uint32_t>(total);
-}
-
 cudaError_t launchSpanUpdates(const SpanUpdate* updates, uint32_t count, uint32_t blocks, float a,
                               float wd, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
-  spanUpdatesKernel<<<blocks, kThreads, 0, stream>>>(updates, count, a, wd);
+  spanUpdatesKernel<<<blocks, kBlockThreads, 0, stream>>>(updates, count, a, wd);
   return cudaGetLastError();
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compressors/cuda/block_plan.h"
 #include "compressors/cuda/cuda_status.h"
 #include "compressors/cuda/device_scratch.h"
 #include "compressors/cuda/launchers.h"
@@ -243,7 +244,7 @@ class CudaVectorOps final : public VectorOps {
   };
   // Copies the pieces to `area` on the device in one asynchronous copy through pinned
   // memory (so the host may reuse them at once) and sets on[i] to piece i's device copy.
-  // The copies stay valid for the work queued after them until the next upload to `area`.
+  // Work queued after this call and before the next upload to `area` reads them intact.
   void upload(const std::vector<Piece>& pieces, const void** on, DeviceScratch* area) const {
     ScratchCarver measure(nullptr);
     for (const Piece& p : pieces) measure.take<char>(p.bytes);
@@ -272,7 +273,8 @@ class CudaVectorOps final : public VectorOps {
   // uploads_), then one launch of them all with a and wd.
   void runUpdates(float a, float wd, const char* what) const {
     if (updates_.empty()) return;
-    const uint32_t blocks = planSpanBlocks(updates_.data(), updates_.size());
+    const uint32_t blocks =
+        planBlocks(updates_.data(), updates_.size(), [](const SpanUpdate& u) { return u.n; });
     const void* on[1];
     upload({{updates_.data(), updates_.size() * sizeof(SpanUpdate)}}, on, &tables_);
     require(launchSpanUpdates(static_cast<const SpanUpdate*>(on[0]), count32(updates_.size()),

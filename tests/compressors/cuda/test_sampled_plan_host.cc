@@ -1,8 +1,9 @@
 // The segmented sampled threshold's plan (compressors/cuda/sampled_plan.h) driven on the
 // host: each device step is played here by a plain loop over what the plan asks, and every
 // segment must come out as sampledThreshold() makes it alone (the same pairs, threshold,
-// rounds and branch). So what lies between the kernels is tested without a GPU;
-// tests/compressors/cuda/test_cuda_kernels.cc runs the kernels themselves against the CPU.
+// rounds and branch). So what lies between the kernels is tested without a GPU, as is the
+// block plan the kernels share (block_plan.h); tests/compressors/cuda/test_cuda_kernels.cc
+// runs the kernels themselves against the CPU.
 
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "compressors/cuda/block_plan.h"
 #include "compressors/cuda/sampled_plan.h"
 #include "compressors/kernels/magnitude_key.h"
 #include "compressors/threshold.h"
@@ -47,16 +49,13 @@ Played play(const std::vector<float>& x, SampledPlan& plan) {
   }
   plan.ladders(tops.data());
 
-  // Step 2: what first reaches each round's key = what reaches it less what reached the
-  // round before's.
+  // Step 2: what reaches each round's key (the slots of rounds not played hold a canary).
   std::vector<uint32_t> counts(plan.ladderEntries().size() * kMaxSampledRounds, 7u);
   for (size_t e = 0; e < plan.ladderEntries().size(); ++e) {
     const LadderEntry& l = plan.ladderEntries()[e];
-    size_t before = 0;
     for (uint32_t r = 0; r < l.rounds; ++r) {
-      const size_t now = reaching(x.data() + l.offset, l.n, l.keys[r]);
-      counts[e * kMaxSampledRounds + r] = static_cast<uint32_t>(now - before);
-      before = now;
+      counts[e * kMaxSampledRounds + r] =
+          static_cast<uint32_t>(reaching(x.data() + l.offset, l.n, l.keys[r]));
     }
   }
   plan.select(counts.data());
@@ -187,12 +186,35 @@ TEST(SampledPlan, RefusesWhatTheDeviceDoesNotPlayNamingIt) {
   EXPECT_EQ(refused({}, 10, o), "the sampled threshold plays 1 to 16 rounds on a device, not 17");
   o = plain;
   o.upper = 0.9;
-  EXPECT_EQ(refused({}, 10, o),
-            "the sampled threshold on a device needs upper >= 1 and decay in (0, 1]");
-  o = plain;
-  o.decay = 1.2;
-  EXPECT_EQ(refused({}, 10, o),
-            "the sampled threshold on a device needs upper >= 1 and decay in (0, 1]");
+  EXPECT_EQ(refused({}, 10, o), "the sampled threshold on a device needs upper >= 1");
+}
+
+// The kernels' block plan: every block of the grid finds the entry whose run holds it, and
+// each entry has blocks in proportion to its length (one at least).
+TEST(BlockPlan, EveryBlockFindsItsEntryAndLongEntriesGetMoreBlocks) {
+  struct Entry {
+    uint64_t n = 0;
+    uint32_t firstBlock = 0;
+    uint32_t blocks = 0;
+  };
+  std::vector<Entry> entries(6);
+  const uint64_t lengths[] = {1, kBlockItems, kBlockItems + 1, 0, 10 * kBlockItems, 3};
+  for (size_t i = 0; i < entries.size(); ++i) entries[i].n = lengths[i];
+  const uint32_t total =
+      planBlocks(entries.data(), entries.size(), [](const Entry& e) { return e.n; });
+  const uint32_t want[] = {1, 1, 2, 1, 10, 1};
+  uint32_t at = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(entries[i].blocks, want[i]) << i;
+    EXPECT_EQ(entries[i].firstBlock, at) << i;
+    at += want[i];
+  }
+  EXPECT_EQ(total, at);
+  for (uint32_t block = 0; block < total; ++block) {
+    const uint32_t e = entryOfBlock(entries.data(), static_cast<uint32_t>(entries.size()), block);
+    EXPECT_LE(entries[e].firstBlock, block);
+    EXPECT_LT(block, entries[e].firstBlock + entries[e].blocks);
+  }
 }
 
 }  // namespace
