@@ -50,6 +50,7 @@ class SegmentedSampledThreshold {
   DeviceScratch sampling_;     // steps 1 and 2's device memory
   DeviceScratch filtering_;    // step 3's
   PinnedBuffer read_back_;     // the samples' selected values, then the rounds' counts
+  PinnedBuffer staging_;       // the tables on their way to the device
 };
 
 }  // namespace sparseps::gpu

@@ -54,10 +54,13 @@ absl::Status SegmentedTopk::replan(const std::vector<SegmentRequest>& requests, 
   }
   void* temp = nullptr;
   if (!plan.entries.empty()) {
-    // A pageable copy: the plan's host vectors are read before uploadSegmentPlan returns.
+    void* staging = nullptr;
     SPARSEPS_CUDA_TRY(scratch_.reserve(segmentedTopkTempBytes(plan), &temp),
                       "SegmentedTopk scratch");
-    SPARSEPS_CUDA_TRY(uploadSegmentPlan(plan, temp, stream), "SegmentedTopk plan");
+    SPARSEPS_CUDA_TRY(staging_.reserve(segmentPlanBytes(plan), &staging),
+                      "SegmentedTopk pinned staging");
+    SPARSEPS_CUDA_TRY(uploadSegmentPlan(plan, temp, staging, stream), "SegmentedTopk plan");
+    SPARSEPS_CUDA_TRY(staging_.markUsed(stream), "SegmentedTopk plan (mark)");
   }
   plan_ = std::move(plan);
   requests_ = requests;

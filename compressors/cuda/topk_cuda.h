@@ -54,6 +54,7 @@ class SegmentedTopk {
   uint64_t extent_ = 0;                   // the floats of x its segments reach
   SegmentPlan plan_;
   DeviceScratch scratch_;
+  PinnedBuffer staging_;  // the plan on its way to the device
   void* temp_ = nullptr;
 };
 
