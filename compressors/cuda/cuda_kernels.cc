@@ -81,6 +81,12 @@ absl::Status reserveSelection(size_t entries, DeviceScratch* block, Selection* r
 struct Pairs {
   const uint32_t* indices = nullptr;
   const float* values = nullptr;
+  // One segment's: the `count` pairs from slot `at`.
+  void take(uint32_t at, uint32_t count, std::vector<uint32_t>* to_indices,
+            std::vector<float>* to_values) const {
+    to_indices->assign(indices + at, indices + at + count);
+    to_values->assign(values + at, values + at + count);
+  }
 };
 
 // Copies the first `total` pairs in `room` to `pinned` at once and waits for them.
@@ -137,14 +143,9 @@ class CudaKernels : public DeviceKernels {
         indices, values);
   }
 
-  // One segmented radix select of all segments (segment_plan.h), one copy of every
-  // selected pair to pinned memory and one wait, then the pairs handed out per segment.
+  // One segmented radix select of all segments (segment_plan.h).
   absl::Status topkSegments(absl::Span<const float> x,
                             absl::Span<const TopkSegment> segments) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    OnDeviceOf on(x.data());
-    if (!on.status().ok()) return on.status();
-    DeviceBuffers& b = buffers_[on.device()];
     std::vector<SegmentRequest> requests;
     requests.reserve(segments.size());
     size_t entries = 0;
@@ -152,33 +153,28 @@ class CudaKernels : public DeviceKernels {
       requests.push_back(SegmentRequest{s.offset, s.n, s.k});
       entries += std::min(s.k, s.n);
     }
-    Selection room;
-    if (absl::Status s = reserveSelection(entries, &b.selection, &room); !s.ok()) return s;
-    if (absl::Status s =
-            b.segmented.select(x.data(), x.size(), requests, room.indices, room.values, kStream);
-        !s.ok()) {
-      return s;
-    }
-    const SegmentPlan& plan = b.segmented.plan();
-    absl::StatusOr<Pairs> pairs = copyBack(room, plan.total, &b.pairs);
-    if (!pairs.ok()) return pairs.status();
-    for (size_t i = 0; i < segments.size(); ++i) {
-      const uint32_t at = plan.first[i], count = plan.count[i];
-      segments[i].indices->assign(pairs->indices + at, pairs->indices + at + count);
-      segments[i].values->assign(pairs->values + at, pairs->values + at + count);
-    }
-    return absl::OkStatus();
+    return selectSegments(
+        x.data(), entries,
+        [&](DeviceBuffers& b, const Selection& room) -> absl::StatusOr<uint32_t> {
+          if (absl::Status s = b.segmented.select(x.data(), x.size(), requests, room.indices,
+                                                  room.values, kStream);
+              !s.ok()) {
+            return s;
+          }
+          return b.segmented.plan().total;
+        },
+        [&](DeviceBuffers& b, const Pairs& pairs) {
+          const SegmentPlan& plan = b.segmented.plan();
+          for (size_t i = 0; i < segments.size(); ++i) {
+            pairs.take(plan.first[i], plan.count[i], segments[i].indices, segments[i].values);
+          }
+        });
   }
 
-  // The segmented sampled threshold (threshold_cuda.h: two waits of its own), then one copy
-  // of all the selected pairs to pinned memory and one wait.
+  // The segmented sampled threshold (threshold_cuda.h: two waits of its own).
   absl::Status sampledThresholdSegments(absl::Span<const float> x,
                                         absl::Span<const SampledSegment> segments,
                                         const SampledThresholdOptions& options) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    OnDeviceOf on(x.data());
-    if (!on.status().ok()) return on.status();
-    DeviceBuffers& b = buffers_[on.device()];
     std::vector<SampledRequest> requests;
     requests.reserve(segments.size());
     size_t entries = 0;
@@ -186,23 +182,23 @@ class CudaKernels : public DeviceKernels {
       requests.push_back(SampledRequest{s.offset, s.n, s.density, s.random_bits});
       entries += topkCount(s.n, s.density);
     }
-    Selection room;
-    if (absl::Status s = reserveSelection(entries, &b.selection, &room); !s.ok()) return s;
-    if (absl::Status s = b.sampled.select(x.data(), x.size(), requests, options, room.indices,
-                                          room.values, kStream);
-        !s.ok()) {
-      return s;
-    }
-    const SampledPlan& plan = b.sampled.plan();
-    absl::StatusOr<Pairs> pairs = copyBack(room, plan.total(), &b.pairs);
-    if (!pairs.ok()) return pairs.status();
-    for (size_t i = 0; i < segments.size(); ++i) {
-      const uint32_t at = plan.first(i), count = plan.count(i);
-      segments[i].indices->assign(pairs->indices + at, pairs->indices + at + count);
-      segments[i].values->assign(pairs->values + at, pairs->values + at + count);
-      if (segments[i].result != nullptr) *segments[i].result = plan.result(i);
-    }
-    return absl::OkStatus();
+    return selectSegments(
+        x.data(), entries,
+        [&](DeviceBuffers& b, const Selection& room) -> absl::StatusOr<uint32_t> {
+          if (absl::Status s = b.sampled.select(x.data(), x.size(), requests, options, room.indices,
+                                                room.values, kStream);
+              !s.ok()) {
+            return s;
+          }
+          return b.sampled.plan().total();
+        },
+        [&](DeviceBuffers& b, const Pairs& pairs) {
+          const SampledPlan& plan = b.sampled.plan();
+          for (size_t i = 0; i < segments.size(); ++i) {
+            pairs.take(plan.first(i), plan.count(i), segments[i].indices, segments[i].values);
+            if (segments[i].result != nullptr) *segments[i].result = plan.result(i);
+          }
+        });
   }
 
   absl::Status threshold(absl::Span<const float> x, float thr, std::vector<uint32_t>* indices,
@@ -217,6 +213,26 @@ class CudaKernels : public DeviceKernels {
   }
 
  private:
+  // A step's segments on x's device, with room for `entries` selected pairs: run(buffers,
+  // room) selects them all into the room and returns how many pairs it made; they come back
+  // in one copy to pinned memory and one wait, and handOut(buffers, pairs) gives each
+  // segment its own.
+  template <typename Run, typename HandOut>
+  absl::Status selectSegments(const float* x, size_t entries, Run&& run, HandOut&& handOut) {
+    std::lock_guard<std::mutex> lock(mu_);
+    OnDeviceOf on(x);
+    if (!on.status().ok()) return on.status();
+    DeviceBuffers& b = buffers_[on.device()];
+    Selection room;
+    if (absl::Status s = reserveSelection(entries, &b.selection, &room); !s.ok()) return s;
+    absl::StatusOr<uint32_t> total = run(b, room);
+    if (!total.ok()) return total.status();
+    absl::StatusOr<Pairs> pairs = copyBack(room, *total, &b.pairs);
+    if (!pairs.ok()) return pairs.status();
+    handOut(b, *pairs);
+    return absl::OkStatus();
+  }
+
   // On x's device, with room for `entries` selected indices and values: run(room, scratch)
   // selects into the room and returns how many it selected, which are copied back.
   template <typename Run>

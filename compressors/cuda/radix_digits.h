@@ -16,13 +16,7 @@
 #include <cstdint>
 #include <cstring>
 
-#ifndef SPARSEPS_HD
-#if defined(__CUDACC__)
-#define SPARSEPS_HD __host__ __device__ __forceinline__
-#else
-#define SPARSEPS_HD inline
-#endif
-#endif
+#include "compressors/cuda/host_device.h"
 
 namespace sparseps::gpu {
 

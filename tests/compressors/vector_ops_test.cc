@@ -10,26 +10,22 @@
 #include <random>
 #include <vector>
 
+#include "tests/compressors/test_util.h"
+
 namespace sparseps {
 namespace {
-
-std::vector<float> randomVector(std::mt19937_64& rng, size_t n) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
 
 TEST(VectorOps, AccumulateSegmentsUpdatesEachSegmentAndNothingElse) {
   std::mt19937_64 rng(7);
   constexpr size_t kN = 1000;
-  const std::vector<float> g = randomVector(rng, kN), w = randomVector(rng, kN);
+  const std::vector<float> g = testing::makeInput(kN, testing::Dist::kNormal, &rng);
+  const std::vector<float> w = testing::makeInput(kN, testing::Dist::kNormal, &rng);
   // Apart, in increasing offset order, with gaps before, between and after; one empty.
   const std::vector<SegmentSelect> segments = {
       {10, 100, 0.1, {}, nullptr}, {300, 0, 0.1, {}, nullptr}, {400, 250, 0.1, {}, nullptr}};
   for (const float wd : {0.25f, 0.0f}) {
     SCOPED_TRACE(wd);
-    const std::vector<float> y0 = randomVector(rng, kN);
+    const std::vector<float> y0 = testing::makeInput(kN, testing::Dist::kNormal, &rng);
     std::vector<float> want = y0;
     for (const SegmentSelect& s : segments) {
       for (size_t j = s.offset; j < s.offset + s.numel; ++j) {
