@@ -30,3 +30,4 @@ sparseps_library(sparseps_driver_lib SOURCES
 add_executable(sparseps_driver ${CMAKE_CURRENT_LIST_DIR}/driver/main.cc)
 target_compile_options(sparseps_driver PRIVATE ${SPARSEPS_WARNINGS})
 target_link_libraries(sparseps_driver PRIVATE sparseps_driver_lib)
+sparseps_gloo_first(sparseps_driver)

@@ -33,6 +33,12 @@ constexpr char kHandleEvents[] = "_ZN4gloo9transport3tcp4Pair12handleEventsEi";
 constexpr char kHandleEventsThunk[] = "_ZThn16_N4gloo9transport3tcp4Pair12handleEventsEi";
 constexpr ptrdiff_t kHandlerOffset = 16;
 
+constexpr char kWhichGloo[] =
+    " (sparseps is built against Debian 12's libgloo0: where its Gloo calls reach another "
+    "library, such as the Gloo inside a pip wheel's libtorch_cpu, that library comes first in "
+    "the process's lookup order, and scripts/check-one-gloo shows where they bind; another "
+    "libgloo build needs transport/gloo_pair_guard.cc updated)";
+
 using HandleEvents = void (*)(void* self, int events);
 HandleEvents original_direct = nullptr;
 HandleEvents original_thunk = nullptr;
@@ -64,20 +70,22 @@ void guardedThunk(void* handler, int events) {
 // again (it stays loaded): the Gloo whose pairs this process makes. A process can hold a
 // second Gloo (a pip wheel of torch carries its own), and a lookup in the global scope may
 // then give one copy's table and the other's functions. RTLD_DEFAULT where the function lies
-// in the executable itself.
-void* boundGloo() {
+// in the executable itself. Sets path to the library's file, for errors.
+void* boundGloo(std::string& path) {
   using Signal = std::exception_ptr (gloo::transport::tcp::Pair::*)(const std::string&);
   const Signal member = &gloo::transport::tcp::Pair::signalExceptionExternal;
   void* function = nullptr;  // Itanium C++ ABI: a non-virtual member's pointer holds its address
   std::memcpy(&function, &member, sizeof function);
   Dl_info info;
   if (dladdr(function, &info) == 0 || info.dli_fname == nullptr) return RTLD_DEFAULT;
+  path = info.dli_fname;
   void* library = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
   return library != nullptr ? library : RTLD_DEFAULT;
 }
 
 absl::Status install() {
-  void* gloo = boundGloo();
+  std::string path = "the process";
+  void* gloo = boundGloo(path);
   void* vtable = dlsym(gloo, kVtable);
   void* direct = dlsym(gloo, kHandleEvents);
   void* thunk = dlsym(gloo, kHandleEventsThunk);
@@ -88,8 +96,7 @@ absl::Status install() {
       dladdr1(vtable, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr ||
       static_cast<const ElfW(Sym)*>(entry)->st_size == 0) {
     return absl::FailedPreconditionError(
-        "gloo: cannot find tcp::Pair's handleEvents in the loaded libgloo (built against "
-        "Debian 12's libgloo0; another Gloo build needs transport/gloo_pair_guard.cc updated)");
+        absl::StrCat("gloo: cannot find tcp::Pair's handleEvents in ", path, kWhichGloo));
   }
   auto* slots = static_cast<void**>(vtable);
   const size_t count = static_cast<const ElfW(Sym)*>(entry)->st_size / sizeof(void*);
@@ -99,8 +106,9 @@ absl::Status install() {
     if (slots[i] == thunk) thunk_at = i;
   }
   if (direct_at == count || thunk_at == count) {
-    return absl::FailedPreconditionError(
-        "gloo: tcp::Pair's virtual table has no handleEvents entries where expected");
+    return absl::FailedPreconditionError(absl::StrCat("gloo: tcp::Pair's virtual table in ", path,
+                                                      " has no handleEvents entries where expected",
+                                                      kWhichGloo));
   }
   // The table lies in memory made read-only after relocation: open its pages for the two
   // writes, then close them again.
