@@ -167,9 +167,13 @@ class HostVectorOps final : public VectorOps {
     }
   }
 
-  void copyOut(absl::Span<const HostCopy> copies) const override {
+  void copyOut(absl::Span<const HostCopy> copies, float wd) const override {
     for (const HostCopy& c : copies) {
       if (c.x.empty()) continue;
+      if (wd != 0.0f) {
+        fold(c.host.subspan(0, c.x.size()), c.scale, c.x, c.w, wd);
+        continue;
+      }
       if (c.scale == 1.0f) {
         std::memcpy(c.host.data(), c.x.data(), c.x.size() * sizeof(float));
         continue;

@@ -118,14 +118,17 @@ class VectorOps {
   virtual void applySegments(absl::Span<float> y, absl::Span<const Placed> segments, float scale,
                              Dense dense) const = 0;
 
-  //   host = scale * x for each copy (host: host memory of x.size() floats); waits for the
-  //   x. A step's copies go in one call: on a GPU one copy back and one wait for all.
+  //   host = scale * (x + wd * w) for each copy (host: host memory of x.size() floats, w of
+  //   as many in this memory; with wd == 0 w is not read and may be empty); waits for the x.
+  //   A step's copies go in one call: on a GPU one copy back and one wait for all, and a
+  //   gradient folded on its way out (pushing a part of it) costs no pass of its own.
   struct HostCopy {
     absl::Span<float> host;
     absl::Span<const float> x;
     float scale = 1.0f;
+    absl::Span<const float> w = {};
   };
-  virtual void copyOut(absl::Span<const HostCopy> copies) const = 0;
+  virtual void copyOut(absl::Span<const HostCopy> copies, float wd) const = 0;
   //   y = host, host memory of y.size() floats
   virtual void copyIn(absl::Span<float> y, absl::Span<const float> host) const = 0;
 };

@@ -20,7 +20,7 @@ class HostViews {
   absl::Span<const float> of(absl::Span<const float> x) {
     if (!ops_.device() || x.empty()) return x;
     copies_.emplace_back(x.size());
-    ops_.copyOut({{absl::MakeSpan(copies_.back()), x, 1.0f}});
+    ops_.copyOut({{absl::MakeSpan(copies_.back()), x, 1.0f}}, 0.0f);
     return copies_.back();
   }
 
@@ -91,28 +91,21 @@ absl::Span<const float> SegmentWorker::foldedGradients(absl::Span<const float> g
 }
 
 void SegmentWorker::pushDense(Message* push, absl::Span<const float> x, float scale, Specs which) {
+  pushFolded(push, x, {}, 0.0f, scale, which);
+}
+
+// On the host the message's values are written in the one pass that folds them; on a GPU
+// the fold rides on the gather of the copy back.
+void SegmentWorker::pushFolded(Message* push, absl::Span<const float> grad,
+                               absl::Span<const float> w, float wd, float coef, Specs which) {
   copies_.clear();
   for (size_t i = 0; i < index_.size(); ++i) {
     const SegmentSpec& spec = index_[i];
     if (!covers(which, spec)) continue;
-    copies_.push_back({denseValues(&(*push)[i], spec.id, spec.numel), segmentOf(x, spec), scale});
+    copies_.push_back({denseValues(&(*push)[i], spec.id, spec.numel), segmentOf(grad, spec), coef,
+                       wd == 0.0f ? absl::Span<const float>() : segmentOf(w, spec)});
   }
-  ops_->copyOut(copies_);
-}
-
-void SegmentWorker::pushFolded(Message* push, absl::Span<const float> grad,
-                               absl::Span<const float> w, float wd, float coef, Specs which) {
-  // On the host the message is the rule's memory: the fold writes it in one pass.
-  if (!ops_->device()) {
-    for (size_t i = 0; i < index_.size(); ++i) {
-      const SegmentSpec& spec = index_[i];
-      if (!covers(which, spec)) continue;
-      ops_->fold(denseValues(&(*push)[i], spec.id, spec.numel), coef, segmentOf(grad, spec),
-                 segmentOf(w, spec), wd);
-    }
-    return;
-  }
-  pushDense(push, foldedGradients(grad, w, wd, coef), 1.0f, which);
+  ops_->copyOut(copies_, wd);
 }
 
 absl::Span<const SegmentSelect> SegmentWorker::compressedSegments(Message* push, double density,

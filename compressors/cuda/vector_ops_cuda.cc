@@ -186,9 +186,9 @@ class CudaVectorOps final : public VectorOps {
     runUpdates(dense == Dense::kSet ? 0.0f : 1.0f, 0.0f, "applySegments (dense)");
   }
 
-  // Every x (scaled) into one device block in one launch, one copy of it back to pinned
-  // memory, one wait.
-  void copyOut(absl::Span<const HostCopy> copies) const override {
+  // Every x (folded with its w, scaled) into one device block in one launch, one copy of it
+  // back to pinned memory, one wait.
+  void copyOut(absl::Span<const HostCopy> copies, float wd) const override {
     size_t total = 0;
     for (const HostCopy& c : copies) total += c.x.size();
     if (total == 0) return;
@@ -198,10 +198,11 @@ class CudaVectorOps final : public VectorOps {
     size_t at = 0;
     for (const HostCopy& c : copies) {
       if (c.x.empty()) continue;
-      updates_.push_back(spanUpdate(block + at, c.x.data(), nullptr, c.x.size(), c.scale));
+      updates_.push_back(spanUpdate(block + at, c.x.data(), wd == 0.0f ? nullptr : c.w.data(),
+                                    c.x.size(), c.scale));
       at += c.x.size();
     }
-    runUpdates(0.0f, 0.0f, "copyOut (gather)");
+    runUpdates(0.0f, wd, "copyOut (gather)");
     void* host = nullptr;
     require(pinned_out_.reserve(total * sizeof(float), &host), "copyOut (pinned buffer)");
     require(cudaMemcpyAsync(host, block, total * sizeof(float), cudaMemcpyDeviceToHost, kStream),

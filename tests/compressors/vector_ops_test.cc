@@ -1,7 +1,7 @@
-// The host's VectorOps::accumulateSegments against a plain loop: each segment's part of the
-// flat vector takes y = a * y + b * (g + wd * w), the gaps between them stay as they were,
-// and with wd == 0 w is not read. (tests/compressors/cuda/test_vector_ops.cc compares a
-// GPU's with it.)
+// The host's VectorOps against plain loops: accumulateSegments (each segment's part of the
+// flat vector takes y = a * y + b * (g + wd * w), the gaps between them stay as they were)
+// and copyOut (host = scale * (x + wd * w) per copy); with wd == 0, w is not read.
+// (tests/compressors/cuda/test_vector_ops.cc compares a GPU's with them.)
 
 #include "compressors/vector_ops.h"
 
@@ -38,6 +38,31 @@ TEST(VectorOps, AccumulateSegmentsUpdatesEachSegmentAndNothingElse) {
         absl::MakeSpan(y), 0.9f, 0.1f, g,
         wd == 0.0f ? absl::Span<const float>() : absl::MakeConstSpan(w), wd, segments);
     EXPECT_EQ(y, want);
+  }
+}
+
+TEST(VectorOps, CopyOutFoldsEachCopyOnItsWayOut) {
+  std::mt19937_64 rng(11);
+  constexpr size_t kN = 300;
+  const std::vector<float> x = testing::makeInput(kN, testing::Dist::kNormal, &rng);
+  const std::vector<float> w = testing::makeInput(kN, testing::Dist::kNormal, &rng);
+  for (const float wd : {0.25f, 0.0f}) {
+    SCOPED_TRACE(wd);
+    // Two parts of x, scaled apart, into two host vectors; the rest of x is not copied.
+    std::vector<float> first(100, -1.0f), second(150, -1.0f);
+    std::vector<float> want_first(100), want_second(150);
+    for (size_t j = 0; j < 100; ++j) want_first[j] = 0.5f * (x[20 + j] + wd * w[20 + j]);
+    for (size_t j = 0; j < 150; ++j) want_second[j] = 1.0f * (x[150 + j] + wd * w[150 + j]);
+    auto part = [&](const std::vector<float>& v, size_t at, size_t n) {
+      return wd == 0.0f ? absl::Span<const float>() : absl::MakeConstSpan(v).subspan(at, n);
+    };
+    const std::vector<VectorOps::HostCopy> copies = {
+        {absl::MakeSpan(first), absl::MakeConstSpan(x).subspan(20, 100), 0.5f, part(w, 20, 100)},
+        {absl::MakeSpan(second), absl::MakeConstSpan(x).subspan(150, 150), 1.0f,
+         part(w, 150, 150)}};
+    hostVectorOps()->copyOut(copies, wd);
+    EXPECT_EQ(first, want_first);
+    EXPECT_EQ(second, want_second);
   }
 }
 

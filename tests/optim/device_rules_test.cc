@@ -72,7 +72,7 @@ class OnGpu {
   }
   std::vector<float> back(const FloatArray& a) const {
     std::vector<float> host(a.size());
-    ops_->copyOut({{absl::MakeSpan(host), a.span(), 1.0f}});
+    ops_->copyOut({{absl::MakeSpan(host), a.span(), 1.0f}}, 0.0f);
     return host;
   }
 

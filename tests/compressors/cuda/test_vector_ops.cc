@@ -63,7 +63,7 @@ class VectorOpsTest : public ::testing::TestWithParam<size_t> {
   // a multiply and an add that the host rounds twice).
   void expectSame(const Pair& p, const std::string& what) {
     std::vector<float> back(p.host.size());
-    gpu_->copyOut({{absl::MakeSpan(back), p.device.span(), 1.0f}});
+    gpu_->copyOut({{absl::MakeSpan(back), p.device.span(), 1.0f}}, 0.0f);
     for (size_t j = 0; j < back.size(); ++j) {
       ASSERT_NEAR(back[j], p.host[j], 1e-5f * (1.0f + std::fabs(p.host[j])))
           << what << " at " << j << ", " << trace_;
@@ -79,7 +79,7 @@ class VectorOpsTest : public ::testing::TestWithParam<size_t> {
 TEST_P(VectorOpsTest, ZerosCopyInAndCopyOut) {
   FloatArray z = gpu_->zeros(GetParam());
   std::vector<float> back(GetParam(), 1.0f);
-  gpu_->copyOut({{absl::MakeSpan(back), z.span(), 1.0f}});
+  gpu_->copyOut({{absl::MakeSpan(back), z.span(), 1.0f}}, 0.0f);
   EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](float v) { return v == 0.0f; }));
   Pair x = random();
   expectSame(x, "copyIn");
@@ -90,9 +90,22 @@ TEST_P(VectorOpsTest, ZerosCopyInAndCopyOut) {
     return std::vector<VectorOps::HostCopy>{{out.subspan(0, half), x.subspan(0, half), 0.5f},
                                             {out.subspan(half), x.subspan(half), 1.0f}};
   };
-  gpu_->copyOut(copies(absl::MakeSpan(scaled), x.device.span()));
-  host_.copyOut(copies(absl::MakeSpan(want), x.host));
+  gpu_->copyOut(copies(absl::MakeSpan(scaled), x.device.span()), 0.0f);
+  host_.copyOut(copies(absl::MakeSpan(want), x.host), 0.0f);
   EXPECT_EQ(scaled, want) << trace_;
+  // Folded on the way out: host = scale * (x + wd * w).
+  Pair w = random();
+  auto folded = [&](absl::Span<float> out, absl::Span<const float> x, absl::Span<const float> wv) {
+    return std::vector<VectorOps::HostCopy>{
+        {out.subspan(0, half), x.subspan(0, half), 0.5f, wv.subspan(0, half)},
+        {out.subspan(half), x.subspan(half), 1.0f, wv.subspan(half)}};
+  };
+  gpu_->copyOut(folded(absl::MakeSpan(scaled), x.device.span(), w.device.span()), 5e-4f);
+  host_.copyOut(folded(absl::MakeSpan(want), x.host, w.host), 5e-4f);
+  for (size_t j = 0; j < want.size(); ++j) {
+    ASSERT_NEAR(scaled[j], want[j], 1e-5f * (1.0f + std::fabs(want[j])))
+        << "at " << j << ", " << trace_;
+  }
 }
 
 TEST_P(VectorOpsTest, DenseOperationsMatchTheHost) {
