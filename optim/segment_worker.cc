@@ -13,20 +13,26 @@ namespace sparseps {
 namespace {
 
 // Host views of vectors in the rule's memory: the vectors themselves on the host, copies
-// (kept in `copies`, whose element buffers do not move as it grows) on a GPU.
+// (kept in `copies`, whose element buffers do not move as it grows) on a GPU, filled
+// together by fetch(): one copy back and one wait for all of a checkpoint's vectors.
 class HostViews {
  public:
   explicit HostViews(const VectorOps& ops) : ops_(ops) {}
+  // x's view, to be read after fetch().
   absl::Span<const float> of(absl::Span<const float> x) {
     if (!ops_.device() || x.empty()) return x;
     copies_.emplace_back(x.size());
-    ops_.copyOut({{absl::MakeSpan(copies_.back()), x, 1.0f}}, 0.0f);
+    pending_.push_back({absl::MakeSpan(copies_.back()), x, 1.0f});
     return copies_.back();
+  }
+  void fetch() {
+    if (!pending_.empty()) ops_.copyOut(pending_, 0.0f);
   }
 
  private:
   const VectorOps& ops_;
   std::vector<std::vector<float>> copies_;
+  std::vector<VectorOps::HostCopy> pending_;
 };
 
 }  // namespace
@@ -149,6 +155,7 @@ std::string SegmentWorker::saveState() const {
     state.index_lists.emplace_back(per_spec->begin(), per_spec->end());
   }
   state.compressors.assign(compressors_.begin(), compressors_.end());
+  host.fetch();
   return writeWorkerState(index_.specs(), state);
 }
 

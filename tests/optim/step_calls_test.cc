@@ -6,7 +6,7 @@
 //  - the device path makes the pushes and the model the host path makes, step after step;
 //  - what a step costs the device does not grow with the number of segments: one
 //    selection of all segments, a fixed number of waits for the device and a fixed number
-//    of operations.
+//    of operations; a checkpoint (the host rule's bytes) waits once.
 // tests/optim/device_rules_test.cc runs the same rules on a real GPU.
 
 #include <gtest/gtest.h>
@@ -245,14 +245,23 @@ class StepCallsTest : public ::testing::TestWithParam<Rule> {
       expectMessagesNear(device_push, host_push, "step " + std::to_string(t), 1e-6f);
       EXPECT_EQ(std::vector<float>(device_w.data(), device_w.data() + n), w) << "step " << t;
     }
-    return counts;  // the last step's makePush and applyReply
+    const Counts step = counts;  // the last step's makePush and applyReply
+    counts = Counts{};
+    EXPECT_EQ(device_rule->saveState(), host_rule->saveState()) << "the checkpoints";
+    checkpoint_ = counts;
+    return step;
   }
+
+  Counts checkpoint_;  // what lastStep's checkpoint of the device rule asked of the device
 };
 
 TEST_P(StepCallsTest, TheDevicePathMatchesTheHostAndCostsTheSameForMoreSegments) {
   const Counts few = lastStep(2);
+  const Counts few_checkpoint = checkpoint_;
   const Counts many = lastStep(12);
   if (HasFailure()) return;
+  EXPECT_EQ(few_checkpoint.waits, 1) << "a checkpoint's copies back, 2 compressed segments";
+  EXPECT_EQ(checkpoint_.waits, 1) << "a checkpoint's copies back, 12 compressed segments";
   for (const Counts& c : {few, many}) {
     EXPECT_EQ(c.selections, 1) << "one selection of every segment per step";
     EXPECT_EQ(c.per_segment, 0) << "no segment selected on its own";
