@@ -127,16 +127,10 @@ class HostVectorOps final : public VectorOps {
       return UpdatedVector(y.subspan(begin, end - begin), local, c, a, b, g.data() + begin,
                            w.data() + begin, wd);
     };
-    size_t done = 0;  // y[0, done) is updated
     for (const SegmentSelect& s : segments) {
-      UpdatedVector gap = updated(done, s.offset);  // a part no selection reads
-      produceAll(gap);
       UpdatedVector x = updated(s.offset, s.offset + s.numel);
       selector.compressStreamed(x, s.density, s.ctx, s.out);
-      done = s.offset + s.numel;
     }
-    UpdatedVector rest = updated(done, y.size());
-    produceAll(rest);
   }
 
   void scaleAt(absl::Span<float> y, absl::Span<const uint32_t> idx, float a) const override {
@@ -198,7 +192,7 @@ void VectorOps::updateAndSelect(absl::Span<float> y, absl::Span<const uint32_t> 
                                 absl::Span<const float> w, float wd, const Compressor& selector,
                                 absl::Span<const SegmentSelect> segments) const {
   scaleAt(y, idx, c);
-  accumulate(y, a, b, g.subspan(0, y.size()), w.subspan(0, y.size()), wd);
+  accumulateSegments(y, a, b, g, w, wd, segments);
   selector.compressSegments(y, segments);
 }
 

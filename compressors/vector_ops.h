@@ -87,13 +87,15 @@ class VectorOps {
   virtual double sumSquares(absl::Span<const float> g, absl::Span<const float> w,
                             float wd) const = 0;
   // A momentum-like vector made and selected from together (DGS's SAMomentum step), for a
-  // whole step at once: y, g and w are flat vectors, idx positions in y (increasing), and
+  // whole step at once: y, g and w are flat vectors, idx positions in y (increasing, inside
+  // the segments), and over each segment's part of them (in increasing offset order, apart)
   //   y[idx] = c * y[idx];  y = a * y + b * (g + wd * w);
-  //   *out = selector's selection of each segment of y (in increasing offset order, apart).
-  // By default (a GPU's) the update is two operations (scaleAt, accumulate) and the
-  // selector then selects all segments together (Compressor::compressSegments). On the host
-  // each segment's selection reads it chunk by chunk as the update makes it, one pass over
-  // memory instead of three (compressors/compressor.h's StreamedVector).
+  //   *out = selector's selection of the segment's part of y.
+  // The parts between segments are left alone. By default (a GPU's) the update is two
+  // operations (scaleAt, accumulateSegments; a is not 0) and the selector then selects all
+  // segments together (Compressor::compressSegments). On the host each segment's selection
+  // reads it chunk by chunk as the update makes it, one pass over memory instead of three
+  // (compressors/compressor.h's StreamedVector).
   virtual void updateAndSelect(absl::Span<float> y, absl::Span<const uint32_t> idx, float c,
                                float a, float b, absl::Span<const float> g,
                                absl::Span<const float> w, float wd, const Compressor& selector,

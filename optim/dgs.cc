@@ -19,7 +19,6 @@
 // Needs 0 < m < 1 (validate() says so): m = 0 would divide by zero.
 
 #include <memory>
-#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -39,15 +38,9 @@ class DgsWorker : public SegmentWorker {
       : SegmentWorker(specs, options, std::move(ops)),
         u_(zeroState()),
         sent_(index_.size()),
-        every_(index_.size()),
         selector_(makeSelector(options.selection, options.f16)) {
     keepState(&u_);
     keepState(&sent_);
-    for (size_t i = 0; i < index_.size(); ++i) {
-      if (index_[i].compressed) continue;
-      every_[i].resize(index_[i].numel);
-      std::iota(every_[i].begin(), every_[i].end(), uint32_t{0});
-    }
   }
 
   // u_ holds u with one difference, for speed: the division by m of the coordinates a push
@@ -60,14 +53,15 @@ class DgsWorker : public SegmentWorker {
     const float m = static_cast<float>(options_.momentum);
     const float lr = ctx.lr;
     const float wd = options_.weightDecayAt(ctx.step);
-    // One update of every segment, the compressed ones selected from as it is made. A dense
-    // segment sends every coordinate, so all of its coordinates take the factor m (it is
-    // momentum SGD with the rate folded in: u = m*u + lr*g).
+    // One update of the compressed segments, selected from as it is made. A dense segment
+    // sends every coordinate, so all of its coordinates take the factor m: it is momentum
+    // SGD with the rate folded in, u = m*u + lr*g.
     absl::Span<const SegmentSelect> segments =
         compressedSegments(push, options_.dgsDensityAt(lr), ctx.step);
-    absl::Span<const uint32_t> sent = placedIndices(
-        [&](size_t i) { return absl::MakeConstSpan(index_[i].compressed ? sent_[i] : every_[i]); });
+    absl::Span<const uint32_t> sent =
+        placedIndices([&](size_t i) { return absl::MakeConstSpan(sent_[i]); });
     ops_->updateAndSelect(u_.all(), sent, m, 1.0f, lr, grad, w, wd, *selector_, segments);
+    ops_->accumulateSegments(u_.all(), m, lr, grad, w, wd, denseSegments());
     pushDense(push, u_.all(), 1.0f, Specs::kDense);
     for (size_t i = 0; i < index_.size(); ++i) {
       if (index_[i].compressed)
@@ -87,8 +81,7 @@ class DgsWorker : public SegmentWorker {
 
  private:
   SpecVectors u_;
-  std::vector<std::vector<uint32_t>> sent_;  // per spec: the indices the last push sent
-  std::vector<std::vector<uint32_t>> every_;  // per dense spec: all of its indices
+  std::vector<std::vector<uint32_t>> sent_;   // per spec: the indices the last push sent
   std::vector<float> rounded_;                // f16: the step's sent values, in offset order
   std::unique_ptr<Compressor> selector_;
 };

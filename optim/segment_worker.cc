@@ -60,6 +60,10 @@ SegmentWorker::SegmentWorker(const SegmentSpecs& specs, const MethodOptions& opt
       fatal("worker rule: segments ", before.id, " and ", index_[by_offset_[k]].id, " overlap");
     }
   }
+  for (size_t i : by_offset_) {
+    const SegmentSpec& spec = index_[i];
+    if (!spec.compressed) dense_.push_back({spec.offset, spec.numel, 0.0, {}, nullptr});
+  }
 }
 
 void SegmentWorker::checkPlaceable() const {

@@ -96,6 +96,9 @@ class SegmentWorker : public WorkerRule {
   // selection from vectors laid out as the flat parameters (Compressor::compressSegments),
   // valid until the next call.
   absl::Span<const SegmentSelect> compressedSegments(Message* push, double density, uint64_t step);
+  // The dense specs' parts of vectors laid out as the flat parameters, in increasing offset
+  // order (offset and numel only), for VectorOps::accumulateSegments.
+  absl::Span<const SegmentSelect> denseSegments() const { return dense_; }
   // The positions, in vectors laid out as the flat parameters, of each spec's `indices(i)`
   // (increasing indices within spec i), increasing; valid until the next call.
   template <typename IndicesOf>
@@ -120,6 +123,7 @@ class SegmentWorker : public WorkerRule {
   void checkPlaceable() const;
 
   std::vector<size_t> by_offset_;  // the specs' positions in increasing offset order
+  std::vector<SegmentSelect> dense_;  // denseSegments()
   SpecVectors g_;                  // gradientRoom's
   std::vector<VectorOps::HostCopy> copies_;
   std::vector<SegmentSelect> selects_;

@@ -272,7 +272,9 @@ TEST_P(StepCallsTest, TheDevicePathMatchesTheHostAndCostsTheSameForMoreSegments)
       << " with 12";
   // dgs and gd (with its error feedback) fold the gradient inside the passes that read it:
   // the update of their state, and the copy back of what goes dense.
-  if (GetParam().method != "dgc") EXPECT_EQ(many.folded, 0u) << "elements folded apart";
+  if (GetParam().method != "dgc") {
+    EXPECT_EQ(many.folded, 0u) << "elements folded apart";
+  }
 }
 
 // A rule's vectors give each spec its own part: specs that overlap are refused by id.
