@@ -87,8 +87,9 @@ class VectorOps {
   virtual double sumSquares(absl::Span<const float> g, absl::Span<const float> w,
                             float wd) const = 0;
   // A momentum-like vector made and selected from together (DGS's SAMomentum step), for a
-  // whole step at once: y, g and w are flat vectors, idx positions in y (increasing, inside
-  // the segments), and over each segment's part of them (in increasing offset order, apart)
+  // whole step at once: y, g and w are flat vectors (w read even with wd == 0), idx
+  // positions in y (increasing, inside the segments), and over each segment's part of them
+  // (in increasing offset order, apart)
   //   y[idx] = c * y[idx];  y = a * y + b * (g + wd * w);
   //   *out = selector's selection of the segment's part of y.
   // The parts between segments are left alone. By default (a GPU's) the update is two

@@ -58,9 +58,8 @@ class DgsWorker : public SegmentWorker {
     // SGD with the rate folded in, u = m*u + lr*g.
     absl::Span<const SegmentSelect> segments =
         compressedSegments(push, options_.dgsDensityAt(lr), ctx.step);
-    absl::Span<const uint32_t> sent =
-        placedIndices([&](size_t i) { return absl::MakeConstSpan(sent_[i]); });
-    ops_->updateAndSelect(u_.all(), sent, m, 1.0f, lr, grad, w, wd, *selector_, segments);
+    ops_->updateAndSelect(u_.all(), sentPositions(), m, 1.0f, lr, grad, w, wd, *selector_,
+                          segments);
     ops_->accumulateSegments(u_.all(), m, lr, grad, w, wd, denseSegments());
     pushDense(push, u_.all(), 1.0f, Specs::kDense);
     for (size_t i = 0; i < index_.size(); ++i) {
@@ -74,12 +73,19 @@ class DgsWorker : public SegmentWorker {
       for (const SegmentSelect& s : segments) {
         rounded_.insert(rounded_.end(), s.out->values.begin(), s.out->values.end());
       }
-      ops_->setAt(u_.all(), placedIndices([&](size_t i) { return absl::MakeConstSpan(sent_[i]); }),
-                  rounded_);
+      ops_->setAt(u_.all(), sentPositions(), rounded_);
     }
   }
 
  private:
+  // Where in u the last push's compressed segments sent (a dense spec's list, empty unless
+  // a checkpoint gave it one, is not read).
+  absl::Span<const uint32_t> sentPositions() {
+    return placedIndices([&](size_t i) {
+      return index_[i].compressed ? absl::MakeConstSpan(sent_[i]) : absl::Span<const uint32_t>();
+    });
+  }
+
   SpecVectors u_;
   std::vector<std::vector<uint32_t>> sent_;   // per spec: the indices the last push sent
   std::vector<float> rounded_;                // f16: the step's sent values, in offset order

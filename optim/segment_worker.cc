@@ -13,8 +13,9 @@ namespace sparseps {
 namespace {
 
 // Host views of vectors in the rule's memory: the vectors themselves on the host, copies
-// (kept in `copies`, whose element buffers do not move as it grows) on a GPU, filled
-// together by fetch(): one copy back and one wait for all of a checkpoint's vectors.
+// (kept in `copies_`, whose element buffers do not move as it grows) on a GPU, filled
+// together: one copy back and one wait for each kFetchFloats of a checkpoint's vectors
+// (the copy's device and pinned buffers grow to what one copy holds, and stay).
 class HostViews {
  public:
   explicit HostViews(const VectorOps& ops) : ops_(ops) {}
@@ -23,16 +24,22 @@ class HostViews {
     if (!ops_.device() || x.empty()) return x;
     copies_.emplace_back(x.size());
     pending_.push_back({absl::MakeSpan(copies_.back()), x, 1.0f});
+    pending_floats_ += x.size();
+    if (pending_floats_ >= kFetchFloats) fetch();
     return copies_.back();
   }
   void fetch() {
     if (!pending_.empty()) ops_.copyOut(pending_, 0.0f);
+    pending_.clear();
+    pending_floats_ = 0;
   }
 
  private:
+  static constexpr size_t kFetchFloats = size_t{16} << 20;  // 64 MiB
   const VectorOps& ops_;
   std::vector<std::vector<float>> copies_;
   std::vector<VectorOps::HostCopy> pending_;
+  size_t pending_floats_ = 0;
 };
 
 }  // namespace

@@ -36,7 +36,7 @@ constexpr ptrdiff_t kHandlerOffset = 16;
 constexpr char kWhichGloo[] =
     " (sparseps is built against Debian 12's libgloo0: where its Gloo calls reach another "
     "library, such as the Gloo inside a pip wheel's libtorch_cpu, that library comes first in "
-    "the process's lookup order, and scripts/check-one-gloo shows where they bind; another "
+    "the loading object's lookup order, and scripts/check-one-gloo shows where they bind; another "
     "libgloo build needs transport/gloo_pair_guard.cc updated)";
 
 using HandleEvents = void (*)(void* self, int events);

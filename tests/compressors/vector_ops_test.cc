@@ -1,8 +1,9 @@
 // The host's VectorOps against plain loops: accumulateSegments (each segment's part of the
 // flat vector takes y = a * y + b * (g + wd * w), the gaps between them stay as they were),
-// updateAndSelect (the same after y[idx] *= c, then each part's top-k), and copyOut
-// (host = scale * (x + wd * w) per copy); with wd == 0, w is not read.
-// (tests/compressors/cuda/test_vector_ops.cc compares a GPU's with them.)
+// updateAndSelect (the same after y[idx] *= c, then each part's top-k; its host form and
+// the one a GPU's runs), and copyOut (host = scale * (x + wd * w) per copy). With wd == 0,
+// accumulateSegments and copyOut do not read w. (tests/compressors/cuda/test_vector_ops.cc
+// compares a GPU's accumulateSegments and copyOut with the host's.)
 
 #include "compressors/vector_ops.h"
 

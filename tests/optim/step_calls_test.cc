@@ -270,7 +270,7 @@ TEST_P(StepCallsTest, TheDevicePathMatchesTheHostAndCostsTheSameForMoreSegments)
   EXPECT_EQ(many.operations, few.operations)
       << few.operations << " operations with 2 compressed segments, " << many.operations
       << " with 12";
-  // dgs and gd (with its error feedback) fold the gradient inside the passes that read it:
+  // dgs and gd (with its error feedback, on here) fold the gradient inside the passes that read it:
   // the update of their state, and the copy back of what goes dense.
   if (GetParam().method != "dgc") {
     EXPECT_EQ(many.folded, 0u) << "elements folded apart";
