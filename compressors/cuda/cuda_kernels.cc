@@ -213,40 +213,44 @@ class CudaKernels : public DeviceKernels {
   }
 
  private:
-  // A step's segments on x's device, with room for `entries` selected pairs: run(buffers,
-  // room) selects them all into the room and returns how many pairs it made; they come back
-  // in one copy to pinned memory and one wait, and handOut(buffers, pairs) gives each
-  // segment its own.
-  template <typename Run, typename HandOut>
-  absl::Status selectSegments(const float* x, size_t entries, Run&& run, HandOut&& handOut) {
+  // Under the lock, with x's device's buffers and room there for `entries` selected pairs:
+  // use(buffers, room).
+  template <typename Use>
+  absl::Status withRoom(const float* x, size_t entries, Use&& use) {
     std::lock_guard<std::mutex> lock(mu_);
     OnDeviceOf on(x);
     if (!on.status().ok()) return on.status();
     DeviceBuffers& b = buffers_[on.device()];
     Selection room;
     if (absl::Status s = reserveSelection(entries, &b.selection, &room); !s.ok()) return s;
-    absl::StatusOr<uint32_t> total = run(b, room);
-    if (!total.ok()) return total.status();
-    absl::StatusOr<Pairs> pairs = copyBack(room, *total, &b.pairs);
-    if (!pairs.ok()) return pairs.status();
-    handOut(b, *pairs);
-    return absl::OkStatus();
+    return use(b, room);
   }
 
-  // On x's device, with room for `entries` selected indices and values: run(room, scratch)
-  // selects into the room and returns how many it selected, which are copied back.
+  // A step's segments on x's device: run(buffers, room) selects them all into the room and
+  // returns how many pairs it made; they come back in one copy to pinned memory and one
+  // wait, and handOut(buffers, pairs) gives each segment its own.
+  template <typename Run, typename HandOut>
+  absl::Status selectSegments(const float* x, size_t entries, Run&& run, HandOut&& handOut) {
+    return withRoom(x, entries, [&](DeviceBuffers& b, const Selection& room) -> absl::Status {
+      absl::StatusOr<uint32_t> total = run(b, room);
+      if (!total.ok()) return total.status();
+      absl::StatusOr<Pairs> pairs = copyBack(room, *total, &b.pairs);
+      if (!pairs.ok()) return pairs.status();
+      handOut(b, *pairs);
+      return absl::OkStatus();
+    });
+  }
+
+  // One selection on x's device: run(room, scratch) selects into the room and returns how
+  // many it selected, which are copied back.
   template <typename Run>
   absl::Status select(const float* x, size_t entries, Run&& run, std::vector<uint32_t>* indices,
                       std::vector<float>* values) {
-    std::lock_guard<std::mutex> lock(mu_);
-    OnDeviceOf on(x);
-    if (!on.status().ok()) return on.status();
-    DeviceBuffers& b = buffers_[on.device()];
-    Selection room;
-    if (absl::Status s = reserveSelection(entries, &b.selection, &room); !s.ok()) return s;
-    absl::StatusOr<size_t> count = run(room, &b.scratch);
-    if (!count.ok()) return count.status();
-    return copyToHost(room, *count, indices, values);
+    return withRoom(x, entries, [&](DeviceBuffers& b, const Selection& room) -> absl::Status {
+      absl::StatusOr<size_t> count = run(room, &b.scratch);
+      if (!count.ok()) return count.status();
+      return copyToHost(room, *count, indices, values);
+    });
   }
 
   std::mutex mu_;

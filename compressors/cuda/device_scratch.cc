@@ -1,5 +1,7 @@
 #include "compressors/cuda/device_scratch.h"
 
+#include <cstring>
+
 namespace sparseps::gpu {
 
 DeviceScratch::~DeviceScratch() {
@@ -66,6 +68,25 @@ cudaError_t PinnedBuffer::markUsed(cudaStream_t stream) {
   if (cudaError_t err = cudaEventRecord(used_, stream); err != cudaSuccess) return err;
   pending_ = true;
   return cudaSuccess;
+}
+
+cudaError_t PinnedBuffer::upload(std::initializer_list<HostTable> tables, cudaStream_t stream) {
+  size_t bytes = 0;
+  for (const HostTable& t : tables) bytes += t.bytes;
+  if (bytes == 0) return cudaSuccess;
+  void* pinned = nullptr;
+  if (cudaError_t err = reserve(bytes, &pinned); err != cudaSuccess) return err;
+  auto* at = static_cast<char*>(pinned);
+  for (const HostTable& t : tables) {
+    if (t.bytes == 0) continue;
+    std::memcpy(at, t.host, t.bytes);
+    if (cudaError_t err = cudaMemcpyAsync(t.device, at, t.bytes, cudaMemcpyHostToDevice, stream);
+        err != cudaSuccess) {
+      return err;
+    }
+    at += t.bytes;
+  }
+  return markUsed(stream);
 }
 
 }  // namespace sparseps::gpu

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <initializer_list>
 
 namespace sparseps::gpu {
 
@@ -25,12 +26,22 @@ class DeviceScratch {
   size_t bytes_ = 0;
 };
 
+// Host bytes and where they go in device memory.
+struct HostTable {
+  const void* host;
+  void* device;
+  size_t bytes;
+};
+
 // PinnedBuffer: one growable block of pinned host memory that copies to and from the
 // device go through, so they run asynchronously on their stream (a copy from pageable
 // memory waits for the device). Before the block is handed out again, reserve waits for
 // the copies marked as using it. Not thread-safe: one per stream.
 class PinnedBuffer {
  public:
+  // Copies the tables through the block to the device on `stream`, marked as using it:
+  // the host tables may change as soon as this returns.
+  cudaError_t upload(std::initializer_list<HostTable> tables, cudaStream_t stream);
   PinnedBuffer() = default;
   ~PinnedBuffer();
   PinnedBuffer(const PinnedBuffer&) = delete;

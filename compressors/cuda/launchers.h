@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "compressors/cuda/device_scratch.h"
 #include "compressors/cuda/radix_digits.h"
 #include "compressors/cuda/sampled_plan.h"
 #include "compressors/cuda/segment_plan.h"
@@ -30,12 +31,11 @@ size_t topkRadixTempBytes(uint32_t n);
 cudaError_t launchTopkRadix(const float* x, uint32_t n, uint32_t k, uint32_t* indices,
                             float* values, void* temp, cudaStream_t stream);
 // The segmented top-k of a plan (segment_plan.h) with entries: uploadSegmentPlan copies the
-// plan into temp through `staging` (pinned host memory of segmentPlanBytes, untouched until
-// the copy is done: the copy then queues without waiting for the stream), then each
-// launchSegmentedTopk with the same temp selects from x into the plan's output slots.
+// plan into temp through `staging` (so the copy queues without waiting for the stream),
+// then each launchSegmentedTopk with the same temp selects from x into the plan's output
+// slots.
 size_t segmentedTopkTempBytes(const SegmentPlan& plan);
-size_t segmentPlanBytes(const SegmentPlan& plan);
-cudaError_t uploadSegmentPlan(const SegmentPlan& plan, void* temp, void* staging,
+cudaError_t uploadSegmentPlan(const SegmentPlan& plan, void* temp, PinnedBuffer* staging,
                               cudaStream_t stream);
 cudaError_t launchSegmentedTopk(const float* x, const SegmentPlan& plan, uint32_t* indices,
                                 float* values, void* temp, cudaStream_t stream);

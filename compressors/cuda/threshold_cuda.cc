@@ -1,8 +1,6 @@
 #include "compressors/cuda/threshold_cuda.h"
 
 #include <algorithm>
-#include <cstring>
-#include <initializer_list>
 #include <numeric>
 #include <string>
 
@@ -18,34 +16,9 @@ cudaError_t readBack(const T* device, T* host, cudaStream_t stream) {
   return err != cudaSuccess ? err : cudaStreamSynchronize(stream);
 }
 
-// A host table and where it goes in device memory.
-struct Table {
-  const void* host;
-  void* device;
-  size_t bytes;
-};
 template <typename T>
-Table table(const std::vector<T>& host, T* device) {
+HostTable table(const std::vector<T>& host, T* device) {
   return {host.data(), device, host.size() * sizeof(T)};
-}
-
-// Copies the tables to the device through pinned memory, so that the copies queue without
-// waiting for the stream (a copy from pageable memory waits for it).
-absl::Status upload(std::initializer_list<Table> tables, PinnedBuffer* staging, cudaStream_t stream,
-                    const char* what) {
-  size_t bytes = 0;
-  for (const Table& t : tables) bytes += t.bytes;
-  if (bytes == 0) return absl::OkStatus();
-  void* pinned = nullptr;
-  SPARSEPS_CUDA_TRY(staging->reserve(bytes, &pinned), what);
-  auto* at = static_cast<char*>(pinned);
-  for (const Table& t : tables) {
-    if (t.bytes == 0) continue;
-    std::memcpy(at, t.host, t.bytes);
-    SPARSEPS_CUDA_TRY(cudaMemcpyAsync(t.device, at, t.bytes, cudaMemcpyHostToDevice, stream), what);
-    at += t.bytes;
-  }
-  return cudaStatus(staging->markUsed(stream), what);
 }
 
 }  // namespace
@@ -116,11 +89,8 @@ absl::Status SegmentedSampledThreshold::select(const float* x, size_t xSize,
       read_back_.reserve(std::max(tops * sizeof(float), countSlots * sizeof(uint32_t)), &host),
       "sampled threshold pinned buffer");
 
-  if (absl::Status s =
-          upload({table(plan_.samples(), sampleTable)}, &staging_, stream, "upload the samples");
-      !s.ok()) {
-    return s;
-  }
+  SPARSEPS_CUDA_TRY(staging_.upload({table(plan_.samples(), sampleTable)}, stream),
+                    "upload the samples");
   SPARSEPS_CUDA_TRY(
       launchSegmentedSample(x, sampleTable, entries, plan_.sampleBlocks(), sample, stream),
       "gather the samples");
@@ -135,11 +105,8 @@ absl::Status SegmentedSampledThreshold::select(const float* x, size_t xSize,
   SPARSEPS_CUDA_TRY(cudaStreamSynchronize(stream), "wait for the samples' selection");
   plan_.ladders(static_cast<const float*>(host));
 
-  if (absl::Status s = upload({table(plan_.ladderEntries(), ladderTable)}, &staging_, stream,
-                              "upload the rounds");
-      !s.ok()) {
-    return s;
-  }
+  SPARSEPS_CUDA_TRY(staging_.upload({table(plan_.ladderEntries(), ladderTable)}, stream),
+                    "upload the rounds");
   SPARSEPS_CUDA_TRY(
       launchLadderCounts(x, ladderTable, entries, plan_.ladderBlocks(), counts, stream),
       "count the rounds");
@@ -174,12 +141,10 @@ absl::Status SegmentedSampledThreshold::select(const float* x, size_t xSize,
   SPARSEPS_CUDA_TRY(filtering_.reserve(measureFilter.used(), &base), "sampled filter scratch");
   ScratchCarver filterCarver(base);
   layoutFiltering(filterCarver, &filterTable, &placeTable, &filtered, &selected, &temp);
-  if (absl::Status s =
-          upload({table(plan_.filters(), filterTable), table(plan_.places(), placeTable)},
-                 &staging_, stream, "upload the filter and the placing");
-      !s.ok()) {
-    return s;
-  }
+  SPARSEPS_CUDA_TRY(
+      staging_.upload({table(plan_.filters(), filterTable), table(plan_.places(), placeTable)},
+                      stream),
+      "upload the filter and the placing");
   SPARSEPS_CUDA_TRY(
       launchSegmentFilter(x, n32, filterTable, filters, filtered, selected, temp, stream),
       "filter at the last thresholds");

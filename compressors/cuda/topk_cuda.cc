@@ -54,13 +54,9 @@ absl::Status SegmentedTopk::replan(const std::vector<SegmentRequest>& requests, 
   }
   void* temp = nullptr;
   if (!plan.entries.empty()) {
-    void* staging = nullptr;
     SPARSEPS_CUDA_TRY(scratch_.reserve(segmentedTopkTempBytes(plan), &temp),
                       "SegmentedTopk scratch");
-    SPARSEPS_CUDA_TRY(staging_.reserve(segmentPlanBytes(plan), &staging),
-                      "SegmentedTopk pinned staging");
-    SPARSEPS_CUDA_TRY(uploadSegmentPlan(plan, temp, staging, stream), "SegmentedTopk plan");
-    SPARSEPS_CUDA_TRY(staging_.markUsed(stream), "SegmentedTopk plan (mark)");
+    SPARSEPS_CUDA_TRY(uploadSegmentPlan(plan, temp, &staging_, stream), "SegmentedTopk plan");
   }
   plan_ = std::move(plan);
   requests_ = requests;

@@ -13,7 +13,6 @@
 // ties, a second has each block sum the counts of its segment's blocks before it and write
 // its selected indices and values in index order.
 
-#include <cstring>
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -448,23 +447,14 @@ size_t segmentedTopkTempBytes(const SegmentPlan& plan) {
       .total;
 }
 
-size_t segmentPlanBytes(const SegmentPlan& plan) {
-  return plan.entries.size() * sizeof(SegmentEntry) + plan.blockSegment.size() * sizeof(uint32_t);
-}
-
-cudaError_t uploadSegmentPlan(const SegmentPlan& plan, void* temp, void* staging,
+cudaError_t uploadSegmentPlan(const SegmentPlan& plan, void* temp, PinnedBuffer* staging,
                               cudaStream_t stream) {
   const RadixTemp t =
       layoutRadixTemp(temp, plan.entries.size(), plan.blockSegment.size(), plan.rooms, true);
-  const size_t entryBytes = plan.entries.size() * sizeof(SegmentEntry);
-  const size_t blockBytes = plan.blockSegment.size() * sizeof(uint32_t);
-  auto* entries = static_cast<char*>(staging);
-  char* blocks = entries + entryBytes;
-  std::memcpy(entries, plan.entries.data(), entryBytes);
-  std::memcpy(blocks, plan.blockSegment.data(), blockBytes);
-  cudaError_t err = cudaMemcpyAsync(t.entries, entries, entryBytes, cudaMemcpyHostToDevice, stream);
-  if (err != cudaSuccess) return err;
-  return cudaMemcpyAsync(t.blockSegment, blocks, blockBytes, cudaMemcpyHostToDevice, stream);
+  return staging->upload(
+      {{plan.entries.data(), t.entries, plan.entries.size() * sizeof(SegmentEntry)},
+       {plan.blockSegment.data(), t.blockSegment, plan.blockSegment.size() * sizeof(uint32_t)}},
+      stream);
 }
 
 cudaError_t launchSegmentedTopk(const float* x, const SegmentPlan& plan, uint32_t* indices,
